@@ -1,0 +1,188 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { AppError } from './core/errors.js';
+import { packageRoot } from './core/paths.js';
+import { processIO } from './commands/io.js';
+
+/**
+ * The command-line entry: declares commands and options, lazy-imports each command (so `--help`
+ * loads neither h3 nor any SDK), and is the one place that turns errors into text and exit codes.
+ */
+const version = (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+
+loadDotEnv();
+
+/** Exit code of the command that ran; commands return it instead of exiting. */
+let exitCode = 0;
+const act =
+  <A extends unknown[]>(fn: (...args: A) => Promise<number>) =>
+  async (...args: A): Promise<void> => {
+    exitCode = await fn(...args);
+  };
+
+const program = new Command('service')
+  .description('Put a coding-agent CLI behind a chat API, a dashboard, IM channels and scheduled tasks.')
+  .version(version, '-v, --version')
+  .option('-d, --dir <path>', 'assistant directory (default: the current directory)')
+  .showHelpAfterError()
+  .exitOverride();
+
+/** Every subcommand takes -d/--dir too, so it can go before or after the subcommand name. */
+function command(name: string, description: string): Command {
+  return program.command(name).description(description).option('-d, --dir <path>', 'assistant directory (default: the current directory)');
+}
+
+function dirOf(cmd: Command): string {
+  const own = cmd.opts<{ dir?: string }>().dir;
+  const parentDir = (cmd.parent?.parent ? cmd.parent.opts<{ dir?: string }>().dir : undefined) ?? program.opts<{ dir?: string }>().dir;
+  return path.resolve(own ?? parentDir ?? process.cwd());
+}
+
+command('init', 'create an assistant directory from a scenario template')
+  .argument('[dir]', 'directory to create the assistant in')
+  .addOption(new Option('-t, --template <name>', 'scenario template').choices(['customer-support', 'data-analyst', 'code-reviewer', 'ops-assistant', 'meeting-notes', 'research']))
+  .addOption(new Option('-e, --engine <engine>', 'engine').choices(['engine_a', 'engine_b', 'engine_c', 'engine_d']))
+  .option('-n, --name <name>', 'assistant name (default: the directory name)')
+  .option('-y, --yes', 'never prompt; use defaults for what is not given')
+  .option('-f, --force', 'overwrite an existing service.yaml')
+  .action(act(async (dir: string | undefined, opts: { template?: string; engine?: string; name?: string; yes?: boolean; force?: boolean }, cmd: Command) => {
+    const { runInit } = await import('./commands/init.js');
+    return runInit({ ...opts, dir: dir ? path.resolve(dir) : dirOf(cmd) }, processIO);
+  }));
+
+command('chat', 'talk to the assistant in the terminal')
+  .option('-s, --session <key>', 'session key', 'default')
+  .option('-m, --message <text>', 'send one message, print the reply and exit')
+  .option('--json', 'print the stream events as NDJSON')
+  .action(act(async (opts: { session: string; message?: string; json?: boolean }, cmd: Command) => {
+    const { runChat } = await import('./commands/chat.js');
+    return runChat({ ...opts, dir: dirOf(cmd) }, processIO);
+  }));
+
+command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channels, run scheduled tasks')
+  .option('--host <host>', 'bind address (default: gateway.host or 127.0.0.1)')
+  .option('-p, --port <port>', 'port (default: SERVICE_PORT, gateway.port or 3000)')
+  .option('--token <token>', 'bearer token (default: SERVICE_TOKEN, gateway.token, or a generated one)')
+  .action(act(async (opts: { host?: string; port?: string; token?: string }, cmd: Command) => {
+    const { runGateway } = await import('./commands/gateway.js');
+    return runGateway({ ...opts, dir: dirOf(cmd) }, processIO);
+  }));
+
+const cron = command('cron', 'list, run and manage scheduled tasks');
+const cronSub = (name: string, description: string) =>
+  cron.command(name).description(description).option('-d, --dir <path>', 'assistant directory');
+cronSub('list', 'list tasks with their schedule and next run')
+  .option('--json', 'print JSON')
+  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
+    const { runCron } = await import('./commands/cron.js');
+    return runCron({ action: 'list', dir: dirOf(cmd), json: opts.json }, processIO);
+  }));
+for (const [name, description] of [
+  ['run', 'run a task now in this process, print the reply and deliver it to its target'],
+  ['enable', 'enable a task in service.yaml'],
+  ['disable', 'disable a task in service.yaml'],
+  ['del', 'delete a task from service.yaml'],
+  ['history', 'show the last runs of a task'],
+] as const) {
+  cronSub(name, description)
+    .argument('<id>', 'task id')
+    .option('--json', 'print JSON (history)')
+    .action(act(async (id: string, opts: { json?: boolean }, cmd: Command) => {
+      const { runCron } = await import('./commands/cron.js');
+      return runCron({ action: name, id, dir: dirOf(cmd), json: opts.json }, processIO);
+    }));
+}
+
+const skill = command('skill', 'list, add and remove skills');
+skill
+  .command('list')
+  .description('list installed skills')
+  .option('-d, --dir <path>', 'assistant directory')
+  .option('--json', 'print JSON')
+  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
+    const { runSkillList } = await import('./commands/skill.js');
+    return runSkillList({ dir: dirOf(cmd), json: opts.json }, processIO);
+  }));
+skill
+  .command('add')
+  .description('copy a local skill folder (holding SKILL.md) into skills/')
+  .argument('<path>', 'skill folder')
+  .option('-d, --dir <path>', 'assistant directory')
+  .option('-f, --force', 'replace an installed skill of the same name')
+  .action(act(async (source: string, opts: { force?: boolean }, cmd: Command) => {
+    const { runSkillAdd } = await import('./commands/skill.js');
+    return runSkillAdd({ dir: dirOf(cmd), source, force: opts.force }, processIO);
+  }));
+skill
+  .command('remove')
+  .description('remove an installed skill')
+  .argument('<name>', 'skill name')
+  .option('-d, --dir <path>', 'assistant directory')
+  .action(act(async (name: string, _opts: unknown, cmd: Command) => {
+    const { runSkillRemove } = await import('./commands/skill.js');
+    return runSkillRemove({ dir: dirOf(cmd), name }, processIO);
+  }));
+
+command('status', 'show the assistant: name, engine, model, skills, config problems')
+  .option('--json', 'print JSON')
+  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
+    const { runStatus } = await import('./commands/status.js');
+    return runStatus({ dir: dirOf(cmd), json: opts.json }, processIO);
+  }));
+
+command('doctor', 'check config, engine, credentials, channel SDKs and the gateway port')
+  .option('--json', 'print JSON')
+  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
+    const { runDoctor } = await import('./commands/doctor.js');
+    return runDoctor({ dir: dirOf(cmd), json: opts.json }, processIO);
+  }));
+
+const fleet = command('fleet', 'assistants running on this machine');
+fleet
+  .command('ls')
+  .description('list running gateways and whether each answers /health')
+  .option('--json', 'print JSON')
+  .action(act(async (opts: { json?: boolean }) => {
+    const { runFleetList } = await import('./commands/fleet.js');
+    return runFleetList({ json: opts.json }, processIO);
+  }));
+
+await main();
+
+// --- internal ---
+
+async function main(): Promise<void> {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (err) {
+    exitCode = reportError(err);
+  }
+  process.exitCode = exitCode;
+}
+
+function reportError(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // commander already printed usage or the version; keep its exit code (0 for --help/--version).
+    return err.exitCode;
+  }
+  if (err instanceof AppError) {
+    processIO.err(`error: ${err.message}`);
+    if (err.hint) processIO.err(`hint: ${err.hint}`);
+    return err.exitCode;
+  }
+  processIO.err(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  processIO.err('This is a bug in service; please report it with the output above.');
+  return 70;
+}
+
+/** A .env file in the working directory supplies ${VAR} placeholders (existing variables win). */
+function loadDotEnv(): void {
+  const file = path.resolve('.env');
+  if (!fs.existsSync(file)) return;
+  try {
+    process.loadEnvFile(file);
+  } catch (err) {
+    processIO.err(`warning: could not read ${file}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,114 @@
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import { channelDefinitions } from '../channels/registry.js';
+import type { LoadedConfig } from '../core/config/load.js';
+import { resolveGatewayBind } from '../core/config/bind.js';
+import { findEngineBinary } from '../core/engines/detect.js';
+import { engineDefinitions } from '../core/engines/registry.js';
+import { probeVersion } from '../core/engines/runner.js';
+import { ConfigError } from '../core/errors.js';
+import { loadServiceConfig } from '../definitions.js';
+import type { CommandIO } from './io.js';
+
+interface Check {
+  ok: boolean;
+  title: string;
+  detail: string;
+  fix?: string;
+}
+
+/** `service doctor`: every check prints pass/fail with the fix; exit 1 on any failure. */
+export async function runDoctor(opts: { dir: string; json?: boolean }, io: CommandIO): Promise<number> {
+  const checks: Check[] = [];
+  let loaded: LoadedConfig | undefined;
+  try {
+    loaded = loadServiceConfig(opts.dir);
+    checks.push({ ok: true, title: 'service.yaml', detail: `valid (${loaded.file})` });
+    for (const w of loaded.warnings) checks.push({ ok: false, title: 'service.yaml', detail: w, fix: 'set the variable (or a .env file) or remove the channel block' });
+  } catch (err) {
+    const detail = err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
+    checks.push({ ok: false, title: 'service.yaml', detail, fix: err instanceof ConfigError ? `edit ${err.file}` : 'run `service init`' });
+  }
+
+  const engineIds = loaded ? [loaded.config.engine] : Object.keys(engineDefinitions);
+  for (const id of engineIds) checks.push(...(await checkEngine(id, loaded)));
+  if (loaded) {
+    checks.push(...checkChannels(loaded));
+    const bind = resolveGatewayBind(loaded.config, {});
+    checks.push(await checkPort(bind.host, bind.port));
+  }
+
+  if (opts.json) io.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2));
+  else {
+    for (const c of checks) {
+      io.out(`${c.ok ? 'pass' : 'FAIL'}  ${c.title}: ${c.detail}`);
+      if (!c.ok && c.fix) io.out(`      fix: ${c.fix}`);
+    }
+  }
+  return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+// --- internal ---
+
+async function checkEngine(id: string, loaded: LoadedConfig | undefined): Promise<Check[]> {
+  const def = engineDefinitions[id];
+  if (!def) return [];
+  const bin = findEngineBinary(def);
+  const install = def.npmPackage ? `npm install -g ${def.npmPackage}` : 'install it with the vendor\'s installer';
+  if (!bin) {
+    return [{ ok: false, title: `${id} (${def.title})`, detail: `${def.binaries.join(' / ')} not found on PATH`, fix: install }];
+  }
+  const version = await probeVersion(bin);
+  const checks: Check[] = [
+    version.ok
+      ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} ${version.text}` }
+      : { ok: false, title: `${id} (${def.title})`, detail: `${bin}: ${version.text}`, fix: `reinstall: ${install}` },
+  ];
+  if (loaded) {
+    const cred = def.credentialStatus({ config: loaded.config, env: process.env, home: os.homedir() });
+    checks.push({ ok: cred.ok, title: `${id} credentials`, detail: cred.detail, ...(cred.ok ? {} : { fix: cred.detail.replace(/^no credentials: /, '') }) });
+  }
+  return checks;
+}
+
+function checkChannels(loaded: LoadedConfig): Check[] {
+  return Object.entries(loaded.config.channels).map(([name, opts]): Check => {
+    const def = channelDefinitions[name];
+    const moduleId = def ? def.sdkPackage : String((opts as { _adapter?: string })._adapter);
+    const found = def ? canImport(moduleId) : customAdapterExists(moduleId, loaded.dir);
+    return found
+      ? { ok: true, title: `channel ${name}`, detail: `${def ? `${def.title} SDK` : 'custom adapter'} ${moduleId} found` }
+      : {
+          ok: false,
+          title: `channel ${name}`,
+          detail: `${moduleId} cannot be found`,
+          fix: def ? `npm install ${moduleId}` : `check channels.${name}._adapter (a path relative to ${loaded.dir} or an installed package)`,
+        };
+  });
+}
+
+function canImport(specifier: string): boolean {
+  try {
+    import.meta.resolve(specifier);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function customAdapterExists(spec: string, dir: string): boolean {
+  if (spec.startsWith('.') || path.isAbsolute(spec)) return fs.existsSync(path.resolve(dir, spec));
+  return fs.existsSync(path.join(dir, 'node_modules', spec)) || canImport(spec);
+}
+
+function checkPort(host: string, port: number): Promise<Check> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      resolve({ ok: false, title: 'gateway port', detail: `${host}:${port} is not free (${err.code})`, fix: 'stop what uses it (maybe a running gateway), or set gateway.port / SERVICE_PORT' }),
+    );
+    server.listen(port, host, () => server.close(() => resolve({ ok: true, title: 'gateway port', detail: `${host}:${port} is free` })));
+  });
+}

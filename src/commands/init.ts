@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { editConfigText } from '../core/config/write-back.js';
+import { findEngineBinary } from '../core/engines/detect.js';
+import { engineDefinitions, getEngine } from '../core/engines/registry.js';
+import { AppError } from '../core/errors.js';
+import { CONFIG_FILE_NAME, STATE_DIR_NAME, resolveAssistantPaths } from '../core/paths.js';
+import {
+  DEFAULT_TEMPLATE,
+  TEMPLATE_META_FILE,
+  builtinSkillsDir,
+  copyTree,
+  getTemplate,
+  listTemplates,
+} from '../core/templates/templates.js';
+import type { CommandIO } from './io.js';
+
+export interface InitOptions {
+  dir: string;
+  template?: string;
+  engine?: string;
+  name?: string;
+  yes?: boolean;
+  force?: boolean;
+}
+
+/** Engines in the order we suggest them when several are installed. */
+const ENGINE_PREFERENCE = ['engine_b', 'engine_d', 'engine_c', 'engine_a'];
+
+/** `service init`: scaffold an assistant directory from a scenario template plus the built-in skills. */
+export async function runInit(opts: InitOptions, io: CommandIO): Promise<number> {
+  const paths = resolveAssistantPaths(opts.dir);
+  if (fs.existsSync(paths.configFile) && !opts.force) {
+    throw new AppError('init_exists', `${paths.configFile} already exists; nothing was changed`, {
+      hint: 'use --force to overwrite it (other files in the directory are kept)',
+    });
+  }
+  const choices = await chooseOptions(opts, io, path.basename(paths.dir));
+  const template = getTemplate(choices.template);
+  getEngine(choices.engine);
+
+  fs.mkdirSync(paths.dir, { recursive: true });
+  copyTree(template.dir, paths.dir, { skip: [TEMPLATE_META_FILE, CONFIG_FILE_NAME], overwrite: Boolean(opts.force) });
+  copyTree(builtinSkillsDir(), paths.skillsDir, { overwrite: Boolean(opts.force) });
+
+  const templateYaml = fs.readFileSync(path.join(template.dir, CONFIG_FILE_NAME), 'utf8');
+  const yaml = editConfigText(templateYaml, paths.configFile, (doc) => {
+    doc.set('name', choices.name);
+    doc.set('engine', choices.engine);
+  });
+  fs.writeFileSync(paths.configFile, yaml);
+  fs.mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  ensureGitignore(path.join(paths.dir, '.gitignore'));
+
+  const rel = path.relative(process.cwd(), paths.dir) || '.';
+  const cd = rel === '.' ? '' : `cd ${rel} && `;
+  io.out(
+    [
+      `Created assistant "${choices.name}" (${template.title}, ${engineDefinitions[choices.engine]?.title}) in ${paths.dir}`,
+      '',
+      'Next:',
+      `  ${cd}service doctor      # check the engine, credentials and channels`,
+      `  ${cd}service chat        # talk to it in the terminal`,
+      `  ${cd}service gateway     # serve the HTTP API, dashboard and IM channels`,
+    ].join('\n'),
+  );
+  return 0;
+}
+
+// --- internal ---
+
+async function chooseOptions(
+  opts: InitOptions,
+  io: CommandIO,
+  defaultName: string,
+): Promise<{ template: string; engine: string; name: string }> {
+  const installed = ENGINE_PREFERENCE.filter((id) => {
+    const def = engineDefinitions[id];
+    return def !== undefined && findEngineBinary(def) !== undefined;
+  });
+  const defaults = { template: DEFAULT_TEMPLATE, engine: installed[0] ?? 'engine_b', name: defaultName };
+  const interactive = io.isTTY && !opts.yes;
+  if (!interactive) {
+    return {
+      template: opts.template ?? defaults.template,
+      engine: opts.engine ?? defaults.engine,
+      name: opts.name ?? defaults.name,
+    };
+  }
+  const { select, input } = await import('@inquirer/prompts');
+  const template =
+    opts.template ??
+    (await select({
+      message: 'Template',
+      default: defaults.template,
+      choices: listTemplates().map((t) => ({ value: t.name, name: `${t.name}  ${t.description}` })),
+    }));
+  const engine =
+    opts.engine ??
+    (await select({
+      message: 'Engine',
+      default: defaults.engine,
+      choices: ENGINE_PREFERENCE.map((id) => ({
+        value: id,
+        name: `${id}  ${engineDefinitions[id]?.title}${installed.includes(id) ? '  (found on PATH)' : ''}`,
+      })),
+    }));
+  const name = opts.name ?? (await input({ message: 'Assistant name', default: defaults.name }));
+  return { template, engine, name };
+}
+
+function ensureGitignore(file: string): void {
+  const line = `${STATE_DIR_NAME}/`;
+  const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  if (current.split(/\r?\n/).some((l) => l.trim() === line || l.trim() === STATE_DIR_NAME)) return;
+  const sep = current === '' || current.endsWith('\n') ? '' : '\n';
+  fs.writeFileSync(file, `${current}${sep}# private state of the assistant (sessions, tokens, scratch images)\n${line}\n`);
+}

@@ -1,0 +1,54 @@
+/**
+ * `${VAR}` placeholders in string values, resolved from the environment at load time.
+ * The raw file is never rewritten with resolved values; write-back works on the YAML document.
+ */
+const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+export interface MissingVariable {
+  /** YAML path of the field, e.g. ['channels', 'channel_d', 'botToken']. */
+  path: Array<string | number>;
+  variable: string;
+}
+
+export interface ResolvedEnv<T> {
+  value: T;
+  missing: MissingVariable[];
+  /** Dotted paths whose value came (wholly or partly) from a placeholder. */
+  placeholderPaths: Set<string>;
+}
+
+export function hasPlaceholder(value: string): boolean {
+  return new RegExp(PLACEHOLDER.source).test(value);
+}
+
+/** Replace placeholders in every string of a plain JSON-like tree; unknown variables are reported, left empty. */
+export function resolvePlaceholders<T>(tree: T, env: NodeJS.ProcessEnv): ResolvedEnv<T> {
+  const missing: MissingVariable[] = [];
+  const placeholderPaths = new Set<string>();
+
+  const walk = (node: unknown, path: Array<string | number>): unknown => {
+    if (typeof node === 'string') {
+      if (!hasPlaceholder(node)) return node;
+      placeholderPaths.add(path.join('.'));
+      return node.replace(PLACEHOLDER, (_m, name: string) => {
+        const v = env[name];
+        if (v === undefined || v === '') {
+          missing.push({ path, variable: name });
+          return '';
+        }
+        return v;
+      });
+    }
+    if (Array.isArray(node)) return node.map((item, i) => walk(item, [...path, i]));
+    if (node !== null && typeof node === 'object') {
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, [...path, k])]));
+    }
+    return node;
+  };
+
+  return { value: walk(tree, []) as T, missing, placeholderPaths };
+}
+
+export function formatMissing(m: MissingVariable): string {
+  return `${m.path.join('.')}: environment variable ${m.variable} is not set`;
+}

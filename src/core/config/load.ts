@@ -1,0 +1,145 @@
+import fs from 'node:fs';
+import { parseDocument, type Document } from 'yaml';
+import { AppError, ConfigError } from '../errors.js';
+import { CONFIG_FILE_NAME, resolveAssistantPaths } from '../paths.js';
+import { explainInvalidCron } from '../scheduler/cron.js';
+import { formatMissing, resolvePlaceholders } from './env.js';
+import { formatIssues, formatPath } from './issues.js';
+import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
+
+export interface LoadedConfig {
+  file: string;
+  dir: string;
+  config: ServiceConfig;
+  /** Problems that do not stop loading (a channel disabled by a missing variable, an ignored nested fallback). */
+  warnings: string[];
+  disabledChannels: Array<{ name: string; reason: string }>;
+  /** Dotted paths whose value came from a `${VAR}` placeholder. */
+  placeholderPaths: Set<string>;
+  /** The file's content as plain data, placeholders unresolved. */
+  raw: Record<string, unknown>;
+}
+
+/** A check that only a plugin can make (engine_c's model format), returning problems with their paths. */
+export type ConfigCheck = (config: ServiceConfig) => Array<{ path: Array<string | number>; message: string }>;
+
+export interface LoadConfigOptions {
+  dir: string;
+  parts: ConfigSchemaParts;
+  checks?: readonly ConfigCheck[];
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Read, resolve and validate service.yaml; throws ConfigError listing every problem at once. */
+export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
+  const paths = resolveAssistantPaths(opts.dir);
+  let text: string;
+  try {
+    text = fs.readFileSync(paths.configFile, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new AppError('config_missing', `No ${CONFIG_FILE_NAME} in ${paths.dir}`, {
+        hint: 'run `service init` there, or pass --dir <assistant directory>',
+      });
+    }
+    throw err;
+  }
+  return parseConfigText(text, { ...opts, file: paths.configFile });
+}
+
+/** Validate config text already in memory (used by PATCH before anything is written). */
+export function parseConfigText(text: string, opts: LoadConfigOptions & { file: string }): LoadedConfig {
+  const doc = parseYaml(text, opts.file);
+  const raw = (doc.toJS() ?? {}) as unknown;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(opts.file, ['(root): expected a mapping of settings (name, engine, ...)']);
+  }
+  return validateRaw(raw as Record<string, unknown>, opts);
+}
+
+export function parseYaml(text: string, file: string): Document {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const first = doc.errors[0];
+  if (first) {
+    // Later syntax errors are nearly always echoes of the first; report that one precisely.
+    const pos = first.linePos?.[0];
+    const message = first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? 'invalid YAML';
+    const problem = `${pos ? `line ${pos.line}, column ${pos.col}` : 'YAML'}: ${message}`;
+    const hint = /\{\s*[^}\n]*\$\{/.test(text) ? 'quote ${VAR} placeholders inside { } mappings: key: "${VAR}"' : undefined;
+    throw new ConfigError(file, [problem], hint);
+  }
+  return doc;
+}
+
+// --- internal ---
+
+function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): LoadedConfig {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const disabledChannels: LoadedConfig['disabledChannels'] = [];
+
+  const resolved = resolvePlaceholders(raw, opts.env ?? process.env);
+  const value = resolved.value;
+  for (const m of resolved.missing) {
+    const [top, channel] = m.path;
+    if (top === 'channels' && typeof channel === 'string') {
+      const reason = formatMissing(m);
+      warnings.push(`${reason}; channel ${channel} is disabled`);
+      if (!disabledChannels.some((d) => d.name === channel)) disabledChannels.push({ name: channel, reason });
+    } else {
+      problems.push(formatMissing(m));
+    }
+  }
+  const channels = value.channels;
+  if (channels && typeof channels === 'object' && !Array.isArray(channels)) {
+    const kept = { ...(channels as Record<string, unknown>) };
+    for (const d of disabledChannels) delete kept[d.name];
+    value.channels = kept;
+  }
+
+  const schema = createConfigSchema(opts.parts, { coerceScalars: true });
+  const known = new Set(Object.keys(schema.shape));
+  const forSchema: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (isExtensionKey(k)) continue;
+    forSchema[k] = v;
+    if (!known.has(k)) problems.push(`${k}: unknown key (extension keys must start with "x-")`);
+  }
+  const fallback = (value.provider as { fallback?: Record<string, unknown> } | undefined)?.fallback;
+  if (fallback && typeof fallback === 'object' && 'fallback' in fallback) {
+    warnings.push('provider.fallback.fallback: a nested fallback is ignored');
+  }
+
+  const parsed = schema.safeParse(forSchema, { reportInput: true });
+  if (!parsed.success) {
+    const unknownTop = new Set(Object.keys(forSchema).filter((k) => !known.has(k)));
+    problems.push(...formatIssues(parsed.error.issues.filter((i) => !isUnknownTopLevel(i, unknownTop))));
+  } else {
+    problems.push(...checkSchedules(parsed.data));
+    for (const check of opts.checks ?? []) {
+      problems.push(...check(parsed.data).map((p) => `${formatPath(p.path)}: ${p.message}`));
+    }
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(opts.file, [...new Set(problems)].sort());
+
+  return {
+    file: opts.file,
+    dir: resolveAssistantPaths(opts.dir).dir,
+    config: parsed.data,
+    warnings,
+    disabledChannels,
+    placeholderPaths: resolved.placeholderPaths,
+    raw,
+  };
+}
+
+function isUnknownTopLevel(issue: { code: string; path: PropertyKey[]; keys?: string[] }, unknownTop: Set<string>): boolean {
+  return issue.code === 'unrecognized_keys' && issue.path.length === 0 && (issue.keys ?? []).every((k) => unknownTop.has(k));
+}
+
+function checkSchedules(config: ServiceConfig): string[] {
+  return config.tasks.flatMap((t, i) => {
+    const why = explainInvalidCron(t.schedule);
+    return why ? [`${formatPath(['tasks', i, 'schedule'])}: ${why}`] : [];
+  });
+}

@@ -1,0 +1,190 @@
+import { z } from 'zod';
+
+/**
+ * The one schema of service.yaml. It is built from the engine ids and the channel option schemas
+ * handed in as data, so core never imports a channel module (STYLE §2.1). Every default of the
+ * spec's configuration table lives here, nowhere else.
+ */
+export interface ConfigSchemaParts {
+  engines: readonly [string, ...string[]];
+  /** channel key → schema of that channel's block (strict objects). */
+  channels: Readonly<Record<string, z.ZodType<Record<string, unknown>>>>;
+}
+
+export interface ConfigSchemaOptions {
+  /**
+   * Accept numbers and booleans written as strings. On for files, where `${PORT}` resolves to
+   * text; off for API bodies, where a wrong JSON type is the client's error.
+   */
+  coerceScalars?: boolean;
+}
+
+export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}) {
+  const f = fieldBuilders(opts.coerceScalars ?? false);
+
+  const codex = z.strictObject({
+    mode: z.enum(['unrestricted', 'safe']).default('unrestricted'),
+    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
+    approval: z.enum(['untrusted', 'on-request', 'never']).optional(),
+    search: f.bool().default(false),
+    addDirs: z.array(z.string()).default([]),
+  });
+
+  const permissions = z.strictObject({
+    allowedPaths: z.array(z.string()).optional(),
+    deniedPaths: z.array(z.string()).optional(),
+    allowedCommands: z.array(z.string()).optional(),
+    deniedCommands: z.array(z.string()).optional(),
+  });
+
+  const streaming = z.strictObject({
+    mode: z.enum(['buffered', 'streaming']).default('buffered'),
+    showToolCalls: f.bool().default(false),
+  });
+
+  const groupChat = z.strictObject({
+    groupPolicy: z.enum(['mention-only', 'smart', 'always']).default('mention-only'),
+    historyLimit: f.int(0).default(20),
+    maxTurns: f.int(1).default(10),
+  });
+
+  const task = z.strictObject({
+    id: z.string().min(1).regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
+    name: z.string().min(1),
+    schedule: z.string().min(1),
+    prompt: z.string().min(1),
+    enabled: f.bool().default(true),
+    target: z.strictObject({ channel: z.string().min(1), chatId: z.string().min(1) }).optional(),
+  });
+
+  const customAdapter = z.looseObject({
+    _adapter: z
+      .string({
+        error: (iss) =>
+          iss.input === undefined
+            ? `unknown channel; use one of ${Object.keys(parts.channels).join(', ')}, or add an \`_adapter\` field naming a custom adapter module`
+            : undefined,
+      })
+      .min(1),
+  });
+
+  const knownChannels = Object.fromEntries(
+    Object.entries(parts.channels).map(([key, schema]) => [key, schema.optional()]),
+  );
+  const channels = z.object(knownChannels).catchall(customAdapter);
+
+  const inbox = z.strictObject({
+    enabled: f.bool().default(false),
+    retentionDays: f.num(0).default(7),
+  });
+
+  const historyFetch = z.strictObject({
+    enabled: f.bool().default(false),
+    pollIntervalMinutes: f.num(0).default(15),
+    initialLookbackMinutes: f.num(0, true).default(60),
+  });
+
+  const persona = z.strictObject({
+    role: z.string().optional(),
+    displayName: z.string().optional(),
+    tone: z.string().optional(),
+    boundaries: z.array(z.string()).optional(),
+  });
+
+  const providerEndpoint = {
+    baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
+    apiKey: z.string().optional(),
+    model: z.string().optional(),
+  };
+  // The spec says a nested fallback is ignored: it is accepted and stripped (the loader warns).
+  const fallback = z.object(providerEndpoint).strict().or(
+    z.object({ ...providerEndpoint, fallback: z.unknown() }).strict().transform(({ fallback: _f, ...rest }) => rest),
+  );
+  const provider = z.strictObject({
+    ...providerEndpoint,
+    models: z.partialRecord(z.enum(parts.engines), z.string()).optional(),
+    fallback: fallback.optional(),
+    failoverThreshold: f.int(1).default(3),
+  });
+
+  const gateway = z.strictObject({
+    port: f.int(0, 65535).default(3000),
+    host: z.string().min(1).default('127.0.0.1'),
+    token: z.string().min(1).optional(),
+  });
+
+  // MCP servers by name, in the shape every engine's native config can express:
+  // a local command (stdio) or a remote URL (streamable HTTP / SSE).
+  const mcpServer = z.union([
+    z.strictObject({
+      command: z.string().min(1),
+      args: z.array(z.string()).default([]),
+      env: z.record(z.string(), z.string()).default({}),
+    }),
+    z.strictObject({
+      url: z.url({ protocol: /^https?$/ }),
+      type: z.enum(['http', 'sse']).default('http'),
+      headers: z.record(z.string(), z.string()).default({}),
+    }),
+  ]);
+
+  return z.strictObject({
+    name: z.string().min(1),
+    engine: z.enum(parts.engines),
+    model: z.string().min(1).optional(),
+    skipPermissions: f.bool().default(true),
+    codex: codex.prefault({}),
+    timeout: f.num(0).default(600),
+    maxConcurrent: f.int(1).default(10),
+    maxQueuePerSession: f.int(0).default(3),
+    sessionTtlDays: f.num(0).default(30),
+    systemPrompt: z.string().optional(),
+    permissions: permissions.optional(),
+    streaming: streaming.prefault({}),
+    groupChat: groupChat.prefault({}),
+    tasks: z.array(task).default([]).superRefine(checkUniqueTaskIds),
+    channels: channels.prefault({}),
+    inbox: inbox.prefault({}),
+    historyFetch: historyFetch.prefault({}),
+    oauthToken: z.string().min(1).optional(),
+    persona: persona.optional(),
+    provider: provider.optional(),
+    gateway: gateway.prefault({}),
+    mcp: z.record(z.string(), mcpServer).optional(),
+  });
+}
+
+export type ConfigSchema = ReturnType<typeof createConfigSchema>;
+
+/** The validated configuration every subcommand works with. */
+export type ServiceConfig = z.output<ConfigSchema>;
+export type TaskConfig = ServiceConfig['tasks'][number];
+export type ProviderConfig = NonNullable<ServiceConfig['provider']>;
+export type McpServerConfig = NonNullable<ServiceConfig['mcp']>[string];
+
+/** Top-level keys that are extensions for the user's own tools: kept in the file, ignored by us. */
+export const isExtensionKey = (key: string): boolean => key.startsWith('x-');
+
+// --- internal ---
+
+function fieldBuilders(coerce: boolean) {
+  const asNumber = (v: unknown) =>
+    coerce && typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+  const asBool = (v: unknown) => (coerce && (v === 'true' || v === 'false') ? v === 'true' : v);
+  return {
+    bool: () => z.preprocess(asBool, z.boolean()),
+    /** A number above `min` (or at least `min` when `inclusive`). */
+    num: (min: number, inclusive = false) =>
+      z.preprocess(asNumber, inclusive ? z.number().min(min) : z.number().gt(min)),
+    int: (min: number, max = Number.MAX_SAFE_INTEGER) =>
+      z.preprocess(asNumber, z.number().int().min(min).max(max)),
+  };
+}
+
+function checkUniqueTaskIds(tasks: Array<{ id: string }>, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  tasks.forEach((t, i) => {
+    if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate task id "${t.id}"` });
+    seen.add(t.id);
+  });
+}

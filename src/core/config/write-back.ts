@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import { isMap, isScalar, isSeq, type Document } from 'yaml';
+import { writeFileAtomic } from '../atomic-write.js';
+import { AppError } from '../errors.js';
+import { hasPlaceholder, resolvePlaceholders } from './env.js';
+import { parseYaml } from './load.js';
+import { MASK } from './secrets.js';
+
+/**
+ * Changes to service.yaml go through the YAML document, never through a re-serialised config
+ * object: comments, key order, unknown keys and `${VAR}` placeholders outside the changed keys
+ * survive byte for byte, and a resolved secret is never written into the file.
+ */
+export type DocumentEdit = (doc: Document) => void;
+
+/** Apply an edit to the file atomically; returns the new text. Throws when the edit leaves invalid YAML. */
+export function editConfigFile(file: string, edit: DocumentEdit): string {
+  const text = fs.readFileSync(file, 'utf8');
+  const next = editConfigText(text, file, edit);
+  if (next !== text) writeFileAtomic(file, next);
+  return next;
+}
+
+export function editConfigText(text: string, file: string, edit: DocumentEdit): string {
+  const doc = parseYaml(text, file);
+  const before = doc.toString(STRINGIFY);
+  edit(doc);
+  const after = doc.toString(STRINGIFY);
+  return before === after ? text : carryOverUnchangedLines(text, before, after);
+}
+
+/**
+ * Deep-merge a partial record into the document: objects merge key by key, arrays and scalars
+ * replace, `null` removes the key. A value equal to what a placeholder currently resolves to, or
+ * the mask shown for secrets, leaves the placeholder (or secret) in place.
+ */
+export function mergePatch(patch: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): DocumentEdit {
+  return (doc) => mergeAt(doc, [], patch, env);
+}
+
+/** Set one key of the task with this id (`enabled`), or remove the task when `value` is undefined. */
+export function editTask(id: string, change: { enabled: boolean } | 'delete'): DocumentEdit {
+  return (doc) => {
+    const tasks = doc.get('tasks', true);
+    const index = isSeq(tasks)
+      ? tasks.items.findIndex((item) => isMap(item) && String(item.get('id')) === id)
+      : -1;
+    if (index < 0) throw new AppError('task_not_found', `No task with id "${id}" in service.yaml`);
+    if (change === 'delete') doc.deleteIn(['tasks', index]);
+    else setScalar(doc, ['tasks', index, 'enabled'], change.enabled);
+  };
+}
+
+// --- internal ---
+
+const STRINGIFY = { lineWidth: 0 } as const;
+
+/**
+ * The yaml library re-serialises the whole document (comment spacing, indentation). Diff its
+ * rendering before and after the edit line by line and apply only the changed lines to the
+ * original text, so every untouched line is kept byte for byte. When the original does not map
+ * line for line onto the rendering (rare layouts), the rendering is used as is.
+ */
+function carryOverUnchangedLines(original: string, before: string, after: string): string {
+  const o = original.split('\n');
+  const b = before.split('\n');
+  const a = after.split('\n');
+  const same = (x: string, y: string) => x.replace(/\s+/g, ' ').trim() === y.replace(/\s+/g, ' ').trim();
+  if (o.length !== b.length || o.some((line, i) => !same(line, b[i] ?? ''))) return after;
+  const out: string[] = [];
+  for (const op of diffLines(b, a)) {
+    if (op.kind === 'keep') out.push(o[op.from] ?? '');
+    else if (op.kind === 'insert') out.push(a[op.to] ?? '');
+  }
+  return out.join('\n');
+}
+
+type LineOp = { kind: 'keep'; from: number } | { kind: 'delete'; from: number } | { kind: 'insert'; to: number };
+
+/** Longest-common-subsequence line diff; config files are small enough for the quadratic table. */
+function diffLines(b: string[], a: string[]): LineOp[] {
+  const n = b.length;
+  const m = a.length;
+  const lcs = new Uint32Array((n + 1) * (m + 1));
+  const at = (i: number, j: number) => lcs[i * (m + 1) + j] ?? 0;
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i * (m + 1) + j] = b[i] === a[j] ? at(i + 1, j + 1) + 1 : Math.max(at(i + 1, j), at(i, j + 1));
+    }
+  }
+  const ops: LineOp[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && b[i] === a[j]) ops.push({ kind: 'keep', from: i++ }), j++;
+    else if (j < m && (i >= n || at(i, j + 1) >= at(i + 1, j))) ops.push({ kind: 'insert', to: j++ });
+    else ops.push({ kind: 'delete', from: i++ });
+  }
+  return ops;
+}
+
+function mergeAt(doc: Document, path: Array<string | number>, patch: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+  for (const [key, value] of Object.entries(patch)) {
+    const at = [...path, key];
+    const existing = doc.getIn(at, true);
+    if (value === null) {
+      if (existing !== undefined) doc.deleteIn(at);
+    } else if (isPlainObject(value) && isMap(existing)) {
+      mergeAt(doc, at, value, env);
+    } else if (!keepsCurrent(existing, value, env)) {
+      setScalar(doc, at, value);
+    }
+  }
+}
+
+function keepsCurrent(existing: unknown, value: unknown, env: NodeJS.ProcessEnv): boolean {
+  if (value === MASK) return true;
+  if (!isScalar(existing) || typeof existing.value !== 'string' || !hasPlaceholder(existing.value)) return false;
+  return resolvePlaceholders(existing.value, env).value === value;
+}
+
+function setScalar(doc: Document, path: Array<string | number>, value: unknown): void {
+  const existing = doc.getIn(path, true);
+  if (isScalar(existing) && (value === null || typeof value !== 'object')) {
+    if (typeof existing.value !== typeof value) delete existing.type; // drop a quoting style that no longer fits
+    existing.value = value; // keeps the node's comments and position
+    return;
+  }
+  doc.setIn(path, doc.createNode(value));
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}

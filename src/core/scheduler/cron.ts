@@ -1,0 +1,25 @@
+import { CronExpressionParser } from 'cron-parser';
+
+/**
+ * Cron expressions with standard semantics (cron-parser): five fields (an optional leading seconds
+ * field is accepted), day-of-month and day-of-week combined with OR when both are restricted,
+ * 0 and 7 both Sunday, evaluated in the machine's time zone.
+ */
+export function nextCronTime(expression: string, after: Date): Date {
+  const it = CronExpressionParser.parse(expression, { currentDate: after });
+  return it.next().toDate();
+}
+
+/** Why an expression is unusable, or null when it is fine. */
+export function explainInvalidCron(expression: string): string | null {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length < 5 || fields.length > 6) {
+    return `expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`;
+  }
+  try {
+    CronExpressionParser.parse(expression, { strict: false });
+    return null;
+  } catch (err) {
+    return `invalid cron expression: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}

@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../helpers/cli.js';
+import { minimalYaml, testdir } from '../../helpers/testdir.js';
+
+/** PATH without node_modules/.bin (npm test puts the real engine CLIs there). */
+const bareEnvPath = [path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter);
+
+function standInEngine(name: string, version: string): string {
+  const bin = testdir({}, 'service-bin-');
+  fs.writeFileSync(path.join(bin, name), `#!/bin/sh\necho "${version}"\n`, { mode: 0o755 });
+  return bin;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe('service doctor', () => {
+  it('passes with a stand-in engine on PATH, credentials and a free port', async () => {
+    const port = await freePort();
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', `gateway: { port: ${port} }\n`) });
+    const bin = standInEngine('claude', '9.9.9 (Claude Code)');
+    const r = await runCli(['doctor', '-d', dir], {
+      env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, ANTHROPIC_API_KEY: 'k', HOME: dir, SERVICE_PORT: '' },
+    });
+    expect(r.stdout).toContain(`pass  engine_b (Claude Code): ${bin}/claude 9.9.9 (Claude Code)`);
+    expect(r.stdout).toContain('pass  engine_b credentials: environment variable ANTHROPIC_API_KEY');
+    expect(r.stdout).toContain(`pass  gateway port: 127.0.0.1:${port} is free`);
+    expect(r.code).toBe(0);
+  });
+
+  it('fails without the engine on PATH and says how to install it', async () => {
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_d') });
+    const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, OPENAI_API_KEY: '' } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('FAIL  engine_d (Codex CLI): codex not found on PATH');
+    expect(r.stdout).toContain('fix: npm install -g @openai/codex');
+  });
+
+  it('fails on missing credentials, an occupied port and a missing custom adapter', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const dir = testdir({
+        'service.yaml': minimalYaml('engine_b', `gateway: { port: ${port} }\nchannels:\n  mine: { _adapter: ./missing-adapter.mjs }\n`),
+      });
+      const bin = standInEngine('claude', '1.0.0');
+      const r = await runCli(['doctor', '--json', '-d', dir], {
+        env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, ANTHROPIC_API_KEY: '', CLAUDE_CODE_OAUTH_TOKEN: '', ANTHROPIC_AUTH_TOKEN: '', SERVICE_PORT: '' },
+      });
+      expect(r.code).toBe(1);
+      const report = JSON.parse(r.stdout) as { ok: boolean; checks: Array<{ ok: boolean; title: string; detail: string }> };
+      expect(report.ok).toBe(false);
+      const failed = report.checks.filter((c) => !c.ok).map((c) => c.title);
+      expect(failed).toEqual(['engine_b credentials', 'channel mine', 'gateway port']);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('fails on an invalid service.yaml and checks every engine', async () => {
+    const dir = testdir({ 'service.yaml': 'name: x\nengine: nope\n' });
+    const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('FAIL  service.yaml: engine: expected one of engine_a|engine_b|engine_c|engine_d, got "nope"');
+    for (const id of ['engine_a', 'engine_b', 'engine_c', 'engine_d']) expect(r.stdout).toContain(`FAIL  ${id} `);
+  });
+});
+
+describe('service status', () => {
+  it('prints name, engine, model, skills and problems as JSON', async () => {
+    const dir = testdir({
+      'service.yaml': minimalYaml('engine_c', 'model: anthropic/claude-x\n'),
+      'skills/notes/SKILL.md': '---\nname: notes\ndescription: Keep notes.\n---\n',
+    });
+    const r = await runCli(['status', '--json', '-d', dir]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      name: 'test-bot',
+      engine: 'engine_c',
+      model: 'anthropic/claude-x',
+      skills: [{ name: 'notes', description: 'Keep notes.' }],
+      problems: [],
+    });
+  });
+
+  it('reads ${VAR} values from a .env file in the working directory', async () => {
+    const dir = testdir({
+      'service.yaml': minimalYaml('engine_b', 'model: ${MODEL_FROM_DOTENV}\n'),
+      '.env': 'MODEL_FROM_DOTENV=claude-from-dotenv\n',
+    });
+    const r = await runCli(['status', '--json'], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).model).toBe('claude-from-dotenv');
+  });
+
+  it('exits 1 listing config problems with the file', async () => {
+    const dir = testdir({ 'service.yaml': 'name: x\nengine: engine_b\ntimeout: -1\n' });
+    const r = await runCli(['status', '-d', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`${dir}/service.yaml: timeout: must be greater than 0`);
+  });
+});

@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadServiceConfig } from '../../../src/definitions.js';
+import { scanSkills } from '../../../src/core/skills/skills.js';
+import { listTemplates } from '../../../src/core/templates/templates.js';
+import { runCli } from '../../helpers/cli.js';
+import { testdir } from '../../helpers/testdir.js';
+
+const TEMPLATES = ['customer-support', 'data-analyst', 'code-reviewer', 'ops-assistant', 'meeting-notes', 'research'];
+const BUILTIN_SKILLS = ['general', 'im-adapter', 'message-push', 'multi-bot'];
+
+describe('service init (spawned for real)', () => {
+  it('ships exactly the six scenario templates', () => {
+    expect(listTemplates().map((t) => t.name).sort()).toEqual([...TEMPLATES].sort());
+  });
+
+  it.each(TEMPLATES)('scaffolds the %s template with --yes', async (template) => {
+    const root = testdir();
+    const dir = path.join(root, `my-${template}`);
+    const r = await runCli(['init', dir, '--template', template, '--engine', 'engine_d', '--yes']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('service chat');
+    expect(r.stdout).toContain('service gateway');
+
+    const loaded = loadServiceConfig(dir, {});
+    expect(loaded.config.name).toBe(`my-${template}`);
+    expect(loaded.config.engine).toBe('engine_d');
+    expect(loaded.config.systemPrompt?.length).toBeGreaterThan(40);
+    expect(loaded.config.persona?.role).toBeTruthy();
+
+    const scan = scanSkills(path.join(dir, 'skills'));
+    expect(scan.problems).toEqual([]);
+    const names = scan.skills.map((s) => s.name);
+    expect(names).toEqual(expect.arrayContaining(BUILTIN_SKILLS));
+    expect(names.length).toBeGreaterThan(BUILTIN_SKILLS.length); // at least one scenario skill
+
+    expect(fs.statSync(path.join(dir, '.service')).isDirectory()).toBe(true);
+    expect(fs.readFileSync(path.join(dir, '.gitignore'), 'utf8')).toMatch(/^\.service\/$/m);
+    expect(fs.existsSync(path.join(dir, 'template.json'))).toBe(false);
+    // The template's own data files came along (every template has some beyond service.yaml and skills/).
+    const own = fs.readdirSync(dir).filter((f) => !['service.yaml', 'skills', '.service', '.gitignore'].includes(f));
+    expect(own.length).toBeGreaterThan(0);
+  });
+
+  it('uses defaults without a TTY: customer-support, the directory name', async () => {
+    const dir = path.join(testdir(), 'support-bot');
+    const r = await runCli(['init', dir]);
+    expect(r.code).toBe(0);
+    const yaml = parse(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')) as Record<string, unknown>;
+    expect(yaml.name).toBe('support-bot');
+    expect(fs.existsSync(path.join(dir, 'data', 'faq.md'))).toBe(true);
+  });
+
+  it('keeps the template comments in service.yaml', async () => {
+    const dir = testdir();
+    await runCli(['init', dir, '--yes', '--name', 'Ada']);
+    const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
+    expect(text).toMatch(/^name: Ada$/m);
+    expect(text).toMatch(/^# .*channel_e/m);
+  });
+
+  it('refuses to overwrite an existing service.yaml, and --force does', async () => {
+    const dir = testdir({ 'service.yaml': 'name: mine\nengine: engine_b\n', 'notes/keep.md': 'mine' });
+    const refused = await runCli(['init', dir, '--yes']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('already exists');
+    expect(refused.stderr).toContain('--force');
+    expect(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')).toBe('name: mine\nengine: engine_b\n');
+
+    const forced = await runCli(['init', dir, '--yes', '--force', '--template', 'research']);
+    expect(forced.code).toBe(0);
+    expect(loadServiceConfig(dir, {}).config.systemPrompt).toBeTruthy();
+    expect(fs.readFileSync(path.join(dir, 'notes/keep.md'), 'utf8')).toBe('mine');
+  });
+
+  it('accepts -d before the subcommand and rejects an unknown template', async () => {
+    const dir = testdir();
+    const bad = await runCli(['-d', dir, 'init', '--template', 'astrology', '--yes']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('astrology');
+    const good = await runCli(['-d', dir, 'init', '--yes']);
+    expect(good.code).toBe(0);
+    expect(fs.existsSync(path.join(dir, 'service.yaml'))).toBe(true);
+  });
+});

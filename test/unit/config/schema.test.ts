@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { loadServiceConfig } from '../../../src/definitions.js';
+import { ConfigError } from '../../../src/core/errors.js';
+import { minimalYaml, testdir } from '../../helpers/testdir.js';
+
+function load(yaml: string, env: NodeJS.ProcessEnv = {}) {
+  return loadServiceConfig(testdir({ 'service.yaml': yaml }), env);
+}
+
+function problemsOf(yaml: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    load(yaml, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config defaults from a minimal service.yaml', () => {
+  it('fills every default of the spec table', () => {
+    const { config } = load(minimalYaml());
+    expect(config.name).toBe('test-bot');
+    expect(config.engine).toBe('engine_b');
+    expect(config.model).toBeUndefined();
+    expect(config.skipPermissions).toBe(true);
+    expect(config.timeout).toBe(600);
+    expect(config.maxConcurrent).toBe(10);
+    expect(config.maxQueuePerSession).toBe(3);
+    expect(config.sessionTtlDays).toBe(30);
+    expect(config.systemPrompt).toBeUndefined();
+    expect(config.permissions).toBeUndefined();
+    expect(config.codex).toEqual({ mode: 'unrestricted', search: false, addDirs: [] });
+    expect(config.streaming).toEqual({ mode: 'buffered', showToolCalls: false });
+    expect(config.groupChat).toEqual({ groupPolicy: 'mention-only', historyLimit: 20, maxTurns: 10 });
+    expect(config.tasks).toEqual([]);
+    expect(config.channels).toEqual({});
+    expect(config.inbox).toEqual({ enabled: false, retentionDays: 7 });
+    expect(config.historyFetch).toEqual({ enabled: false, pollIntervalMinutes: 15, initialLookbackMinutes: 60 });
+    expect(config.oauthToken).toBeUndefined();
+    expect(config.persona).toBeUndefined();
+    expect(config.provider).toBeUndefined();
+    expect(config.gateway).toEqual({ port: 3000, host: '127.0.0.1' });
+    expect(config.mcp).toBeUndefined();
+  });
+
+  it('fills nested defaults of objects that are present', () => {
+    const { config } = load(
+      minimalYaml(
+        'engine_b',
+        `tasks:\n  - { id: daily, name: Daily, schedule: "0 9 * * *", prompt: hi }\nprovider:\n  baseUrl: http://127.0.0.1:9\ncodex:\n  sandbox: read-only\n`,
+      ),
+    );
+    expect(config.tasks[0]).toMatchObject({ enabled: true });
+    expect(config.tasks[0]?.target).toBeUndefined();
+    expect(config.provider?.failoverThreshold).toBe(3);
+    expect(config.codex).toEqual({ mode: 'unrestricted', sandbox: 'read-only', search: false, addDirs: [] });
+  });
+
+  it('requires name and engine', () => {
+    expect(problemsOf('model: x\n')).toEqual(['engine: required (one of engine_a|engine_b|engine_c|engine_d)', 'name: required (string)']);
+  });
+});
+
+describe('config validation messages', () => {
+  const enums: Array<[string, string, string, string]> = [
+    ['engine: engine_x', 'engine', 'engine_a|engine_b|engine_c|engine_d', 'engine_x'],
+    ['codex: { mode: wild }', 'codex.mode', 'unrestricted|safe', 'wild'],
+    ['codex: { sandbox: none }', 'codex.sandbox', 'read-only|workspace-write|danger-full-access', 'none'],
+    ['codex: { approval: maybe }', 'codex.approval', 'untrusted|on-request|never', 'maybe'],
+    ['streaming: { mode: live }', 'streaming.mode', 'buffered|streaming', 'live'],
+    ['groupChat: { groupPolicy: all }', 'groupChat.groupPolicy', 'mention-only|smart|always', 'all'],
+    ['mcp: { s: { url: "http://x.test", type: ws } }', 'mcp.s.type', 'http|sse', 'ws'],
+  ];
+  it.each(enums)('rejects %s with its path and choices', (line, pathText, choices, bad) => {
+    const yaml = line.startsWith('engine:') ? `name: x\n${line}\n` : minimalYaml('engine_b', `${line}\n`);
+    expect(problemsOf(yaml)).toEqual([`${pathText}: expected one of ${choices}, got "${bad}"`]);
+  });
+
+  it('pins the example message of the issue', () => {
+    expect(problemsOf(minimalYaml('engine_b', 'groupChat:\n  groupPolicy: all\n'))).toEqual([
+      'groupChat.groupPolicy: expected one of mention-only|smart|always, got "all"',
+    ]);
+  });
+
+  it('reports every problem at once, sorted by path, in one error naming the file', () => {
+    const dir = testdir({
+      'service.yaml': [
+        'name: x',
+        'engine: engine_b',
+        'timeout: soon',
+        'maxConcurrent: 0',
+        'groupChat:',
+        '  groupPolicy: all',
+        '  histroyLimit: 5',
+        'tasks:',
+        '  - { id: a, name: A, schedule: "every day", prompt: p }',
+        'channels:',
+        '  channel_e: {}',
+        '  telegrm: { botToken: x }',
+        'colour: blue',
+      ].join('\n'),
+    });
+    let error: ConfigError | undefined;
+    try {
+      loadServiceConfig(dir, {});
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error?.message).toContain(`${dir}/service.yaml: 7 problems`);
+    expect(error?.problems).toEqual([
+      'channels.channel_e.botToken: required (the bot token from BotFather)',
+      'channels.telegrm._adapter: unknown channel; use one of channel_a, channel_b, channel_c, channel_d, channel_e, channel_f, or add an `_adapter` field naming a custom adapter module',
+      'colour: unknown key (extension keys must start with "x-")',
+      'groupChat.groupPolicy: expected one of mention-only|smart|always, got "all"',
+      'groupChat.histroyLimit: unknown key',
+      'maxConcurrent: must be at least 1',
+      'timeout: expected number, got string',
+    ]);
+  });
+
+  it('checks cron expressions once the rest is valid', () => {
+    expect(problemsOf(minimalYaml('engine_b', 'tasks:\n  - { id: a, name: A, schedule: "every day", prompt: p }\n'))).toEqual([
+      'tasks[0].schedule: expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got 2',
+    ]);
+  });
+
+  it('rejects model overrides for unknown engines', () => {
+    expect(problemsOf(minimalYaml('engine_b', 'provider:\n  models: { engine_z: m }\n'))).toEqual(['provider.models.engine_z: unknown key']);
+  });
+
+  it('rejects duplicate task ids', () => {
+    const t = '{ id: a, name: A, schedule: "0 9 * * *", prompt: p }';
+    expect(problemsOf(minimalYaml('engine_b', `tasks:\n  - ${t}\n  - ${t}\n`))).toEqual(['tasks[1].id: duplicate task id "a"']);
+  });
+
+  it('never echoes a secret value', () => {
+    const secret = 'xoxb-super-secret-value';
+    const problems = problemsOf(
+      minimalYaml('engine_b', `oauthToken: 42\nchannels:\n  channel_d: { botToken: ${secret}, appToken: 7 }\ngateway: { token: ${secret}, port: nope }\n`),
+    );
+    expect(problems.join('\n')).not.toContain(secret);
+    expect(problems).toContain('channels.channel_d.appToken: expected string, got number');
+  });
+
+  it('accepts x- extension keys and custom adapters with free fields', () => {
+    const { config } = load(minimalYaml('engine_b', 'x-owner: ops team\nchannels:\n  mychat: { _adapter: ./adapter.mjs, apiKey: k, rooms: [a, b] }\n'));
+    expect(config.channels.mychat).toEqual({ _adapter: './adapter.mjs', apiKey: 'k', rooms: ['a', 'b'] });
+  });
+
+  it('strips a nested provider fallback with a warning', () => {
+    const loaded = load(minimalYaml('engine_b', 'provider:\n  baseUrl: http://a.test\n  fallback:\n    baseUrl: http://b.test\n    fallback: { baseUrl: http://c.test }\n'));
+    expect(loaded.config.provider?.fallback).toEqual({ baseUrl: 'http://b.test' });
+    expect(loaded.warnings).toEqual(['provider.fallback.fallback: a nested fallback is ignored']);
+  });
+
+  it('reports a YAML syntax error with its line and column', () => {
+    expect(problemsOf('name: x\nengine: [engine_b\ntimeout: 5\n')).toEqual([
+      expect.stringMatching(/^line \d+, column \d+: Flow sequence/),
+    ]);
+  });
+
+  it('hints at quoting placeholders inside flow mappings', () => {
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'channels:\n  channel_e: { botToken: ${TG} }\n') });
+    expect(() => loadServiceConfig(dir, { TG: 'x' })).toThrow(expect.objectContaining({ hint: expect.stringContaining('quote ${VAR}') }));
+  });
+});
