@@ -1,12 +1,24 @@
+import path from 'node:path';
+import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
+import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
+import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
+import type { LineParser } from './runner.js';
 import type { EngineDefinition } from './types.js';
+import { syncSkillLinks, writeJsonIfChanged, writeManagedSection } from './workspace-files.js';
 
-/** engine_b: Claude Code (`claude`, npm @anthropic-ai/claude-code). */
+/** Models `/model list` offers for Claude Code, which has no listing command (aliases the CLI accepts). */
+const DOCUMENTED_MODELS = ['sonnet', 'opus', 'haiku', 'opusplan', 'sonnet[1m]'];
+
+/** engine_b: Claude Code (`claude`, npm @anthropic-ai/claude-code), driven with `-p --output-format stream-json`. */
 export const engineB: EngineDefinition = {
   id: 'engine_b',
   title: 'Claude Code',
   binaries: ['claude'],
   npmPackage: '@anthropic-ai/claude-code',
+  nativeCommands: false,
+  honoursPermissions: false,
+
   credentialStatus: (ctx) =>
     ctx.config.oauthToken
       ? { ok: true, detail: 'oauthToken in service.yaml (subscription token)' }
@@ -15,4 +27,155 @@ export const engineB: EngineDefinition = {
           loginFiles: ['.claude/.credentials.json'],
           loginCommand: 'claude login',
         }),
+
+  prepareWorkspace(ws) {
+    writeManagedSection(path.join(ws.dir, 'CLAUDE.md'), ws.context);
+    syncSkillLinks(path.join(ws.dir, '.claude', 'skills'), path.join(ws.dir, 'skills'), ws.skills);
+    if (ws.config.mcp) writeJsonIfChanged(mcpFile(ws.stateDir), { mcpServers: toMcpServersJson(ws.config.mcp) });
+  },
+
+  buildInvocation(turn) {
+    const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
+    if (turn.config.skipPermissions) args.push('--dangerously-skip-permissions');
+    if (turn.sessionId) args.push('--resume', turn.sessionId);
+    if (turn.model) args.push('--model', turn.model);
+    if (turn.config.mcp) args.push('--mcp-config', mcpFile(turn.stateDir));
+
+    const env: Record<string, string | undefined> = {
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      // The default is 10 retries with backoff (minutes against a dead provider); our timeout is the backstop.
+      CLAUDE_CODE_MAX_RETRIES: '2',
+    };
+    // Claude Code refuses --dangerously-skip-permissions as root unless it is told it runs sandboxed.
+    if (turn.config.skipPermissions && turn.isRoot) env.IS_SANDBOX = '1';
+    if (turn.endpoint?.baseUrl) env.ANTHROPIC_BASE_URL = turn.endpoint.baseUrl;
+    const key = turn.endpoint?.apiKey ?? turn.apiKey;
+    if (key) env.ANTHROPIC_API_KEY = key;
+    else if (turn.config.oauthToken) {
+      // The subscription token must win: an API key in the environment would be used instead.
+      env.CLAUDE_CODE_OAUTH_TOKEN = turn.config.oauthToken;
+      env.ANTHROPIC_API_KEY = undefined;
+      env.ANTHROPIC_AUTH_TOKEN = undefined;
+    }
+    return { args, env, stdin: promptWithImagePaths(turn.prompt, turn.images) };
+  },
+
+  createParser: createClaudeParser,
+
+  async listModels() {
+    return { models: DOCUMENTED_MODELS, source: 'documented' };
+  },
 };
+
+function mcpFile(stateDir: string): string {
+  return path.join(stateDir, 'engines', 'engine_b-mcp.json');
+}
+
+/**
+ * stream-json of Claude Code 2.1.x (fixtures in test/fixtures/engine_b). With
+ * --include-partial-messages text arrives as `stream_event` deltas and again as the whole
+ * `assistant` message: the whole message is skipped for blocks already streamed.
+ */
+export function createClaudeParser(): LineParser {
+  const joiner = createTextJoiner();
+  const streamedMessages = new Set<string>();
+  let currentStreamMessage: string | undefined;
+  let providerError: string | undefined;
+  let sawResult = false;
+
+  const parseLine = (line: string): AgentEvent[] => {
+    const d = parseJsonLine(line);
+    if (!d) return [];
+    const out: AgentEvent[] = [];
+    const sessionId = str(d.session_id);
+    if (d.type === 'system' && d.subtype === 'init' && sessionId) out.push({ type: 'session', sessionId });
+    else if (d.type === 'system' && d.subtype === 'api_retry') {
+      out.push({ type: 'warning', message: `model API retry ${num(d.attempt) ?? '?'}/${num(d.max_retries) ?? '?'} (${str(d.error) ?? 'error'}${num(d.error_status) ? ` ${d.error_status}` : ''})` });
+    } else if (d.type === 'stream_event') {
+      const ev = obj(d.event);
+      if (ev?.type === 'message_start') currentStreamMessage = str(obj(ev.message)?.id);
+      const delta = obj(ev?.delta);
+      if (ev?.type === 'content_block_start' && obj(ev.content_block)?.type === 'text') joiner.breakBlock();
+      if (ev?.type === 'content_block_delta' && delta?.type === 'text_delta') {
+        if (currentStreamMessage) streamedMessages.add(currentStreamMessage);
+        out.push(...joiner.text(str(delta.text) ?? '', false));
+      }
+    } else if (d.type === 'assistant') {
+      out.push(...parseAssistant(d));
+    } else if (d.type === 'user') {
+      for (const block of arr(obj(d.message)?.content)) {
+        const b = obj(block);
+        if (b?.type === 'tool_result') {
+          out.push({ type: 'tool_result', callId: str(b.tool_use_id), output: toolOutputText(b.content), isError: b.is_error === true });
+        }
+      }
+    } else if (d.type === 'result') {
+      sawResult = true;
+      out.push(...parseResult(d));
+    }
+    return out;
+  };
+
+  const parseAssistant = (d: Record<string, unknown>): AgentEvent[] => {
+    const message = obj(d.message);
+    // API failures come as a synthetic assistant text; it is not model output.
+    if (message?.model === '<synthetic>') {
+      providerError = str(d.error) ?? 'api_error';
+      return [];
+    }
+    const out: AgentEvent[] = [];
+    const streamed = streamedMessages.has(str(message?.id) ?? '');
+    for (const block of arr(message?.content)) {
+      const b = obj(block);
+      if (b?.type === 'text' && !streamed) out.push(...joiner.text(str(b.text) ?? '', true));
+      else if (b?.type === 'tool_use') {
+        joiner.breakBlock();
+        out.push({ type: 'tool_call', callId: str(b.id), name: str(b.name) ?? 'tool', input: b.input ?? {} });
+      }
+    }
+    return out;
+  };
+
+  const parseResult = (d: Record<string, unknown>): AgentEvent[] => {
+    const out: AgentEvent[] = [];
+    const sessionId = str(d.session_id);
+    if (sessionId) out.push({ type: 'session', sessionId });
+    const usage = obj(d.usage);
+    out.push({
+      type: 'usage',
+      inputTokens: num(usage?.input_tokens),
+      outputTokens: num(usage?.output_tokens),
+      costUsd: num(d.total_cost_usd),
+      numTurns: num(d.num_turns),
+    });
+    // `subtype` stays "success" on API errors; `is_error` is what tells.
+    if (d.is_error === true) {
+      const errors = arr(d.errors).map(String);
+      const message = str(d.result) ?? (errors.join('; ') || `Claude Code reported an error (${str(d.subtype) ?? 'unknown'})`);
+      const status = num(d.api_error_status);
+      const kind = errors.some((e) => /^No conversation found with session ID: /.test(e))
+        ? 'session_not_found'
+        : isProviderStatus(status) || providerError !== undefined
+          ? 'provider'
+          : 'engine';
+      out.push({ type: 'failure', message, kind, ...(status ? { status } : {}) });
+    } else {
+      out.push({ type: 'final', text: str(d.result) ?? '' });
+    }
+    return out;
+  };
+
+  return {
+    parseLine,
+    finish(exit) {
+      if (sawResult || exit.code === 0) return [];
+      // Failures before any stream-json (bad flags, root without IS_SANDBOX) are plain stderr.
+      const notFound = /^No conversation found with session ID: \S+/m.test(exit.stderrTail);
+      const last = exit.stderrTail.split('\n').filter((l) => l.trim()).pop();
+      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `claude exited with code ${exit.code}` }];
+    },
+  };
+}

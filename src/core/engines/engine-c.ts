@@ -1,5 +1,11 @@
+import path from 'node:path';
+import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
-import type { EngineDefinition } from './types.js';
+import { promptWithImagePaths } from './mcp.js';
+import { createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
+import { runCapture, type LineParser } from './runner.js';
+import type { EngineDefinition, EngineTurn } from './types.js';
+import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
 
 /** Provider prefix of an engine_c model (`anthropic/claude-…`) → the variable OpenCode reads for it. */
 const PROVIDER_VARS: Record<string, string> = {
@@ -13,12 +19,19 @@ const PROVIDER_VARS: Record<string, string> = {
   deepseek: 'DEEPSEEK_API_KEY',
 };
 
-/** engine_c: OpenCode (`opencode`, npm opencode-ai). */
+/** Provider id our generated OpenCode config gives `provider.baseUrl` (an OpenAI-compatible endpoint). */
+const ROUTED_PROVIDER = 'service';
+const ROUTED_KEY_VAR = 'SERVICE_PROVIDER_API_KEY';
+
+/** engine_c: OpenCode (`opencode`, npm opencode-ai), driven with `run --format json`. */
 export const engineC: EngineDefinition = {
   id: 'engine_c',
   title: 'OpenCode',
   binaries: ['opencode'],
   npmPackage: 'opencode-ai',
+  nativeCommands: true,
+  honoursPermissions: false,
+
   credentialStatus: (ctx) => {
     const prefix = (ctx.config.model ?? '').split('/')[0] ?? '';
     const providerVar = PROVIDER_VARS[prefix];
@@ -28,4 +41,150 @@ export const engineC: EngineDefinition = {
       loginCommand: 'opencode auth login',
     });
   },
+
+  checkConfig: (config) =>
+    config.engine === 'engine_c' && config.model !== undefined && !/^[^/\s]+\/\S+$/.test(config.model)
+      ? [{ path: ['model'], message: `engine_c needs a model in the form provider/model (for example anthropic/claude-sonnet-4-5), got "${config.model}"` }]
+      : [],
+
+  prepareWorkspace(ws) {
+    writeManagedSection(path.join(ws.dir, 'AGENTS.md'), ws.context);
+    syncSkillLinks(path.join(ws.dir, '.opencode', 'skills'), path.join(ws.dir, 'skills'), ws.skills);
+  },
+
+  buildInvocation(turn) {
+    const args = ['run', '--format', 'json'];
+    if (turn.sessionId) args.push('--session', turn.sessionId);
+    const model = routedModel(turn);
+    if (model) args.push('--model', model);
+    const env: Record<string, string | undefined> = {
+      OPENCODE_CONFIG_CONTENT: JSON.stringify(openCodeConfig(turn)),
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
+      OPENCODE_DISABLE_MODELS_FETCH: '1',
+      OPENCODE_DISABLE_SHARE: '1',
+      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    };
+    const key = turn.endpoint?.apiKey ?? turn.apiKey;
+    if (turn.endpoint?.baseUrl && key) env[ROUTED_KEY_VAR] = key;
+    if (turn.command) {
+      args.push('--command', turn.command.name);
+      if (turn.command.arguments) args.push(turn.command.arguments);
+      return { args, env };
+    }
+    // Through stdin the prompt reaches the model verbatim; as argv OpenCode wraps it in quotes.
+    return { args, env, stdin: promptWithImagePaths(turn.prompt, turn.images) };
+  },
+
+  createParser: createOpenCodeParser,
+
+  async listModels(ctx) {
+    const r = await runCapture({ binary: ctx.binary, args: ['models'], cwd: ctx.dir, env: ctx.env, timeoutMs: 30_000 });
+    const models = r.stdout.split('\n').map((l) => l.trim()).filter((l) => /^[^/\s]+\/\S+$/.test(l));
+    if (!r.ok && models.length === 0) throw new Error(`opencode models failed: ${r.message || 'no output'}`);
+    return { models, source: 'cli' };
+  },
 };
+
+// --- internal ---
+
+/** With provider.baseUrl every model is served by our generated provider block, under its bare name. */
+function routedModel(turn: EngineTurn): string | undefined {
+  if (!turn.endpoint?.baseUrl) return turn.model;
+  return `${ROUTED_PROVIDER}/${bareModel(turn.model)}`;
+}
+
+function bareModel(model: string | undefined): string {
+  if (!model) return 'default';
+  return model.includes('/') ? model.split('/').slice(1).join('/') : model;
+}
+
+/** OpenCode config passed through OPENCODE_CONFIG_CONTENT: nothing is written into the user's files. */
+function openCodeConfig(turn: EngineTurn): Record<string, unknown> {
+  const config: Record<string, unknown> = { autoupdate: false, share: 'disabled' };
+  if (turn.config.skipPermissions) config.permission = { '*': 'allow' };
+  if (turn.endpoint?.baseUrl) {
+    const model = bareModel(turn.model);
+    config.provider = {
+      [ROUTED_PROVIDER]: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'service provider',
+        options: { baseURL: turn.endpoint.baseUrl, apiKey: `{env:${ROUTED_KEY_VAR}}` },
+        models: { [model]: { name: model, tool_call: true, limit: { context: 128_000, output: 16_384 } } },
+      },
+    };
+    config.model = `${ROUTED_PROVIDER}/${model}`;
+    config.small_model = `${ROUTED_PROVIDER}/${model}`;
+  }
+  if (turn.config.mcp) {
+    config.mcp = Object.fromEntries(
+      Object.entries(turn.config.mcp).map(([name, s]) => [
+        name,
+        'command' in s
+          ? { type: 'local', command: [s.command, ...s.args], environment: s.env, enabled: true }
+          : { type: 'remote', url: s.url, headers: s.headers, enabled: true },
+      ]),
+    );
+  }
+  return config;
+}
+
+/**
+ * `opencode run --format json` of OpenCode 1.18 (fixtures in test/fixtures/engine_c). There is no
+ * summary event: the final text is the text of the last step, and a failure is an `error` line
+ * or, for CLI-level errors such as an unknown session, only ANSI text on stderr.
+ */
+export function createOpenCodeParser(): LineParser {
+  const joiner = createTextJoiner();
+  let sessionSent = false;
+  let stepTexts: string[] = [];
+  let lastStepTexts: string[] = [];
+  let sawError = false;
+
+  return {
+    parseLine(line) {
+      const d = parseJsonLine(line);
+      if (!d) return [];
+      const out: AgentEvent[] = [];
+      const sessionId = str(d.sessionID);
+      if (sessionId && !sessionSent) {
+        sessionSent = true;
+        out.push({ type: 'session', sessionId });
+      }
+      const part = obj(d.part);
+      if (d.type === 'step_start') {
+        stepTexts = [];
+      } else if (d.type === 'text') {
+        const text = str(part?.text) ?? '';
+        stepTexts.push(text);
+        out.push(...joiner.text(text, true));
+      } else if (d.type === 'tool_use') {
+        joiner.breakBlock();
+        const state = obj(part?.state);
+        const failed = state?.status === 'error';
+        out.push({ type: 'tool_call', callId: str(part?.callID), name: str(part?.tool) ?? 'tool', input: state?.input ?? {} });
+        out.push({ type: 'tool_result', callId: str(part?.callID), output: toolOutputText(failed ? state?.error : state?.output), isError: failed });
+      } else if (d.type === 'step_finish') {
+        if (stepTexts.length > 0) lastStepTexts = stepTexts;
+        const tokens = obj(part?.tokens);
+        out.push({ type: 'usage', inputTokens: num(tokens?.input), outputTokens: num(tokens?.output) });
+      } else if (d.type === 'error') {
+        sawError = true;
+        const err = obj(d.error);
+        const data = obj(err?.data);
+        const status = num(data?.statusCode);
+        const message = str(data?.message) ?? str(err?.name) ?? 'OpenCode reported an error';
+        const provider = isProviderStatus(status) || /^Cannot connect to API/.test(message);
+        out.push({ type: 'failure', message, kind: provider ? 'provider' : 'engine', ...(status ? { status } : {}) });
+      }
+      return out;
+    },
+    finish(exit) {
+      if (stepTexts.length > 0) lastStepTexts = stepTexts;
+      if (exit.code === 0) return [{ type: 'final', text: lastStepTexts.join('\n\n') }];
+      if (sawError) return [];
+      const last = exit.stderrTail.split('\n').filter((l) => l.trim()).pop()?.trim();
+      const notFound = exit.code === 1 && /^Error: Session not found$/m.test(exit.stderrTail);
+      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `opencode exited with code ${exit.code}` }];
+    },
+  };
+}

@@ -1,17 +1,204 @@
 import path from 'node:path';
+import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
-import type { EngineDefinition } from './types.js';
+import { createTextJoiner, num, obj, parseJsonLine, str } from './parse-helpers.js';
+import type { LineParser } from './runner.js';
+import type { EngineDefinition, EngineTurn } from './types.js';
+import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
 
-/** engine_d: Codex CLI (`codex`, npm @openai/codex). */
+const DOCUMENTED_MODELS = ['gpt-5-codex', 'gpt-5', 'gpt-5-mini', 'o4-mini', 'o3'];
+const ROUTED_PROVIDER = 'service';
+const ROUTED_KEY_VAR = 'SERVICE_PROVIDER_API_KEY';
+
+/** engine_d: Codex CLI (`codex`, npm @openai/codex), driven with `exec --json`. */
 export const engineD: EngineDefinition = {
   id: 'engine_d',
   title: 'Codex CLI',
   binaries: ['codex'],
   npmPackage: '@openai/codex',
+  nativeCommands: false,
+  honoursPermissions: false,
+
   credentialStatus: (ctx) =>
     findCredential(ctx, {
       vars: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
       loginFiles: [ctx.env.CODEX_HOME ? path.join(ctx.env.CODEX_HOME, 'auth.json') : '.codex/auth.json'],
       loginCommand: 'codex login',
     }),
+
+  prepareWorkspace(ws) {
+    writeManagedSection(path.join(ws.dir, 'AGENTS.md'), ws.context);
+    syncSkillLinks(path.join(ws.dir, '.agents', 'skills'), path.join(ws.dir, 'skills'), ws.skills);
+  },
+
+  buildInvocation(turn) {
+    const args = turn.config.codex.search ? ['--search', 'exec'] : ['exec'];
+    if (turn.sessionId) args.push('resume');
+    args.push('--json', '--skip-git-repo-check', ...permissionArgs(turn));
+    // `exec resume` rejects --sandbox, --add-dir and friends: every setting goes through -c overrides.
+    const set = (key: string, value: unknown) => args.push('-c', `${key}=${toToml(value)}`);
+    set('analytics.enabled', false);
+    set('check_for_update_on_startup', false);
+    const dirs = turn.config.codex.addDirs.map((d) => path.resolve(turn.dir, d));
+    if (dirs.length > 0) set('sandbox_workspace_write.writable_roots', dirs);
+    if (turn.model) set('model', turn.model);
+    const env: Record<string, string | undefined> = {};
+    const key = turn.endpoint?.apiKey ?? turn.apiKey;
+    if (turn.endpoint?.baseUrl) {
+      const p = `model_providers.${ROUTED_PROVIDER}`;
+      set('model_provider', ROUTED_PROVIDER);
+      set(`${p}.name`, 'service provider');
+      set(`${p}.base_url`, turn.endpoint.baseUrl);
+      set(`${p}.env_key`, ROUTED_KEY_VAR);
+      set(`${p}.wire_api`, 'responses');
+      // Codex retries a dead endpoint forever; keep its own retries short, our timeout is the backstop.
+      set(`${p}.request_max_retries`, 1);
+      set(`${p}.stream_max_retries`, 1);
+      env[ROUTED_KEY_VAR] = key ?? '';
+    } else if (key) {
+      env.OPENAI_API_KEY = key;
+    }
+    for (const [name, s] of Object.entries(turn.config.mcp ?? {})) {
+      const base = `mcp_servers.${tomlKey(name)}`;
+      if ('command' in s) {
+        set(`${base}.command`, s.command);
+        set(`${base}.args`, s.args);
+        if (Object.keys(s.env).length > 0) set(`${base}.env`, s.env);
+      } else {
+        set(`${base}.url`, s.url);
+        if (Object.keys(s.headers).length > 0) set(`${base}.http_headers`, s.headers);
+      }
+    }
+    for (const image of turn.images) args.push('--image', image);
+    if (turn.sessionId) args.push(turn.sessionId);
+    args.push('-'); // the prompt comes from stdin: no argv limit, not visible in ps
+    return { args, env, stdin: turn.prompt };
+  },
+
+  createParser: createCodexParser,
+
+  async listModels() {
+    return { models: DOCUMENTED_MODELS, source: 'documented' };
+  },
 };
+
+// --- internal ---
+
+/** The spec's codex rules: explicit sandbox/approval win over `mode`; one alone defaults the other. */
+function permissionArgs(turn: EngineTurn): string[] {
+  const c = turn.config.codex;
+  if (c.sandbox || c.approval) {
+    return ['-c', `sandbox_mode=${toToml(c.sandbox ?? 'workspace-write')}`, '-c', `approval_policy=${toToml(c.approval ?? 'on-request')}`];
+  }
+  if (c.mode === 'safe') return ['-c', 'sandbox_mode="workspace-write"', '-c', 'approval_policy="on-request"'];
+  return ['--dangerously-bypass-approvals-and-sandbox'];
+}
+
+/** A TOML value for `-c key=value` (strings, numbers, booleans, string arrays, string tables). */
+function toToml(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return `[${value.map(toToml).join(', ')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${tomlKey(k)} = ${toToml(v)}`);
+  return `{ ${entries.join(', ')} }`;
+}
+
+function tomlKey(key: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
+}
+
+/**
+ * `codex exec --json` of Codex 0.169 (fixtures in test/fixtures/engine_d). `error` lines are
+ * retries or warnings until `turn.failed`; an `item.completed` of type `error` is a warning
+ * (model metadata); tool output is `aggregated_output`.
+ */
+export function createCodexParser(): LineParser {
+  const joiner = createTextJoiner();
+  const started = new Set<string>();
+  let lastMessage = '';
+  let lastError: string | undefined;
+  let settled = false;
+
+  const toolStart = (item: Record<string, unknown>, id: string): AgentEvent[] => {
+    if (started.has(id)) return [];
+    started.add(id);
+    joiner.breakBlock();
+    if (item.type === 'command_execution') return [{ type: 'tool_call', callId: id, name: 'shell', input: { command: str(item.command) ?? '' } }];
+    if (item.type === 'mcp_tool_call') return [{ type: 'tool_call', callId: id, name: `${str(item.server) ?? 'mcp'}.${str(item.tool) ?? 'tool'}`, input: item.arguments ?? {} }];
+    if (item.type === 'file_change') return [{ type: 'tool_call', callId: id, name: 'file_change', input: { changes: item.changes ?? [] } }];
+    if (item.type === 'web_search') return [{ type: 'tool_call', callId: id, name: 'web_search', input: { query: str(item.query) ?? '' } }];
+    return [];
+  };
+
+  const toolEnd = (item: Record<string, unknown>, id: string): AgentEvent[] => {
+    const out = toolStart(item, id);
+    if (item.type === 'command_execution') {
+      const code = num(item.exit_code);
+      out.push({ type: 'tool_result', callId: id, output: str(item.aggregated_output) ?? '', isError: code !== undefined && code !== 0 });
+    } else if (item.type === 'mcp_tool_call') {
+      const error = obj(item.error);
+      out.push({ type: 'tool_result', callId: id, output: error ? (str(error.message) ?? 'error') : JSON.stringify(item.result ?? null), isError: Boolean(error) });
+    } else if (item.type === 'file_change' || item.type === 'web_search') {
+      out.push({ type: 'tool_result', callId: id, output: str(item.status) ?? 'completed' });
+    }
+    return out;
+  };
+
+  return {
+    parseLine(line) {
+      const d = parseJsonLine(line);
+      if (!d) return [];
+      const item = obj(d.item);
+      const id = str(item?.id) ?? '';
+      switch (d.type) {
+        case 'thread.started': {
+          const threadId = str(d.thread_id);
+          return threadId ? [{ type: 'session', sessionId: threadId }] : [];
+        }
+        case 'item.started':
+          return item ? toolStart(item, id) : [];
+        case 'item.completed':
+          if (!item) return [];
+          if (item.type === 'agent_message') {
+            lastMessage = str(item.text) ?? '';
+            return joiner.text(lastMessage, true);
+          }
+          if (item.type === 'error') return [{ type: 'warning', message: str(item.message) ?? 'warning' }];
+          return toolEnd(item, id);
+        case 'error': {
+          const message = str(d.message) ?? 'error';
+          if (/^Reconnecting\.\.\./.test(message)) return [{ type: 'warning', message }];
+          lastError = message;
+          return [];
+        }
+        case 'turn.failed': {
+          settled = true;
+          const message = str(obj(d.error)?.message) ?? lastError ?? 'Codex turn failed';
+          return [{ type: 'failure', message, kind: classify(message) }];
+        }
+        case 'turn.completed': {
+          settled = true;
+          const usage = obj(d.usage);
+          return [
+            { type: 'usage', inputTokens: num(usage?.input_tokens), outputTokens: num(usage?.output_tokens) },
+            { type: 'final', text: lastMessage },
+          ];
+        }
+        default:
+          return [];
+      }
+    },
+    finish(exit) {
+      if (settled || exit.code === 0) return [];
+      if (exit.code === 1 && /thread\/resume failed: no rollout found for thread id /.test(exit.stderrTail)) {
+        return [{ type: 'failure', kind: 'session_not_found', message: 'Codex has no session with that thread id' }];
+      }
+      const last = lastError ?? exit.stderrTail.split('\n').filter((l) => l.trim() && !/^WARNING: |^Reading additional input/.test(l)).pop();
+      return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: last ?? `codex exited with code ${exit.code}` }];
+    },
+  };
+}
+
+function classify(message: string): 'provider' | 'engine' {
+  return /unexpected status (401|403|429|5\d\d)\b|Connection failed|error sending request|stream disconnected/i.test(message) ? 'provider' : 'engine';
+}

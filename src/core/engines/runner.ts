@@ -1,6 +1,57 @@
+import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { execa } from 'execa';
+import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
+import { createAsyncQueue } from '../util/async-queue.js';
+import { createLineSplitter } from './lines.js';
+import { groupMembers, terminateGroup, trackGroup } from './process-group.js';
 
-/** `<binary> --version`, first line, or an error message; bounded so a broken CLI cannot hang `doctor`. */
+/**
+ * The only subprocess code of the project. It spawns an engine CLI in its own process group,
+ * feeds its stdout lines to the engine's parser, keeps a bounded stderr tail, enforces the
+ * timeout and abort by killing the whole group, and ends every run with exactly one terminal
+ * event: `done` or `error`.
+ */
+export interface LineParser {
+  /** One stdout line → events. Never throws; unknown lines give []. */
+  parseLine(line: string): AgentEvent[];
+  /** The process ended: flush state, classify a silent failure from the exit code and stderr. */
+  finish(exit: ExitInfo): AgentEvent[];
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+  /** Last lines of stderr, ANSI removed. */
+  stderrTail: string;
+}
+
+export interface ProcessSpec {
+  binary: string;
+  args: string[];
+  cwd: string;
+  /** The complete environment of the child (not merged with ours). */
+  env: NodeJS.ProcessEnv;
+  /** Written to stdin, then closed; stdin is ignored when absent. */
+  stdin?: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+  /** How long stdout may stay open after the engine exited (a grandchild holding the pipe). */
+  drainMs?: number;
+}
+
+const STDERR_LINES = 20;
+const STDERR_BYTES = 8 * 1024;
+
+export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable<AgentEvent> {
+  const queue = createAsyncQueue<AgentEvent>();
+  void supervise(spec, parser, (e) => queue.push(e)).finally(() => queue.end());
+  return queue;
+}
+
+/** `<binary> --version`, first line, bounded so a broken CLI cannot hang `doctor`. */
 export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<{ ok: boolean; text: string }> {
   try {
     const r = await execa(binary, ['--version'], { timeout: timeoutMs, reject: false, stdin: 'ignore', all: true });
@@ -11,4 +62,162 @@ export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<
   } catch (err) {
     return { ok: false, text: (err as Error).message };
   }
+}
+
+/** Run a short helper command of an engine (a model listing) and return its stdout. */
+export async function runCapture(spec: Omit<ProcessSpec, 'signal'>): Promise<{ ok: boolean; stdout: string; message: string }> {
+  const r = await execa(spec.binary, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    extendEnv: false,
+    timeout: spec.timeoutMs,
+    reject: false,
+    stdin: 'ignore',
+    killSignal: 'SIGKILL',
+  });
+  const message = r.timedOut ? `timed out after ${spec.timeoutMs} ms` : stripVTControlCharacters(String(r.stderr ?? '')).trim();
+  return { ok: !r.failed, stdout: String(r.stdout ?? ''), message };
+}
+
+// --- internal ---
+
+async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentEvent) => void): Promise<void> {
+  const started = Date.now();
+  const graceMs = spec.killGraceMs ?? 2_000;
+  let texts: string[] = [];
+  let finalText: string | undefined;
+  let failure: { message: string; kind: FailureKind } | undefined;
+
+  const take = (events: AgentEvent[]) => {
+    for (const e of events) {
+      if (e.type === 'text') texts.push(e.delta);
+      else if (e.type === 'final') finalText = e.text;
+      else if (e.type === 'failure') failure = { message: e.message, kind: e.kind };
+      if (e.type !== 'final' && e.type !== 'failure') emit(e);
+    }
+  };
+
+  if (spec.signal?.aborted) {
+    emit({ type: 'error', code: 'aborted', message: 'Aborted before the engine started' });
+    return;
+  }
+
+  const child = execa(spec.binary, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    extendEnv: false,
+    detached: true,
+    cleanup: false,
+    buffer: false,
+    reject: false,
+    stripFinalNewline: false,
+    windowsHide: true,
+    ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
+  });
+  child.catch(() => undefined);
+
+  const stderr = createTail();
+  const splitter = createLineSplitter((line) => take(parser.parseLine(line)), {
+    onOverflow: (n) => emit({ type: 'warning', message: `dropped an output line longer than ${n} characters` }),
+  });
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
+  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
+
+  const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException }>((resolve) => {
+    child.once('spawn', () => resolve({ ok: true }));
+    child.once('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
+  });
+  if (!spawned.ok || child.pid === undefined) {
+    const err = spawned.ok ? undefined : spawned.error;
+    const why = err?.code === 'ENOENT' ? 'not found on PATH' : (err?.message ?? 'no process id');
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${path.basename(spec.binary)}: ${why}` });
+    return;
+  }
+  const pgid = child.pid;
+  const untrack = trackGroup(pgid);
+
+  let stopReason: 'timeout' | 'aborted' | undefined;
+  let killing: Promise<boolean> | undefined;
+  const stop = (reason: 'timeout' | 'aborted') => {
+    if (stopReason) return;
+    stopReason = reason;
+    killing = terminateGroup(pgid, graceMs);
+  };
+  const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
+  const onAbort = () => stop('aborted');
+  spec.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  clearTimeout(timer);
+  spec.signal?.removeEventListener('abort', onAbort);
+
+  // The engine is gone; give its pipe a moment to drain, then clear out anything left in its group.
+  await waitForEnd(child.stdout, spec.drainMs ?? 1_000);
+  if (killing) await killing;
+  if (groupMembers(pgid).length > 0) await terminateGroup(pgid, graceMs);
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+  untrack();
+  splitter.flush();
+
+  const exitInfo: ExitInfo = { ...exit, stderrTail: stderr.text() };
+  if (!stopReason) take(parser.finish(exitInfo));
+  const durationMs = Date.now() - started;
+
+  if (stopReason === 'aborted') {
+    emit({ type: 'error', code: 'aborted', message: 'Aborted' });
+  } else if (stopReason === 'timeout') {
+    emit({ type: 'error', code: 'timeout', message: TIMEOUT_MESSAGE });
+  } else if (failure) {
+    emit({ type: 'error', code: 'engine_reported', message: failure.message, kind: failure.kind, stderrTail: exitInfo.stderrTail, exitCode: exit.code });
+  } else if (exit.code !== 0) {
+    const last = exitInfo.stderrTail.split('\n').filter((l) => l.trim()).pop();
+    const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    emit({
+      type: 'error',
+      code: 'exit_nonzero',
+      message: `${path.basename(spec.binary)} ${how}${last ? `: ${last.trim()}` : ''}`,
+      kind: 'engine',
+      stderrTail: exitInfo.stderrTail,
+      exitCode: exit.code,
+    });
+  } else {
+    const text = finalText ?? texts.join('');
+    texts = [];
+    emit({ type: 'done', text, durationMs });
+  }
+}
+
+function waitForEnd(stream: NodeJS.ReadableStream | null | undefined, ms: number): Promise<void> {
+  if (!stream || (stream as { readableEnded?: boolean }).readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    stream.once('end', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    stream.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** The last STDERR_LINES lines / STDERR_BYTES bytes of stderr; a flood cannot grow memory. */
+function createTail() {
+  let buf = '';
+  return {
+    push(chunk: string) {
+      buf += chunk;
+      if (buf.length > STDERR_BYTES * 2) buf = buf.slice(-STDERR_BYTES);
+    },
+    text() {
+      const lines = stripVTControlCharacters(buf).split('\n');
+      return lines.slice(-STDERR_LINES - 1).join('\n').slice(-STDERR_BYTES).trim();
+    },
+  };
 }

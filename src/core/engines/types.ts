@@ -1,8 +1,12 @@
+import type { ConfigCheck } from '../config/load.js';
 import type { ServiceConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import type { Skill } from '../skills/skills.js';
+import type { LineParser } from './runner.js';
 
 /**
- * An engine is data plus pure functions: how to find and invoke its CLI, how to read its output.
- * All process handling lives in runner.ts.
+ * An engine is data plus pure functions: how to find and invoke its CLI, which files it reads,
+ * how to read its output. All process handling lives in runner.ts.
  */
 export interface EngineDefinition {
   /** Config value of `engine`, e.g. 'engine_b'. */
@@ -13,8 +17,22 @@ export interface EngineDefinition {
   readonly binaries: readonly string[];
   /** npm package that ships the CLI, when there is one (for doctor hints). */
   readonly npmPackage?: string;
+  /** Whether `POST /command` (a native command, not prompt text) is supported. */
+  readonly nativeCommands: boolean;
+  /** Whether `permissions` is enforced (the others parse it and warn once). */
+  readonly honoursPermissions: boolean;
   /** Where the credentials come from, given the config and environment (doctor, and early turn errors). */
   credentialStatus(ctx: CredentialContext): CredentialStatus;
+  /** Problems only this engine can see in the config (model format...). */
+  readonly checkConfig?: ConfigCheck;
+  /** Write what the engine reads from the workspace (context file, skill links, permissions, MCP). */
+  prepareWorkspace(ws: WorkspaceContext): void;
+  /** argv, environment and stdin of one turn. */
+  buildInvocation(turn: EngineTurn): EngineInvocation;
+  /** A fresh parser per run (parsers keep per-turn state). */
+  createParser(): LineParser;
+  /** Models for `/model list`: from the CLI where it offers a listing, else a documented list. */
+  listModels(ctx: ModelListContext): Promise<ModelListing>;
 }
 
 export interface CredentialContext {
@@ -29,4 +47,60 @@ export interface CredentialStatus {
   ok: boolean;
   /** What was found, or what is missing and how to fix it. */
   detail: string;
+}
+
+export interface WorkspaceContext {
+  dir: string;
+  stateDir: string;
+  config: ServiceConfig;
+  skills: readonly Skill[];
+  /** Rendered assistant context (markdown). */
+  context: string;
+  log: Logger;
+}
+
+/** The model endpoint a turn uses: the primary provider or its fallback. */
+export interface ProviderEndpoint {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+}
+
+export interface EngineTurn {
+  prompt: string;
+  dir: string;
+  stateDir: string;
+  sessionId?: string;
+  /** Absolute paths of image files for this turn. */
+  images: readonly string[];
+  /** A native command instead of a prompt (engines with nativeCommands only). */
+  command?: { name: string; arguments?: string };
+  config: ServiceConfig;
+  /** The endpoint chosen for this turn (primary or fallback); absent without `provider`. */
+  endpoint?: ProviderEndpoint;
+  /** The model for this turn: provider.models[engine], endpoint model, else config.model. */
+  model?: string;
+  /** createAssistant({ apiKey }). */
+  apiKey?: string;
+  /** Whether this process runs as root (engine_b refuses to skip permissions as root without IS_SANDBOX). */
+  isRoot: boolean;
+}
+
+export interface EngineInvocation {
+  args: string[];
+  /** Variables to set (string) or remove (undefined) on top of the inherited environment. */
+  env: Record<string, string | undefined>;
+  /** The prompt fed through stdin, for engines that read it there (no argv limit, not visible in ps). */
+  stdin?: string;
+}
+
+export interface ModelListContext {
+  binary: string;
+  dir: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface ModelListing {
+  models: string[];
+  source: 'cli' | 'documented';
 }

@@ -1,0 +1,60 @@
+import type { ServiceConfig } from '../config/schema.js';
+import type { Skill } from '../skills/skills.js';
+
+/** A running peer assistant from the local fleet registry. */
+export interface PeerAssistant {
+  name: string;
+  role?: string;
+  url: string;
+}
+
+export interface ContextInput {
+  config: ServiceConfig;
+  skills: readonly Skill[];
+  /** Path of each skill as the engine should read it (relative to the assistant directory). */
+  skillPath: (skill: Skill) => string;
+  peers?: readonly PeerAssistant[];
+}
+
+/**
+ * The assistant context every engine reads before a turn: identity (persona), the system
+ * instructions (rendered once here, never prepended to messages), the installed skills with their
+ * paths, and the peer assistants on this machine.
+ */
+export function renderAssistantContext(input: ContextInput): string {
+  const { config } = input;
+  const persona = config.persona;
+  const lines: string[] = [`# Assistant: ${persona?.displayName ?? config.name}`, ''];
+  lines.push(
+    'You are an assistant served by `service`: your replies go to people through a chat API, a terminal or instant-messaging apps.',
+    'This directory is your workspace. Do not edit `service.yaml` or anything under `.service/`.',
+    '',
+  );
+  if (persona && (persona.role || persona.tone || persona.boundaries?.length)) {
+    lines.push('## Identity', '');
+    lines.push(`- Name: ${persona.displayName ?? config.name}`);
+    if (persona.role) lines.push(`- Role: ${persona.role}`);
+    if (persona.tone) lines.push(`- Tone: ${persona.tone}`);
+    if (persona.boundaries?.length) {
+      lines.push('- Boundaries:');
+      for (const b of persona.boundaries) lines.push(`  - ${b}`);
+    }
+    lines.push('');
+  }
+  if (config.systemPrompt?.trim()) {
+    lines.push('## System Instructions', '', config.systemPrompt.trim(), '');
+  }
+  lines.push('## Skills', '');
+  if (input.skills.length === 0) lines.push('No skills are installed.', '');
+  else {
+    lines.push('Each skill is a folder with a SKILL.md; read it before doing what it covers.', '');
+    for (const s of input.skills) lines.push(`- **${s.name}** (\`${input.skillPath(s)}/SKILL.md\`): ${s.description}`);
+    lines.push('');
+  }
+  if (input.peers && input.peers.length > 0) {
+    lines.push('## Peer assistants', '', 'Other assistants running on this machine (see the multi-bot skill):', '');
+    for (const p of input.peers) lines.push(`- ${p.name}${p.role ? ` (${p.role})` : ''}: ${p.url}`);
+    lines.push('');
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}

@@ -1,0 +1,397 @@
+/**
+ * Fake DingTalk (channel_b) for `dingtalk-stream` 2.1.5 (stream mode) plus the robot OpenAPI, on 127.0.0.1.
+ *
+ * Pointing the SDK at it: there is NO base-URL option (GATEWAY_URL is a module constant). Subclass DWClient and
+ * override getEndpoint() (the full adapter-ready class, with the leak fixes, is in the self-test):
+ *
+ *   class GatewayClient extends DWClient {
+ *     override async getEndpoint(): Promise<this> {
+ *       const res = await fetch(`${apiBaseUrl}/v1.0/gateway/connections/open`, { method: 'POST',
+ *         headers: { 'content-type': 'application/json', accept: 'application/json' },
+ *         body: JSON.stringify({ clientId, clientSecret, ua: this.config.ua, subscriptions: this.config.subscriptions }) });
+ *       if (!res.ok) throw new Error(`connections/open: HTTP ${res.status}`);
+ *       const { endpoint, ticket } = await res.json();
+ *       (this as unknown as { dw_url: string }).dw_url = `${endpoint}?ticket=${encodeURIComponent(ticket)}`;
+ *       return this;
+ *     }
+ *   }
+ *   // channelConfig = { clientId: 'ding-fake-client', clientSecret: 'fake-secret', apiBaseUrl: 'http://127.0.0.1:P' }
+ *
+ * Served: POST /v1.0/gateway/connections/open → {endpoint: ws://127.0.0.1:P/connect, ticket} (single-use tickets);
+ * the websocket (CALLBACK robot messages, SYSTEM pings; a client frame carrying a callback's headers.messageId is its
+ * ack; unacked callbacks are re-pushed only by redeliver()); POST /robot/sendBySession?session=… (each message's
+ * sessionWebhook) → 'reply'; POST /v1.0/oauth2/accessToken, then with x-acs-dingtalk-access-token:
+ * /v1.0/robot/oToMessages/batchSend (chatId = userId) and /v1.0/robot/groupMessages/send (chatId =
+ * openConversationId) → 'send'; /v1.0/card/instances/createAndDeliver + PUT /v1.0/card/streaming → 'stream'.
+ *
+ * Choices: a DM's chatId is the sender's staffId for replies and sends alike; a group's is its openConversationId (=
+ * the callback's conversationId). Group messages that do not @ the bot are not delivered (robots only get @-messages
+ * by default). Text is used verbatim; mentionUsers only fills atUsers. No history API: addHistory is a no-op.
+ * Unverified: the 20 000-byte cap (the groupMessages/send doc says msgParam ≤ 15 000 bytes) and its errcode 460101,
+ * OpenAPI error codes other than InvalidAuthentication. errcode 300001 "session 不存在" (expired sessionWebhook) is
+ * what community logs show.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
+
+export const DINGTALK_TOPIC_ROBOT = '/v1.0/im/bot/messages/get';
+const CLIENT_ID = 'ding-fake-client';
+const CLIENT_SECRET = 'fake-secret';
+const APP_ID = 'fake-app-id';
+const MAX_BYTES = 20_000;
+const BOT_USER_ID = '$:LWCP_v1:$fakeDingBotUserId==';
+const BOT_NAME = 'FakeDingBot';
+
+export interface FakeDingtalkOptions extends FakePlatformOptions {
+  /** Lifetime of each sessionWebhook; default 90 minutes. */
+  sessionWebhookTtlMs?: number;
+}
+
+export interface FakeDingtalk extends FakePlatform {
+  /** Send a SYSTEM ping to the newest connection and resolve when the client echoes it. */
+  ping(timeoutMs?: number): Promise<void>;
+  /** Expire every sessionWebhook issued so far (the next POST to one gets errcode 300001). */
+  expireSessionWebhooks(): void;
+  /** The subscriptions sent by the latest successful connections/open. */
+  readonly subscriptions: ReadonlyArray<{ type: string; topic: string }>;
+  /** Counters for reconnect assertions. */
+  readonly stats: { opens: number; refusedOpens: number; upgrades: number; tokens: number };
+}
+
+type Json = Record<string, unknown>;
+interface Conn { ws: WebSocket; id: string; subscriptions: Array<{ type: string; topic: string }> }
+
+export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise<FakeDingtalk> {
+  const outbound: FakeOutbound[] = [];
+  const rejections: FakeRejection[] = [];
+  const acks: Array<{ messageId: string; at: number }> = [];
+  const conns = new Set<Conn>();
+  const tickets = new Map<string, Conn['subscriptions']>();
+  const tokens = new Set<string>();
+  const delivered = new Map<string, Json>(); // platform msgId → CALLBACK frame
+  const frameToMsg = new Map<string, string>(); // stream headers.messageId → platform msgId
+  const sessions = new Map<string, { chatId: string; msgId: string; expiresAt: number }>(); // sessionWebhook tokens
+  const cards = new Map<string, { chatId: string; text: string }>(); // AI cards by outTrackId
+  const pendingPings = new Set<string>();
+  const stats = { opens: 0, refusedOpens: 0, upgrades: 0, tokens: 0 };
+  let subscriptions: Conn['subscriptions'] = [];
+  let refuse = false, closed = false;
+  const ttl = opts.sessionWebhookTtlMs ?? 90 * 60_000;
+  const { notify, waitFor, failWaiters } = createWaiters('fake dingtalk');
+
+  const wss = new WebSocketServer({ noServer: true });
+  const server = createServer((req, res) => {
+    handleHttp(req, res).catch((err: unknown) => reply(res, 500, { code: 'InternalError', message: String(err) }));
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const ticket = url.searchParams.get('ticket') ?? '';
+    const subs = tickets.get(ticket);
+    if (url.pathname !== '/connect' || !subs) return socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\n\r\n');
+    tickets.delete(ticket); // single use: a reconnect must call connections/open again
+    stats.upgrades++;
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, subs));
+  });
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const base = `http://127.0.0.1:${port}`;
+
+  function onConnection(ws: WebSocket, subs: Conn['subscriptions']): void {
+    const conn: Conn = { ws, id: randomId('conn'), subscriptions: subs };
+    conns.add(conn);
+    ws.on('message', onClientFrame).on('error', () => undefined).on('close', () => { conns.delete(conn); notify(); });
+    notify();
+  }
+
+  function onClientFrame(data: RawData): void {
+    let frame: { code?: number; headers?: { messageId?: string } };
+    try { frame = JSON.parse(data.toString()) as typeof frame; } catch { return; }
+    const id = frame.headers?.messageId ?? '';
+    if (pendingPings.delete(id)) { notify(); return; }
+    const msgId = frameToMsg.get(id);
+    if (msgId !== undefined) { acks.push({ messageId: msgId, at: Date.now() }); notify(); }
+  }
+
+  async function newestConn(): Promise<Conn> {
+    return waitFor(() => [...conns].reverse().find((c) => c.ws.readyState === WebSocket.OPEN), 5_000, 'a stream connection');
+  }
+
+  function sendFrame(conn: Conn, frame: Json): Promise<void> {
+    const text = JSON.stringify({ ...frame, headers: { ...(frame.headers as Json), connectionId: conn.id } });
+    return new Promise((resolve, reject) => conn.ws.send(text, (err) => (err ? reject(err) : resolve())));
+  }
+
+  async function pushCallback(frame: Json): Promise<void> {
+    const conn = await newestConn();
+    if (!conn.subscriptions.some((s) => s.type === 'CALLBACK' && s.topic === DINGTALK_TOPIC_ROBOT)) {
+      throw new Error(`fake dingtalk: the client did not subscribe to CALLBACK ${DINGTALK_TOPIC_ROBOT} (call registerCallbackListener before connect())`);
+    }
+    await sendFrame(conn, frame);
+  }
+
+  async function deliver(msg: FakeInbound): Promise<{ messageId: string }> {
+    const msgId = msg.messageId ?? randomId('msg');
+    if (msg.images?.length) throw new Error('fake dingtalk: picture messages are not modelled');
+    const isGroup = msg.chatType === 'group';
+    if (isGroup && !msg.chatId) throw new Error('fake dingtalk: a group message needs chatId');
+    if (isGroup && !msg.mentionBot) return { messageId: msgId }; // robots only receive @-messages
+    const ts = msg.ts ?? Date.now();
+    const token = randomBytes(12).toString('hex');
+    const chatId = isGroup ? (msg.chatId as string) : msg.userId;
+    sessions.set(token, { chatId, msgId, expiresAt: ts + ttl });
+    const others = (msg.mentionUsers ?? []).map((u) => ({ dingtalkId: lwcp(u.userId), staffId: u.userId }));
+    const payload: Json = {
+      conversationId: isGroup ? msg.chatId : `cid${Buffer.from(`dm:${msg.userId}`).toString('base64')}`,
+      conversationType: isGroup ? '2' : '1',
+      msgId, msgtype: 'text',
+      // In groups DingTalk removes the bot's own @mention and leaves the separating space.
+      text: { content: isGroup ? ` ${msg.text}` : msg.text },
+      senderId: lwcp(msg.userId), senderStaffId: msg.userId, senderNick: msg.userName ?? msg.userId,
+      senderCorpId: 'ding-fake-corp', chatbotCorpId: 'ding-fake-corp', chatbotUserId: BOT_USER_ID,
+      robotCode: CLIENT_ID, isAdmin: false, createAt: ts,
+      sessionWebhook: `${base}/robot/sendBySession?session=${token}`, sessionWebhookExpiredTime: ts + ttl,
+      ...(isGroup ? { conversationTitle: `group ${msg.chatId}`, isInAtList: true, atUsers: [{ dingtalkId: BOT_USER_ID }, ...others] } : {}),
+    };
+    const frameId = randomId('frame');
+    const frame = systemFrame(DINGTALK_TOPIC_ROBOT, frameId, payload, 'CALLBACK');
+    delivered.set(msgId, frame);
+    frameToMsg.set(frameId, msgId);
+    await pushCallback(frame);
+    return { messageId: msgId };
+  }
+
+  // --- HTTP: gateway, session webhook, OpenAPI ---
+  async function handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', base);
+    const route = `${req.method ?? 'GET'} ${url.pathname}`;
+    const body = await readJson(req);
+    if (body === undefined) return reply(res, 400, { code: 'InvalidParameter', message: 'body is not JSON' });
+    if (route === 'POST /v1.0/gateway/connections/open') return openConnection(body, res);
+    if (route === 'POST /v1.0/oauth2/accessToken') return issueToken(body, res);
+    if (route === 'POST /robot/sendBySession') return sendBySession(url.searchParams.get('session') ?? '', body, res);
+    const handler = openApi[route];
+    if (!handler) return reply(res, 404, { code: 'NotFound', message: `fake dingtalk has no ${route}` });
+    const token = req.headers['x-acs-dingtalk-access-token'];
+    if (typeof token !== 'string' || !tokens.has(token)) return reply(res, 401, unauthorized('不合法的access_token'));
+    return handler(body, res, route);
+  }
+
+  function credentialsOk(id: unknown, secret: unknown): boolean {
+    return !refuse && id === CLIENT_ID && secret === CLIENT_SECRET;
+  }
+  /** Records a rejection and answers it. */
+  function refuseReq(res: ServerResponse, method: string, reason: string, raw: unknown, status: number, body: Json): void {
+    rejections.push({ method, reason, raw, at: Date.now() });
+    notify();
+    reply(res, status, body);
+  }
+  const unauthorized = (message: string) => ({ code: 'InvalidAuthentication', message });
+
+  function openConnection(body: Json, res: ServerResponse): void {
+    stats.opens++;
+    if (!credentialsOk(body.clientId, body.clientSecret)) {
+      stats.refusedOpens++;
+      return refuseReq(res, 'POST /v1.0/gateway/connections/open', 'invalid clientId/clientSecret', body, 401,
+        unauthorized('clientId or clientSecret is invalid'));
+    }
+    subscriptions = Array.isArray(body.subscriptions) ? (body.subscriptions as Conn['subscriptions']) : [];
+    const ticket = randomId('ticket');
+    tickets.set(ticket, subscriptions);
+    reply(res, 200, { endpoint: `ws://127.0.0.1:${port}/connect`, ticket });
+  }
+
+  function issueToken(body: Json, res: ServerResponse): void {
+    if (!credentialsOk(body.appKey, body.appSecret)) {
+      return refuseReq(res, 'POST /v1.0/oauth2/accessToken', 'invalid appKey/appSecret', body, 401,
+        unauthorized('appKey or appSecret is invalid'));
+    }
+    const accessToken = randomBytes(16).toString('hex');
+    tokens.add(accessToken);
+    stats.tokens++;
+    reply(res, 200, { accessToken, expireIn: 7200 });
+  }
+
+  function sendBySession(token: string, body: Json, res: ServerResponse): void {
+    const route = 'POST /robot/sendBySession';
+    const session = sessions.get(token);
+    if (!session || session.expiresAt <= Date.now()) {
+      return refuseReq(res, route, 'sessionWebhook expired or unknown', body, 200, { errcode: 300001, errmsg: 'session 不存在' });
+    }
+    const parsed = decodeWebhookBody(body);
+    if (typeof parsed === 'string') return refuseReq(res, route, parsed, body, 200, { errcode: 40035, errmsg: parsed });
+    if (Buffer.byteLength(parsed.text) > MAX_BYTES) {
+      const reason = `message too long (over ${MAX_BYTES} bytes)`;
+      return refuseReq(res, route, reason, body, 200, { errcode: 460101, errmsg: reason });
+    }
+    record({ kind: 'reply', chatId: session.chatId, text: parsed.text, format: parsed.format,
+      messageId: randomId('reply'), replyTo: session.msgId, raw: body });
+    reply(res, 200, { errcode: 0, errmsg: 'ok' });
+  }
+
+  /** Sends a robot message (msgKey + msgParam) to each chat, or rejects it with 400. */
+  function robotSend(body: Json, res: ServerResponse, route: string, chatIds: string[]): string | undefined {
+    const decoded = decodeMsgParam(String(body.msgKey ?? ''), body.msgParam);
+    const problem = chatIds.length === 0 ? 'no userIds / openConversationId'
+      : body.robotCode !== CLIENT_ID ? `robotCode must be the app's clientId (${CLIENT_ID})`
+        : typeof decoded === 'string' ? decoded
+          : Buffer.byteLength(decoded.text) > MAX_BYTES ? `text over ${MAX_BYTES} bytes` : undefined;
+    if (problem || typeof decoded === 'string') {
+      refuseReq(res, route, problem ?? 'invalid', body, 400, { code: 'InvalidParameter', message: problem });
+      return undefined;
+    }
+    const key = randomId('pqk');
+    for (const chatId of chatIds) record({ kind: 'send', chatId, messageId: key, raw: body, ...decoded });
+    return key;
+  }
+
+  type OpenApiHandler = (body: Json, res: ServerResponse, route: string) => void;
+  const openApi: Record<string, OpenApiHandler> = {
+    'POST /v1.0/robot/oToMessages/batchSend': (body, res, route) => {
+      const key = robotSend(body, res, route, Array.isArray(body.userIds) ? (body.userIds as string[]) : []);
+      if (key) reply(res, 200, { processQueryKey: key, invalidStaffIdList: [], flowControlledStaffIdList: [] });
+    },
+    'POST /v1.0/robot/groupMessages/send': (body, res, route) => {
+      const key = robotSend(body, res, route, typeof body.openConversationId === 'string' ? [body.openConversationId] : []);
+      if (key) reply(res, 200, { processQueryKey: key });
+    },
+    'POST /v1.0/card/instances/createAndDeliver': (body, res, route) => {
+      const m = /^dtv1\.card\/\/IM_(GROUP|ROBOT)\.(.+)$/.exec(String(body.openSpaceId ?? ''));
+      const outTrackId = String(body.outTrackId ?? '');
+      if (!m || !outTrackId) {
+        return refuseReq(res, route, 'need outTrackId and openSpaceId dtv1.card//IM_GROUP.<cid> or IM_ROBOT.<userId>',
+          body, 400, { code: 'InvalidParameter', message: 'openSpaceId or outTrackId invalid' });
+      }
+      cards.set(outTrackId, { chatId: m[2] as string, text: '' });
+      const deliverResults = [{ spaceType: `IM_${m[1]}`, spaceId: m[2], success: true, carrierId: randomId('carrier') }];
+      reply(res, 200, { success: true, result: { outTrackId, deliverResults } });
+    },
+    'PUT /v1.0/card/streaming': (body, res, route) => {
+      const card = cards.get(String(body.outTrackId ?? ''));
+      if (!card) return refuseReq(res, route, 'unknown outTrackId', body, 404, { code: 'CardNotFound', message: 'no such card' });
+      const content = String(body.content ?? '');
+      const text = body.isFull ? content : card.text + content; // isFull:false appends
+      if (Buffer.byteLength(text) > MAX_BYTES) {
+        return refuseReq(res, route, `card text over ${MAX_BYTES} bytes`, body, 400,
+          { code: 'InvalidParameter.ContentTooLong', message: `over ${MAX_BYTES} bytes` });
+      }
+      card.text = text;
+      record({ kind: 'stream', chatId: card.chatId, text, format: 'ai_card', messageId: String(body.outTrackId),
+        finished: body.isFinalize === true, raw: body });
+      reply(res, 200, { success: true, result: true });
+    },
+  };
+
+  function isConnected(): boolean {
+    return [...conns].some((c) => c.ws.readyState === WebSocket.OPEN);
+  }
+  function record(o: Omit<FakeOutbound, 'at'>): void {
+    outbound.push({ ...o, at: Date.now() });
+    notify();
+  }
+
+  return {
+    name: 'channel_b',
+    channelConfig: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, apiBaseUrl: base },
+    botUserId: BOT_USER_ID, botName: BOT_NAME, limit: { max: MAX_BYTES, unit: 'bytes' },
+    outbound, rejections, acks, stats,
+    get subscriptions() { return subscriptions; },
+    deliver,
+    async redeliver(messageId) {
+      const d = delivered.get(messageId);
+      if (!d) throw new Error(`fake dingtalk: ${messageId} was never delivered`);
+      await pushCallback(d); // same headers.messageId and msgId, as a platform re-push
+    },
+    addHistory: () => ({ messageId: randomId('msg') }), // DingTalk has no history API for bots
+    waitForOutbound: (pred, timeoutMs = 5_000) => waitFor(() => outbound.find(pred), timeoutMs, 'outbound'),
+    waitForAck: (messageId, timeoutMs = 5_000) =>
+      waitFor(() => acks.find((a) => a.messageId === messageId), timeoutMs, `ack of ${messageId}`),
+    async ping(timeoutMs = 5_000) {
+      const id = randomId('ping');
+      pendingPings.add(id);
+      await sendFrame(await newestConn(), systemFrame('ping', id, { opaque: id }));
+      await waitFor(() => (pendingPings.has(id) ? undefined : true), timeoutMs, 'ping echo');
+    },
+    expireSessionWebhooks() { for (const s of sessions.values()) s.expiresAt = 0; },
+    connected: isConnected,
+    waitForConnection: async (timeoutMs = 5_000) => { await waitFor(() => isConnected() || undefined, timeoutMs, 'connection'); },
+    setRefuseConnections(r) { refuse = r; },
+    dropConnections() { for (const c of conns) c.ws.terminate(); },
+    async close() {
+      if (closed) return;
+      closed = true;
+      failWaiters();
+      for (const c of conns) c.ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+// --- internal ---
+
+function systemFrame(topic: string, messageId: string, data: unknown, type = 'SYSTEM'): Json {
+  return {
+    specVersion: '1.0', type,
+    headers: { appId: APP_ID, connectionId: '', contentType: 'application/json', messageId, time: String(Date.now()), topic },
+    data: JSON.stringify(data),
+  };
+}
+
+type Decoded = { text: string; format: string };
+function decodeWebhookBody(body: Json): Decoded | string {
+  const text = (body.text as Json | undefined)?.content;
+  const md = body.markdown as Json | undefined;
+  if (body.msgtype === 'text' && typeof text === 'string') return { text, format: 'text' };
+  if (body.msgtype === 'markdown' && typeof md?.text === 'string' && typeof md.title === 'string') return { text: md.text, format: 'markdown' };
+  return `unsupported or malformed msgtype ${String(body.msgtype)} (fake models text and markdown)`;
+}
+
+function decodeMsgParam(msgKey: string, msgParam: unknown): Decoded | string {
+  const p = parseJson(String(msgParam));
+  if (msgKey === 'sampleText' && typeof p?.content === 'string') return { text: p.content, format: msgKey };
+  if (msgKey === 'sampleMarkdown' && typeof p?.text === 'string' && typeof p.title === 'string') return { text: p.text, format: msgKey };
+  return `unsupported msgKey ${msgKey} or bad msgParam JSON string (fake models sampleText and sampleMarkdown)`;
+}
+
+function parseJson(text: string): Json | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === 'object' ? (v as Json) : undefined;
+  } catch { return undefined; }
+}
+
+async function readJson(req: IncomingMessage): Promise<Json | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return chunks.length === 0 ? {} : parseJson(Buffer.concat(chunks).toString('utf8'));
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json;charset=utf-8' }).end(JSON.stringify(body));
+}
+
+const randomId = (prefix: string): string => `${prefix}_${randomBytes(8).toString('hex')}`;
+const lwcp = (id: string): string => `$:LWCP_v1:$${Buffer.from(id).toString('base64')}`;
+
+/** Change-driven waiting: every state change calls notify(), which re-runs the pending probes. */
+function createWaiters(label: string) {
+  const probes = new Set<{ check: () => void; fail: (e: Error) => void }>();
+  return {
+    notify(): void { for (const p of [...probes]) p.check(); },
+    failWaiters(): void { for (const p of [...probes]) p.fail(new Error(`${label}: closed`)); },
+    waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const entry = { check: () => { const v = probe(); if (v !== undefined) { done(); resolve(v); } },
+          fail: (e: Error) => { done(); reject(e); } };
+        const timer = setTimeout(() => entry.fail(new Error(`${label}: timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+        const done = () => { clearTimeout(timer); probes.delete(entry); };
+        probes.add(entry);
+        entry.check();
+      });
+    },
+  };
+}

@@ -1,0 +1,357 @@
+/**
+ * Self-test of the fake DingTalk against the real `dingtalk-stream` 2.1.5, driven the way the channel_b adapter will
+ * drive it. GatewayDWClient below is the adapter-ready subclass (redirect, leak fix, real stop, auth-failure signal).
+ */
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DWClient, TOPIC_ROBOT, type DWClientDownStream } from 'dingtalk-stream';
+import type WebSocket from 'ws';
+import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
+
+/** DWClient fields that are `private` in its .d.ts but plain JS properties at runtime. */
+interface DWInternals {
+  socket?: WebSocket;
+  dw_url?: string;
+  heartbeatIntervallId?: ReturnType<typeof setInterval>;
+  reconnectInterval: number;
+  heartbeat_interval: number;
+}
+
+interface GatewayOptions {
+  clientId: string;
+  clientSecret: string;
+  apiBaseUrl: string;
+  keepAlive?: boolean;
+  reconnectMs?: number;
+  heartbeatMs?: number;
+}
+
+/** DWClient with a configurable gateway, no keepAlive-interval leak, a stop() that stays stopped, and status events. */
+class GatewayDWClient extends DWClient {
+  lastError: Error | undefined;
+  private stopped = false;
+  private connecting = false;
+
+  constructor(private readonly gw: GatewayOptions) {
+    super({ clientId: gw.clientId, clientSecret: gw.clientSecret, keepAlive: gw.keepAlive ?? false });
+    // 2.1.5 spreads a module-level default: config.subscriptions IS the shared default array, so every
+    // registerCallbackListener would leak its topic into all later clients. Give each client its own array.
+    this.config.subscriptions = [{ type: 'EVENT', topic: '*' }];
+    const internals = this as unknown as DWInternals;
+    internals.reconnectInterval = gw.reconnectMs ?? 1_000;
+    if (gw.heartbeatMs) internals.heartbeat_interval = gw.heartbeatMs;
+  }
+
+  // GATEWAY_URL is a module constant; this is the only redirect point.
+  override async getEndpoint(): Promise<this> {
+    const res = await fetch(`${this.gw.apiBaseUrl}/v1.0/gateway/connections/open`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ clientId: this.gw.clientId, clientSecret: this.gw.clientSecret,
+        ua: this.config.ua, subscriptions: this.config.subscriptions }),
+    }).catch((err: unknown) => { throw this.fail(new Error(`connections/open unreachable: ${String(err)}`)); });
+    const body = (await res.json().catch(() => ({}))) as { endpoint?: string; ticket?: string; code?: string; message?: string };
+    if (!res.ok || !body.endpoint || !body.ticket) {
+      throw this.fail(new Error(`connections/open HTTP ${res.status} ${body.code ?? ''} ${body.message ?? ''}`.trim()));
+    }
+    (this as unknown as DWInternals).dw_url = `${body.endpoint}?ticket=${encodeURIComponent(body.ticket)}`;
+    return this;
+  }
+
+  override _connect(): Promise<void> {
+    if (this.stopped) return Promise.resolve(); // _connect() resets userDisconnect: never let it undo stop()
+    // Leak fix: 2.1.5 calls setInterval on every 'open' but disconnect() clears only the newest one.
+    clearInterval((this as unknown as DWInternals).heartbeatIntervallId);
+    return super._connect().then(() => { this.lastError = undefined; this.emit('gateway-open'); });
+  }
+
+  // The SDK schedules reconnects from both 'error' and 'close' (and from connect()'s catch): run one at a time.
+  override async connect(): Promise<void> {
+    if (this.stopped || this.connecting) return;
+    this.connecting = true;
+    try { await super.connect(); } finally { this.connecting = false; }
+  }
+
+  /** disconnect() only starts the close handshake; resolve when the socket is really closed. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const socket = (this as unknown as DWInternals).socket;
+    this.disconnect();
+    if (socket && socket.readyState !== socket.CLOSED) await once(socket, 'close');
+  }
+
+  private fail(err: Error): Error {
+    this.lastError = err;
+    this.emit('gateway-error', err);
+    return err;
+  }
+}
+
+interface RobotMessage {
+  conversationId: string; conversationType: string; msgId: string; senderStaffId: string; senderNick: string;
+  text: { content: string }; sessionWebhook: string; sessionWebhookExpiredTime: number; chatbotUserId: string;
+  robotCode: string; isInAtList?: boolean; atUsers?: Array<{ dingtalkId: string; staffId?: string }>;
+}
+
+let fake: FakeDingtalk;
+let client: GatewayDWClient | undefined;
+const received: Array<{ frame: DWClientDownStream; msg: RobotMessage }> = [];
+
+function config() {
+  const c = fake.channelConfig;
+  return { clientId: String(c.clientId), clientSecret: String(c.clientSecret), apiBaseUrl: String(c.apiBaseUrl) };
+}
+
+async function startClient(opts: Partial<GatewayOptions> & { ack?: boolean } = {}): Promise<GatewayDWClient> {
+  const c = new GatewayDWClient({ ...config(), reconnectMs: 50, ...opts });
+  c.registerCallbackListener(TOPIC_ROBOT, (frame) => {
+    received.push({ frame, msg: JSON.parse(frame.data) as RobotMessage });
+    if (opts.ack !== false) c.socketCallBackResponse(frame.headers.messageId, { success: true });
+  });
+  client = c;
+  await c.connect();
+  return c;
+}
+
+async function until(pred: () => boolean, ms = 3_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function openApiToken(): Promise<string> {
+  const res = await fetch(`${config().apiBaseUrl}/v1.0/oauth2/accessToken`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ appKey: config().clientId, appSecret: config().clientSecret }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { accessToken: string }).accessToken;
+}
+
+async function post(path: string, body: unknown, token?: string, method = 'POST') {
+  const url = path.startsWith('http') ? path : `${config().apiBaseUrl}${path}`;
+  const res = await fetch(url, { method, body: JSON.stringify(body), headers: {
+    'content-type': 'application/json', ...(token ? { 'x-acs-dingtalk-access-token': token } : {}) } });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Live setInterval handles from now on (the SDK's keepAlive timer is the only interval in play). */
+function trackIntervals(): Set<unknown> {
+  const live = new Set<unknown>();
+  const realSet = globalThis.setInterval;
+  const realClear = globalThis.clearInterval;
+  vi.spyOn(globalThis, 'setInterval').mockImplementation(((fn: () => void, ms?: number) => {
+    const t = realSet(fn, ms);
+    live.add(t);
+    return t;
+  }) as typeof setInterval);
+  vi.spyOn(globalThis, 'clearInterval').mockImplementation(((t?: ReturnType<typeof setInterval>) => {
+    live.delete(t);
+    realClear(t);
+  }) as typeof clearInterval);
+  return live;
+}
+
+beforeEach(async () => {
+  vi.spyOn(console, 'info').mockImplementation(() => undefined); // SDK prints 'connect success' unconditionally
+  vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  received.length = 0;
+  fake = await startFakeDingtalk();
+});
+
+afterEach(async () => {
+  await client?.stop();
+  client = undefined;
+  await fake.close();
+  vi.restoreAllMocks();
+});
+
+describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
+  it('connects through the subclass, delivers a DM, records the ack, takes a sessionWebhook reply, echoes pings', async () => {
+    await startClient();
+    await fake.waitForConnection();
+    expect(fake.subscriptions).toContainEqual({ type: 'CALLBACK', topic: TOPIC_ROBOT });
+    const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'staff-1', userName: 'Alice', text: 'hello' });
+    await fake.waitForAck(messageId);
+    const { frame, msg } = received[0]!;
+    expect(frame.type).toBe('CALLBACK');
+    expect(msg).toMatchObject({ conversationType: '1', msgId: messageId, senderStaffId: 'staff-1', senderNick: 'Alice',
+      text: { content: 'hello' }, chatbotUserId: fake.botUserId, robotCode: config().clientId });
+    expect(msg.sessionWebhookExpiredTime).toBeGreaterThan(Date.now());
+    const r = await post(msg.sessionWebhook, { msgtype: 'text', text: { content: 'hi Alice' } });
+    expect(r.body).toEqual({ errcode: 0, errmsg: 'ok' });
+    const out = await fake.waitForOutbound((o) => o.kind === 'reply');
+    expect(out).toMatchObject({ chatId: 'staff-1', text: 'hi Alice', format: 'text', replyTo: messageId });
+    await fake.ping(); // SYSTEM ping → the SDK echoes {code:200, headers, message:'OK', data}
+  });
+
+  it('delivers a group @mention the DingTalk way and drops group messages without one', async () => {
+    await startClient();
+    const { messageId } = await fake.deliver({ chatType: 'group', chatId: 'cidGroup1==', userId: 'staff-2', text: 'status? @Bob',
+      mentionBot: true, mentionUsers: [{ userId: 'staff-9', userName: 'Bob' }] });
+    await fake.waitForAck(messageId);
+    const msg = received[0]!.msg;
+    expect(msg).toMatchObject({ conversationType: '2', conversationId: 'cidGroup1==', isInAtList: true,
+      text: { content: ' status? @Bob' } });
+    expect(msg.atUsers).toEqual([{ dingtalkId: fake.botUserId }, { dingtalkId: expect.any(String), staffId: 'staff-9' }]);
+    await post(msg.sessionWebhook, { msgtype: 'markdown', markdown: { title: 't', text: '**ok**' }, at: { atUserIds: ['staff-2'] } });
+    expect(await fake.waitForOutbound((o) => o.kind === 'reply')).toMatchObject({ chatId: 'cidGroup1==', format: 'markdown', text: '**ok**' });
+    await fake.deliver({ chatType: 'group', chatId: 'cidGroup1==', userId: 'staff-2', text: 'not for the bot' });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(received).toHaveLength(1);
+  });
+
+  it('sends proactively through the OpenAPI and streams an AI card', async () => {
+    const token = await openApiToken();
+    const md = JSON.stringify({ title: 'Report', text: '# done' });
+    let r = await post('/v1.0/robot/oToMessages/batchSend', { robotCode: config().clientId, userIds: ['staff-1'], msgKey: 'sampleMarkdown', msgParam: md }, token);
+    expect(r.status).toBe(200);
+    expect(r.body.processQueryKey).toEqual(expect.any(String));
+    r = await post('/v1.0/robot/groupMessages/send', { robotCode: config().clientId, openConversationId: 'cidGroup1==',
+      msgKey: 'sampleText', msgParam: JSON.stringify({ content: 'ping' }) }, token);
+    expect(r.status).toBe(200);
+    expect(fake.outbound.map((o) => [o.kind, o.chatId, o.text, o.format])).toEqual([
+      ['send', 'staff-1', '# done', 'sampleMarkdown'], ['send', 'cidGroup1==', 'ping', 'sampleText']]);
+    expect((await post('/v1.0/robot/groupMessages/send', {}, 'wrong-token')).status).toBe(401);
+
+    r = await post('/v1.0/card/instances/createAndDeliver', { cardTemplateId: 'tpl.schema', outTrackId: 'card-1',
+      openSpaceId: 'dtv1.card//IM_ROBOT.staff-1', callbackType: 'STREAM', cardData: { cardParamMap: { content: '' } } }, token);
+    expect(r.body).toMatchObject({ success: true });
+    const frame = (content: string, isFull: boolean, isFinalize: boolean) => post('/v1.0/card/streaming',
+      { outTrackId: 'card-1', guid: randomUUID(), key: 'content', content, isFull, isFinalize, isError: false }, token, 'PUT');
+    await frame('Hel', true, false);
+    await frame('lo', false, false);
+    await frame('Hello, world', true, true);
+    const frames = fake.outbound.filter((o) => o.kind === 'stream');
+    expect(frames.map((o) => [o.chatId, o.text, o.finished, o.messageId])).toEqual([
+      ['staff-1', 'Hel', false, 'card-1'], ['staff-1', 'Hello', false, 'card-1'], ['staff-1', 'Hello, world', true, 'card-1']]);
+  });
+
+  it('rejects over-limit text in bytes, expired session webhooks and unknown cards', async () => {
+    await startClient();
+    const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'staff-1', text: 'long please' });
+    await fake.waitForAck(messageId);
+    const hook = received[0]!.msg.sessionWebhook;
+    const cjk = '中'.repeat(6_667); // 20 001 bytes, 6 667 chars
+    const tooLong = await post(hook, { msgtype: 'text', text: { content: cjk } });
+    expect(tooLong.body.errcode).not.toBe(0);
+    expect((await post(hook, { msgtype: 'text', text: { content: cjk.slice(1) } })).body.errcode).toBe(0);
+    const token = await openApiToken();
+    const big = await post('/v1.0/robot/oToMessages/batchSend', { robotCode: config().clientId, userIds: ['staff-1'],
+      msgKey: 'sampleText', msgParam: JSON.stringify({ content: cjk }) }, token);
+    expect(big.status).toBe(400);
+    expect((await post('/v1.0/card/streaming', { outTrackId: 'nope', content: 'x', isFull: true }, token, 'PUT')).status).toBe(404);
+    fake.expireSessionWebhooks();
+    expect((await post(hook, { msgtype: 'text', text: { content: 'late' } })).body).toEqual({ errcode: 300001, errmsg: 'session 不存在' });
+    expect(fake.rejections.map((r) => r.method)).toEqual(['POST /robot/sendBySession',
+      'POST /v1.0/robot/oToMessages/batchSend', 'PUT /v1.0/card/streaming', 'POST /robot/sendBySession']);
+    expect(fake.outbound.filter((o) => o.kind === 'reply')).toHaveLength(1);
+  });
+
+  it('re-pushes an unacked callback only on redeliver, with the same ids', async () => {
+    const c = await startClient({ ack: false });
+    const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'staff-1', text: 'once' });
+    await until(() => received.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toHaveLength(1);
+    expect(fake.acks).toHaveLength(0);
+    await fake.redeliver(messageId);
+    await until(() => received.length === 2);
+    expect(received[1]!.frame.headers.messageId).toBe(received[0]!.frame.headers.messageId);
+    expect(received[1]!.msg.msgId).toBe(messageId);
+    c.socketCallBackResponse(received[1]!.frame.headers.messageId, { success: true });
+    await fake.waitForAck(messageId);
+  });
+
+  it('refuses connections and tokens with 401; the SDK retries silently, the subclass reports it', async () => {
+    fake.setRefuseConnections(true);
+    const errors: Error[] = [];
+    const c = new GatewayDWClient({ ...config(), reconnectMs: 50 });
+    client = c;
+    c.on('gateway-error', (e: Error) => errors.push(e));
+    await c.connect(); // resolves anyway: DWClient.connect() swallows the error and schedules a retry
+    expect(c.connected).toBe(false);
+    await until(() => errors.length >= 2);
+    expect(errors[0]!.message).toContain('HTTP 401 InvalidAuthentication');
+    expect(fake.stats.refusedOpens).toBeGreaterThanOrEqual(2);
+    const token = await post('/v1.0/oauth2/accessToken', { appKey: config().clientId, appSecret: config().clientSecret });
+    expect(token).toMatchObject({ status: 401, body: { code: 'InvalidAuthentication' } });
+    fake.setRefuseConnections(false);
+    await once(c, 'gateway-open');
+    expect(c.connected).toBe(true);
+    expect(c.lastError).toBeUndefined();
+  });
+
+  it('reconnects after a server drop with a fresh ticket; stop() leaves no interval or socket behind', async () => {
+    const live = trackIntervals();
+    const c = await startClient({ keepAlive: true, heartbeatMs: 40 });
+    await fake.waitForConnection();
+    fake.dropConnections();
+    await until(() => fake.stats.upgrades === 2 && fake.connected());
+    await new Promise((r) => setTimeout(r, 120)); // several keepAlive ping/pong rounds on the new socket
+    expect(fake.connected()).toBe(true);
+    expect(fake.stats.opens).toBe(2); // the reconnect asked connections/open for a new ticket
+    expect(live.size).toBe(1); // one keepAlive interval, not one per connection
+    await c.stop();
+    expect(fake.connected()).toBe(false);
+    expect(live.size).toBe(0);
+    await fake.close();
+    await new Promise((r) => setTimeout(r, 20));
+    // Nothing that keeps the event loop alive: no timer and no socket.
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'TCPSocketWrap')).toEqual([]);
+  });
+
+  it('confirms the 2.1.5 leak: a plain DWClient keeps one keepAlive interval per reconnect after disconnect()', async () => {
+    const live = trackIntervals();
+    class PlainRedirect extends DWClient {
+      override async getEndpoint(): Promise<this> {
+        const r = await post('/v1.0/gateway/connections/open', { ...config(), ua: '', subscriptions: [] });
+        (this as unknown as DWInternals).dw_url = `${String(r.body.endpoint)}?ticket=${String(r.body.ticket)}`;
+        return this;
+      }
+    }
+    const plain = new PlainRedirect({ ...config(), keepAlive: true });
+    (plain as unknown as DWInternals).reconnectInterval = 50;
+    await plain.connect();
+    fake.dropConnections();
+    await until(() => fake.stats.upgrades === 2 && plain.connected);
+    const socket = (plain as unknown as DWInternals).socket!;
+    plain.disconnect();
+    await once(socket, 'close');
+    expect(live.size).toBe(1); // the first connection's interval survived disconnect() and would run forever
+    for (const t of live) clearInterval(t as ReturnType<typeof setInterval>);
+  });
+
+  it('guards the reconnect storm: a failing websocket upgrade makes plain 2.1.5 double its retries on every failure', async () => {
+    class BrokenTicket extends GatewayDWClient {
+      override async getEndpoint(): Promise<this> {
+        await super.getEndpoint();
+        (this as unknown as DWInternals).dw_url += 'x'; // the fake answers the upgrade with 401
+        return this;
+      }
+    }
+    const c = new BrokenTicket({ ...config(), reconnectMs: 50 });
+    client = c;
+    await c.connect();
+    await new Promise((r) => setTimeout(r, 400));
+    // Plain DWClient: 'error' and 'close' each schedule connect(), so attempts go 1, 3, 7, 15… (measured: 127 in 360 ms,
+    // and disconnect() does not stop it because _connect() resets userDisconnect). Guarded: about one per 50 ms.
+    expect(fake.stats.opens).toBeLessThanOrEqual(10);
+    await c.stop();
+    const opens = fake.stats.opens;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(fake.stats.opens).toBe(opens);
+  });
+
+  it('gives each client its own subscriptions (2.1.5 shares the module default array between instances)', () => {
+    const a = new GatewayDWClient(config());
+    a.registerCallbackListener(TOPIC_ROBOT, () => undefined);
+    expect(new GatewayDWClient(config()).config.subscriptions).toEqual([{ type: 'EVENT', topic: '*' }]);
+    const plain = new DWClient(config());
+    plain.registerCallbackListener('/v1.0/card/instances/callback', () => undefined);
+    expect(new DWClient(config()).config.subscriptions).toContainEqual({ type: 'CALLBACK', topic: '/v1.0/card/instances/callback' });
+  });
+});
