@@ -1,7 +1,7 @@
 import { channelOptionSchemas } from './channels/registry.js';
 import { loadConfig, type ConfigCheck, type LoadedConfig } from './core/config/load.js';
 import type { ConfigSchemaParts } from './core/config/schema.js';
-import { engineIds } from './core/engines/registry.js';
+import { engineDefinitions, engineIds } from './core/engines/registry.js';
 
 /**
  * The composition point of the two registries: the config schema parts (engine ids and channel
@@ -11,7 +11,8 @@ export function configParts(): ConfigSchemaParts {
   return { engines: engineIds, channels: channelOptionSchemas() };
 }
 
-export const configChecks: readonly ConfigCheck[] = [];
+/** Checks only an engine can make (engine_c's provider/model format). */
+export const configChecks: readonly ConfigCheck[] = Object.values(engineDefinitions).flatMap((e) => (e.checkConfig ? [e.checkConfig] : []));
 
 /** Load the assistant's service.yaml with every registered engine and channel. */
 export function loadServiceConfig(dir: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {

@@ -1,8 +1,11 @@
 import type { z } from 'zod';
+import type { Logger } from '../core/logger.js';
 
 /**
- * A channel is a platform adapter defined by data: its key in service.yaml, its option schema
- * (validated with the rest of the config in one pass) and a factory that imports the SDK lazily.
+ * The channel layer's seam. A channel is a platform adapter defined by data: its key in
+ * service.yaml, its option schema (validated with the rest of the config in one pass) and a
+ * factory that imports the platform SDK lazily. Everything platform-neutral (group policy,
+ * sessions, splitting, delivery modes, the inbox) lives in the bridge, never in an adapter.
  */
 export interface ChannelDefinition<Opts extends Record<string, unknown> = Record<string, unknown>> {
   /** Key under `channels:` in service.yaml, e.g. 'channel_e'. */
@@ -12,9 +15,146 @@ export interface ChannelDefinition<Opts extends Record<string, unknown> = Record
   /** SDK package the adapter needs (checked by `service doctor`). */
   readonly sdkPackage: string;
   readonly options: z.ZodType<Opts>;
+  /** Build the adapter; the SDK is imported in here, not at module load. */
+  create(options: Opts, deps: ChannelDeps): Promise<ChannelAdapter>;
+}
+
+export interface ChannelDeps {
+  log: Logger;
+  /** The assistant directory (custom adapters resolve paths against it). */
+  dir: string;
+  /** The channel key this adapter runs under (a custom adapter's own key). */
+  name: string;
 }
 
 /** Identity helper that keeps the options type of a definition. */
 export function defineChannel<Opts extends Record<string, unknown>>(def: ChannelDefinition<Opts>): ChannelDefinition<Opts> {
   return def;
+}
+
+/** A platform's message-size limit, counted the way the platform counts. */
+export interface MessageLimit {
+  max: number;
+  unit: 'chars' | 'bytes';
+}
+
+/**
+ * One connected platform. Required: start, reply, stop, render. Optional capabilities are
+ * checked by the bridge (`if (adapter.send)`), never by channel name.
+ */
+export interface ChannelAdapter {
+  /** The channel key (channel_a … channel_f, or the custom adapter's key). */
+  readonly name: string;
+  readonly limit: MessageLimit;
+  /**
+   * Markdown → the text exactly as it will be sent in the platform's own flavour (pure). The
+   * bridge measures rendered chunks with it before sending, so no part exceeds `limit`.
+   */
+  render(markdown: string): string;
+  /**
+   * Connect. Resolves once connected (the bridge applies a deadline and reports `failed` on
+   * rejection); later disconnects and reconnects are reported through `ctx.onStatus`.
+   */
+  start(ctx: ChannelContext): Promise<void>;
+  /** Reply to an inbound message (Markdown in; rendered, with a plain-text retry when the platform rejects the formatting). */
+  reply(to: ReplyTarget, markdown: string): Promise<SentMessage | undefined>;
+  /** Disconnect and release every timer and socket; the process must be able to exit afterwards. */
+  stop(): Promise<void>;
+
+  /** Proactive send to a chat, group or user id (POST /api/send, scheduled tasks). */
+  send?(chatId: string, markdown: string): Promise<SentMessage | undefined>;
+  /** Replace the text of a message this adapter sent. */
+  edit?(message: SentMessage, markdown: string): Promise<void>;
+  /** Show "typing…" (best effort; errors are ignored). */
+  typing?(to: ReplyTarget): Promise<void>;
+  /**
+   * A reply that is updated in place with the full text so far (WeCom stream bubble, Lark card,
+   * DingTalk AI card). Used by `streaming` delivery instead of one message per flush.
+   */
+  openStream?(to: ReplyTarget): Promise<ReplyStream>;
+  /** Messages of a chat at or after `since`, oldest first (history catch-up). */
+  readHistory?(chatId: string, opts: { since: Date; limit: number }): Promise<InboundMessage[]>;
+  /** Bytes of an image attached to an inbound message. */
+  downloadImage?(image: InboundImage): Promise<{ data: Buffer; mimeType: string }>;
+}
+
+export interface ChannelContext {
+  /**
+   * Hand an incoming message to the bridge. It returns quickly (the turn runs later); adapters
+   * whose protocol has an explicit acknowledgement send it after this resolves, so a message is
+   * acknowledged only once it is safely handed over (persisted when the inbox is on).
+   */
+  onMessage(message: InboundMessage): Promise<void>;
+  /** Connection changes after start: a drop (with reason), a reconnect, a permanent failure. */
+  onStatus(status: { state: 'connected' | 'disconnected' | 'failed'; reason?: string }): void;
+  log: Logger;
+}
+
+export interface InboundImage {
+  /** What the adapter needs to download it again (a file id, a URL, a resource key). */
+  ref: string;
+  mimeType?: string;
+  fileName?: string;
+}
+
+/** An incoming message, normalised. */
+export interface InboundMessage {
+  channel: string;
+  /** The platform's message id: duplicates of one id are processed once. */
+  messageId: string;
+  /** Where the message was posted: the DM chat or the group / channel id. */
+  chatId: string;
+  chatType: 'direct' | 'group';
+  /** Thread / topic id where the platform has threads. */
+  threadId?: string;
+  senderId: string;
+  senderName?: string;
+  /** Text with only the bot's own mention removed. */
+  text: string;
+  /** Group: the bot was mentioned the platform's own way (or the message replies to the bot). DMs: true. */
+  mentioned: boolean;
+  /** Sent by this bot or another bot (never answered; counts for group context). */
+  fromBot?: boolean;
+  /** Unix ms. */
+  ts: number;
+  images?: InboundImage[];
+  /** Everything `reply` needs (ids, webhooks, request ids); must be JSON-serialisable (the inbox stores it). */
+  replyTarget: ReplyTarget;
+}
+
+export interface ReplyTarget {
+  chatId: string;
+  chatType: 'direct' | 'group';
+  threadId?: string;
+  /** The inbound message being answered. */
+  messageId?: string;
+  /** Adapter-specific, JSON-serialisable data (a session webhook and its expiry, a request id...). */
+  extra?: Record<string, unknown>;
+}
+
+/** A message the adapter sent, enough to edit it later. */
+export interface SentMessage {
+  chatId: string;
+  messageId: string;
+  extra?: Record<string, unknown>;
+}
+
+export interface ReplyStream {
+  /** Replace the shown text with the full text so far. */
+  update(markdown: string): Promise<void>;
+  /** Final text; the stream is closed afterwards. */
+  finish(markdown: string): Promise<void>;
+}
+
+/** Thrown by adapters for platform refusals the bridge may act on. */
+export class ChannelError extends Error {
+  readonly channel: string;
+  readonly kind: 'format' | 'too_long' | 'not_found' | 'auth' | 'rate_limited' | 'network' | 'other';
+
+  constructor(channel: string, kind: ChannelError['kind'], message: string, opts: { cause?: unknown } = {}) {
+    super(`${channel}: ${message}`, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ChannelError';
+    this.channel = channel;
+    this.kind = kind;
+  }
 }

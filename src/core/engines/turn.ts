@@ -1,0 +1,194 @@
+import os from 'node:os';
+import type { ServiceConfig } from '../config/schema.js';
+import type { AgentEvent } from '../events.js';
+import type { Logger } from '../logger.js';
+import { scanSkills, type Skill } from '../skills/skills.js';
+import { renderAssistantContext, type PeerAssistant } from './context.js';
+import { findEngineBinary } from './detect.js';
+import { chooseEndpoint, recordOutcome, type FailoverStateStore } from './failover.js';
+import { getEngine } from './registry.js';
+import { runProcess } from './runner.js';
+import type { EngineDefinition, ModelListing } from './types.js';
+
+/**
+ * One engine turn, as the chat core asks for it: prepare the workspace (context file, skill
+ * links, engine config), pick the provider endpoint, run the engine, and when a resume fails
+ * because the engine does not know the session, run once more without it.
+ */
+export interface EngineRunnerDeps {
+  dir: string;
+  stateDir: string;
+  skillsDir: string;
+  log: Logger;
+  failover: FailoverStateStore;
+  env?: NodeJS.ProcessEnv;
+  apiKey?: string;
+  peers?: () => PeerAssistant[];
+  now?: () => number;
+}
+
+export interface EngineTurnRequest {
+  config: ServiceConfig;
+  prompt: string;
+  sessionId?: string;
+  images?: readonly string[];
+  command?: { name: string; arguments?: string };
+  signal?: AbortSignal;
+}
+
+export interface EngineRunner {
+  run(req: EngineTurnRequest): AsyncIterable<AgentEvent>;
+  listModels(config: ServiceConfig): Promise<ModelListing>;
+  /** Write the context file and engine files without running a turn (start-up, config changes). */
+  prepare(config: ServiceConfig): Skill[];
+}
+
+export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
+  const env = deps.env ?? process.env;
+  const now = deps.now ?? Date.now;
+  const warnedPermissions = new Set<string>();
+
+  const prepare = (config: ServiceConfig): Skill[] => {
+    const engine = getEngine(config.engine);
+    const skills = scanSkills(deps.skillsDir).skills;
+    const context = renderAssistantContext({ config, skills, skillPath: (s) => `skills/${s.name}`, peers: deps.peers?.() ?? [] });
+    engine.prepareWorkspace({ dir: deps.dir, stateDir: deps.stateDir, config, skills, context, log: deps.log });
+    if (config.permissions && !engine.honoursPermissions && !warnedPermissions.has(engine.id)) {
+      warnedPermissions.add(engine.id);
+      deps.log.warn(`permissions are enforced for engine_a only; ${engine.id} ignores them`);
+    }
+    return skills;
+  };
+
+  async function* run(req: EngineTurnRequest): AsyncIterable<AgentEvent> {
+    const engine = getEngine(req.config.engine);
+    const binary = findEngineBinary(engine, env.PATH);
+    if (!binary) {
+      yield { type: 'error', code: 'spawn_failed', message: notInstalled(engine), kind: 'engine' };
+      return;
+    }
+    try {
+      prepare(req.config);
+    } catch (err) {
+      yield { type: 'error', code: 'spawn_failed', message: `could not prepare the workspace: ${(err as Error).message}`, kind: 'engine' };
+      return;
+    }
+    const chosen = chooseEndpoint(req.config.provider, deps.failover, now());
+    const attempt = (sessionId: string | undefined) => runOnce(engine, binary, req, sessionId, chosen?.endpoint);
+
+    let terminal: AgentEvent | undefined;
+    if (req.sessionId) {
+      const first = await withheldUntilContent(attempt(req.sessionId));
+      if (first.sessionNotFound) {
+        deps.log.info(`${engine.id} does not know session ${req.sessionId}; starting a new one`);
+        yield { type: 'warning', message: 'the previous engine session was not found; a new session was started' };
+      } else {
+        for await (const e of first.events) {
+          if (e.type === 'done' || e.type === 'error') terminal = e;
+          yield e;
+        }
+      }
+    }
+    if (!req.sessionId || terminal === undefined) {
+      for await (const e of attempt(undefined)) {
+        if (e.type === 'done' || e.type === 'error') terminal = e;
+        yield e;
+      }
+    }
+    const outcome = terminal?.type === 'done' ? 'ok' : terminal?.type === 'error' && terminal.kind === 'provider' ? 'provider_error' : 'other';
+    if (recordOutcome(req.config.provider, chosen, outcome, deps.failover, now())) {
+      deps.log.warn(`provider ${chosen?.endpoint.baseUrl ?? ''} failed ${req.config.provider?.failoverThreshold} times in a row; using provider.fallback`);
+    }
+  }
+
+  function runOnce(
+    engine: EngineDefinition,
+    binary: string,
+    req: EngineTurnRequest,
+    sessionId: string | undefined,
+    endpoint: ReturnType<typeof chooseEndpoint> extends infer C ? (C extends { endpoint: infer E } ? E : never) | undefined : never,
+  ): AsyncIterable<AgentEvent> {
+    const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
+    const invocation = engine.buildInvocation({
+      prompt: req.prompt,
+      dir: deps.dir,
+      stateDir: deps.stateDir,
+      ...(sessionId ? { sessionId } : {}),
+      images: req.images ?? [],
+      ...(req.command ? { command: req.command } : {}),
+      config: req.config,
+      ...(endpoint ? { endpoint } : {}),
+      ...(model ? { model } : {}),
+      ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
+      isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
+    });
+    const childEnv: NodeJS.ProcessEnv = { ...env };
+    for (const [k, v] of Object.entries(invocation.env)) {
+      if (v === undefined) delete childEnv[k];
+      else childEnv[k] = v;
+    }
+    return runProcess(
+      {
+        binary,
+        args: invocation.args,
+        cwd: deps.dir,
+        env: childEnv,
+        ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
+        timeoutMs: req.config.timeout * 1000,
+        ...(req.signal ? { signal: req.signal } : {}),
+      },
+      engine.createParser(),
+    );
+  }
+
+  return {
+    run,
+    prepare,
+    async listModels(config) {
+      const engine = getEngine(config.engine);
+      const binary = findEngineBinary(engine, env.PATH);
+      if (!binary) throw new Error(notInstalled(engine));
+      return engine.listModels({ binary, dir: deps.dir, env: { ...env, HOME: env.HOME ?? os.homedir() } });
+    },
+  };
+}
+
+// --- internal ---
+
+function notInstalled(engine: EngineDefinition): string {
+  const how = engine.npmPackage ? `npm install -g ${engine.npmPackage}` : "the vendor's installer";
+  return `${engine.id} (${engine.title}): ${engine.binaries.join(' / ')} is not installed or not on PATH (install it with ${how})`;
+}
+
+/**
+ * Hold a resumed run's events back until it produces content. If it ends first with
+ * session_not_found, nothing of it reaches the caller and the turn is retried fresh.
+ */
+async function withheldUntilContent(
+  events: AsyncIterable<AgentEvent>,
+): Promise<{ sessionNotFound: true } | { sessionNotFound: false; events: AsyncIterable<AgentEvent> }> {
+  const it = events[Symbol.asyncIterator]();
+  const held: AgentEvent[] = [];
+  for (;;) {
+    const next = await it.next();
+    if (next.done) break;
+    const e = next.value;
+    if (e.type === 'error' && e.kind === 'session_not_found') {
+      await it.return?.();
+      return { sessionNotFound: true };
+    }
+    held.push(e);
+    if (e.type === 'text' || e.type === 'tool_call' || e.type === 'tool_result' || e.type === 'done' || e.type === 'error') break;
+  }
+  return {
+    sessionNotFound: false,
+    events: (async function* () {
+      yield* held;
+      for (;;) {
+        const next = await it.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    })(),
+  };
+}

@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+// A stand-in for the four engine CLIs. Invoked as `stand-in-engine.mjs <engine_x> <argv of the
+// real CLI...>` through a wrapper named like the real binary (claude, opencode, codex, agent), it
+// reads the prompt where the real CLI does, keeps sessions like the real CLI (resume of an
+// unknown id fails the real CLI's way), and prints the real CLI's output format.
+//
+// Directives anywhere in the prompt:
+//   SLEEP:<ms>     wait before answering          HANG           never finish
+//   GRANDCHILD     start a `sleep` grandchild, then hang
+//   FAIL:<text>    engine-reported failure         PROVIDER-ERROR  a 401 from the model provider
+//   CRASH          exit 3 with only stderr         STDERR-FLOOD    1 MB of stderr, then answer
+//   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
+//   SAY:<text>     answer exactly <text> (to the end of the prompt)
+//   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
+//   ECHO-PROMPT    answer with the whole prompt
+// Otherwise the answer is `ECHO: <first line of the prompt>` and `TURN: <n>` (n-th turn of the session).
+//
+// STANDIN_LOG=<file>: one JSON line per run (engine, pid, argv, prompt, sessions, env subset).
+// Sessions live in $STANDIN_STATE_DIR or $HOME/.standin.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const [engine, ...argv] = process.argv.slice(2);
+const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const stateDir = process.env.STANDIN_STATE_DIR || path.join(process.env.HOME || '/tmp', '.standin');
+fs.mkdirSync(path.join(stateDir, 'sessions'), { recursive: true });
+const sessionFile = (id) => path.join(stateDir, 'sessions', `${id.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
+
+const readStdin = () =>
+  new Promise((resolve) => {
+    if (process.stdin.isTTY) return resolve('');
+    let data = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (d) => (data += d));
+    process.stdin.on('end', () => resolve(data));
+    process.stdin.on('error', () => resolve(data));
+  });
+
+const flag = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+
+async function parseInvocation() {
+  if (engine === 'engine_b') return { prompt: await readStdin(), resume: flag('--resume') };
+  if (engine === 'engine_c') {
+    const command = flag('--command');
+    if (command) {
+      const args = argv.slice(argv.indexOf('--command') + 2).join(' ');
+      return { prompt: `/${command} ${args}`.trim(), resume: flag('--session'), command };
+    }
+    return { prompt: await readStdin(), resume: flag('--session') };
+  }
+  if (engine === 'engine_d') {
+    const prompt = argv[argv.length - 1] === '-' ? await readStdin() : argv[argv.length - 1];
+    const i = argv.indexOf('resume');
+    return { prompt, resume: i >= 0 ? argv[argv.length - 2] : undefined };
+  }
+  return { prompt: argv[argv.length - 1], resume: flag('--resume') };
+}
+
+function notFound(id) {
+  const messages = {
+    engine_b: () => {
+      out({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, session_id: id, total_cost_usd: 0, errors: [`No conversation found with session ID: ${id}`] });
+      process.stderr.write(`No conversation found with session ID: ${id}\n`);
+    },
+    engine_c: () => process.stderr.write('\x1b[91m\x1b[1mError: \x1b[0mSession not found\n'),
+    engine_d: () => process.stderr.write(`Error: thread/resume: thread/resume failed: no rollout found for thread id ${id} (code -32600)\n`),
+    engine_a: () => process.stderr.write(`Error: chat ${id} not found\n`),
+  };
+  messages[engine]();
+  process.exit(1);
+}
+
+// --- per-engine output formats ---
+
+function emitter(sessionId) {
+  const msgId = () => `msg_${randomUUID().slice(0, 12)}`;
+  const call = () => `call_${randomUUID().slice(0, 8)}`;
+  const ts = () => Date.now();
+  const formats = {
+    engine_b: {
+      start: () => out({ type: 'system', subtype: 'init', cwd: process.cwd(), session_id: sessionId, tools: ['Bash'], model: 'stand-in' }),
+      text: (t) => {
+        const id = msgId();
+        out({ type: 'stream_event', event: { type: 'message_start', message: { id } }, session_id: sessionId });
+        for (const piece of t.match(/[\s\S]{1,12}/g) ?? []) {
+          out({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, session_id: sessionId });
+        }
+        out({ type: 'assistant', message: { id, role: 'assistant', model: 'stand-in', content: [{ type: 'text', text: t }] }, session_id: sessionId });
+      },
+      tool: (name, input, output) => {
+        const id = call();
+        out({ type: 'assistant', message: { id: msgId(), role: 'assistant', model: 'stand-in', content: [{ type: 'tool_use', id, name, input }] }, session_id: sessionId });
+        out({ type: 'user', message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content: output, is_error: false }] }, session_id: sessionId });
+      },
+      done: (final) => out({ type: 'result', subtype: 'success', is_error: false, num_turns: 2, result: final, session_id: sessionId, total_cost_usd: 0.0123, usage: { input_tokens: 10, output_tokens: 5 } }),
+      fail: (message, status) => {
+        out({ type: 'result', subtype: 'success', is_error: true, api_error_status: status ?? null, num_turns: 1, result: message, session_id: sessionId, total_cost_usd: 0 });
+        process.exit(1);
+      },
+    },
+    engine_c: {
+      start: () => out({ type: 'step_start', timestamp: ts(), sessionID: sessionId, part: { type: 'step-start' } }),
+      text: (t) => out({ type: 'text', timestamp: ts(), sessionID: sessionId, part: { type: 'text', text: t } }),
+      tool: (name, input, output) => {
+        out({ type: 'tool_use', timestamp: ts(), sessionID: sessionId, part: { type: 'tool', tool: name, callID: call(), state: { status: 'completed', input, output } } });
+        out({ type: 'step_finish', timestamp: ts(), sessionID: sessionId, part: { reason: 'tool-calls', type: 'step-finish', tokens: { input: 5, output: 2 }, cost: 0 } });
+        out({ type: 'step_start', timestamp: ts(), sessionID: sessionId, part: { type: 'step-start' } });
+      },
+      done: () => out({ type: 'step_finish', timestamp: ts(), sessionID: sessionId, part: { reason: 'stop', type: 'step-finish', tokens: { input: 10, output: 5 }, cost: 0 } }),
+      fail: (message, status) => {
+        out({ type: 'error', timestamp: ts(), sessionID: sessionId, error: { name: 'APIError', data: { message, ...(status ? { statusCode: status } : {}) } } });
+        process.exit(1);
+      },
+    },
+    engine_d: {
+      start: () => {
+        out({ type: 'thread.started', thread_id: sessionId });
+        out({ type: 'turn.started' });
+      },
+      text: (t) => out({ type: 'item.completed', item: { id: `item_${call()}`, type: 'agent_message', text: t } }),
+      tool: (name, input, output) => {
+        const id = `item_${call()}`;
+        out({ type: 'item.started', item: { id, type: 'command_execution', command: `${name} ${JSON.stringify(input)}`, aggregated_output: '', exit_code: null, status: 'in_progress' } });
+        out({ type: 'item.completed', item: { id, type: 'command_execution', command: `${name} ${JSON.stringify(input)}`, aggregated_output: output, exit_code: 0, status: 'completed' } });
+      },
+      done: () => out({ type: 'turn.completed', usage: { input_tokens: 10, output_tokens: 5 } }),
+      fail: (message, status) => {
+        const m = status ? `unexpected status ${status} Unauthorized: ${message}` : message;
+        out({ type: 'error', message: m });
+        out({ type: 'turn.failed', error: { message: m } });
+        process.exit(1);
+      },
+    },
+    engine_a: {
+      start: () => out({ type: 'system', subtype: 'init', session_id: sessionId, model: 'stand-in', cwd: process.cwd() }),
+      text: (t) => out({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: t }] }, session_id: sessionId }),
+      tool: (name, input, output) => {
+        const id = call();
+        out({ type: 'tool_call', subtype: 'started', call_id: id, tool_call: { [`${name}ToolCall`]: { args: input } }, session_id: sessionId });
+        out({ type: 'tool_call', subtype: 'completed', call_id: id, tool_call: { [`${name}ToolCall`]: { args: input, result: { success: { stdout: output } } } }, session_id: sessionId });
+      },
+      done: (final) => out({ type: 'result', subtype: 'success', is_error: false, result: final, session_id: sessionId }),
+      fail: (message) => {
+        process.stderr.write(`${message}\n`);
+        process.exit(1);
+      },
+    },
+  };
+  return formats[engine];
+}
+
+// --- main ---
+
+const { prompt, resume } = await parseInvocation();
+const sessionId = resume ?? (engine === 'engine_c' ? `ses_${randomUUID().replace(/-/g, '').slice(0, 26)}` : randomUUID());
+if (process.env.STANDIN_LOG) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE)/.test(k)));
+  fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify({ engine, pid: process.pid, ppid: process.ppid, argv, cwd: process.cwd(), prompt, sessionIn: resume ?? null, sessionOut: sessionId, startedAt: Date.now(), env })}\n`);
+}
+let history = [];
+if (resume) {
+  if (!fs.existsSync(sessionFile(resume))) notFound(resume);
+  history = JSON.parse(fs.readFileSync(sessionFile(resume), 'utf8'));
+}
+const fmt = emitter(sessionId);
+const has = (d) => prompt.includes(d);
+const arg = (d) => new RegExp(`${d}:(\\S+)`).exec(prompt)?.[1];
+
+if (has('CRASH')) {
+  process.stderr.write('stand-in: simulated crash\n');
+  process.exit(3);
+}
+fmt.start();
+fs.writeFileSync(sessionFile(sessionId), JSON.stringify([...history, prompt]));
+
+if (arg('SLEEP')) await sleep(Number(arg('SLEEP')));
+if (has('GRANDCHILD')) {
+  const child = spawn('sleep', ['300'], { stdio: 'ignore' });
+  if (process.env.STANDIN_LOG) fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify({ grandchild: child.pid, parent: process.pid })}\n`);
+  setInterval(() => {}, 1000);
+  await new Promise(() => {});
+}
+if (has('HANG')) {
+  setInterval(() => {}, 1000);
+  await new Promise(() => {});
+}
+if (has('STDERR-FLOOD')) {
+  const chunk = `${'e'.repeat(1023)}\n`;
+  for (let i = 0; i < 1024; i++) process.stderr.write(chunk);
+}
+if (has('PROVIDER-ERROR')) fmt.fail('Invalid API key', 401);
+if (has('FAIL:')) fmt.fail(prompt.slice(prompt.indexOf('FAIL:') + 5).split('\n')[0].trim());
+if (arg('TOOL')) fmt.tool(arg('TOOL'), { command: 'echo hi' }, 'hi\n');
+if (has('BIG-LINE')) fmt.tool('bash', { command: 'big' }, 'x'.repeat(500_000));
+
+let answer;
+if (has('SAY:')) answer = prompt.slice(prompt.indexOf('SAY:') + 4).trim();
+else if (has('EMPTY')) answer = '';
+else if (has('ECHO-PROMPT')) answer = prompt;
+else if (has('PARAGRAPHS')) {
+  fmt.text('First paragraph.\n\nSecond paragraph.');
+  fmt.tool('search', { q: 'x' }, 'found');
+  answer = 'Third paragraph.';
+} else answer = `ECHO: ${prompt.split('\n')[0]}\nTURN: ${history.length + 1}`;
+if (answer !== '') fmt.text(answer);
+fmt.done(answer);
+await new Promise((r) => process.stdout.write('', r));
+process.exit(0);

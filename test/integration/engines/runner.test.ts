@@ -1,0 +1,128 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createClaudeParser } from '../../../src/core/engines/engine-b.js';
+import { runProcess, type LineParser } from '../../../src/core/engines/runner.js';
+import type { AgentEvent } from '../../../src/core/events.js';
+import { createStandIn, isAlive } from '../../helpers/stand-in.js';
+import { testdir } from '../../helpers/testdir.js';
+
+async function collect(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
+  const all: AgentEvent[] = [];
+  for await (const e of events) all.push(e);
+  return all;
+}
+
+const terminals = (events: AgentEvent[]) => events.filter((e) => e.type === 'done' || e.type === 'error');
+
+function claude(prompt: string, opts: { timeoutMs?: number; signal?: AbortSignal; parser?: LineParser } = {}) {
+  const s = createStandIn();
+  const cwd = testdir();
+  const events = collect(
+    runProcess(
+      {
+        binary: path.join(s.binDir, 'claude'),
+        args: ['-p', '--output-format', 'stream-json'],
+        cwd,
+        env: { ...process.env, ...s.env },
+        stdin: prompt,
+        timeoutMs: opts.timeoutMs ?? 20_000,
+        killGraceMs: 500,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      },
+      opts.parser ?? createClaudeParser(),
+    ),
+  );
+  return { events, standIn: s };
+}
+
+async function waitFor<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('the subprocess runner', () => {
+  it('streams parsed events and ends with exactly one done', async () => {
+    const { events } = claude('TOOL:Bash hello');
+    const all = await events;
+    expect(all.map((e) => e.type)).toEqual(expect.arrayContaining(['session', 'tool_call', 'tool_result', 'text', 'usage', 'done']));
+    expect(terminals(all)).toEqual([{ type: 'done', text: 'ECHO: TOOL:Bash hello\nTURN: 1', durationMs: expect.any(Number) }]);
+    expect(all.at(-1)?.type).toBe('done');
+  });
+
+  it('a hang hits the timeout: "Agent invocation timed out", and the process is gone', async () => {
+    const { events, standIn } = claude('HANG', { timeoutMs: 800 });
+    const all = await events;
+    expect(terminals(all)).toEqual([{ type: 'error', code: 'timeout', message: 'Agent invocation timed out' }]);
+    const pid = standIn.runs()[0]?.pid as number;
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('an abort is reported as aborted, not as a timeout, and kills the process', async () => {
+    const ac = new AbortController();
+    const { events, standIn } = claude('HANG', { signal: ac.signal });
+    const pid = await waitFor(() => standIn.runs()[0]?.pid as number | undefined);
+    ac.abort();
+    const all = await events;
+    expect(terminals(all)).toEqual([{ type: 'error', code: 'aborted', message: 'Aborted' }]);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('a grandchild dies with the process group', async () => {
+    const { events, standIn } = claude('GRANDCHILD', { timeoutMs: 1_500 });
+    const grandchild = await waitFor(() => standIn.runs().find((r) => r.grandchild)?.grandchild as number | undefined);
+    expect(isAlive(grandchild)).toBe(true);
+    const all = await events;
+    expect(terminals(all)[0]).toMatchObject({ code: 'timeout' });
+    expect(isAlive(grandchild)).toBe(false);
+  });
+
+  it('a crash ends with the exit code and the stderr tail, once', async () => {
+    const all = await claude('CRASH').events;
+    expect(terminals(all)).toEqual([
+      expect.objectContaining({ type: 'error', code: 'engine_reported', message: 'stand-in: simulated crash', exitCode: 3 }),
+    ]);
+  });
+
+  it('a 1 MB stderr flood neither blocks the engine nor grows the tail past its bound', async () => {
+    const all = await claude('STDERR-FLOOD then answer').events;
+    expect(terminals(all)[0]?.type).toBe('done');
+    const crash = await claude('STDERR-FLOOD CRASH').events;
+    const [err] = terminals(crash);
+    expect(err?.type).toBe('error');
+    if (err?.type === 'error') {
+      expect(err.stderrTail?.length ?? 0).toBeLessThanOrEqual(8 * 1024);
+      expect(err.stderrTail?.split('\n').length ?? 0).toBeLessThanOrEqual(20);
+    }
+  });
+
+  it('a 500 KB single stdout line arrives whole', async () => {
+    const all = await claude('BIG-LINE').events;
+    const result = all.find((e) => e.type === 'tool_result');
+    expect(result?.type === 'tool_result' && result.output.length).toBe(500_000);
+    expect(terminals(all)[0]?.type).toBe('done');
+  });
+
+  it('a missing binary is one spawn_failed error', async () => {
+    const all = await collect(
+      runProcess({ binary: '/nonexistent/claude', args: [], cwd: testdir(), env: process.env, timeoutMs: 1000 }, createClaudeParser()),
+    );
+    expect(all).toEqual([{ type: 'error', code: 'spawn_failed', message: 'cannot start claude: not found on PATH' }]);
+  });
+
+  it('stdout held open by an escaped grandchild does not hang the run', async () => {
+    // A shell that backgrounds a sleeper in a new session (outside the group) holding stdout, then exits.
+    const dir = testdir();
+    const script = path.join(dir, 'escape.sh');
+    fs.writeFileSync(script, '#!/bin/sh\necho \'{"type":"result","is_error":false,"result":"ok","session_id":"s"}\'\nsetsid sleep 30 &\nexit 0\n', { mode: 0o755 });
+    const started = Date.now();
+    const all = await collect(runProcess({ binary: script, args: [], cwd: dir, env: process.env, timeoutMs: 20_000, drainMs: 300 }, createClaudeParser()));
+    expect(terminals(all)).toEqual([{ type: 'done', text: 'ok', durationMs: expect.any(Number) }]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
