@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { defineChannel } from '../types.js';
+import { baseUrl, required } from '../options.js';
+
+/** channel_b: DingTalk in stream mode. `apiBaseUrl` redirects the gateway connection and the OpenAPI calls. */
+export const dingtalk = defineChannel({
+  name: 'channel_b',
+  title: 'DingTalk',
+  sdkPackage: 'dingtalk-stream',
+  options: z.strictObject({
+    clientId: required('the app key / client id'),
+    clientSecret: required('the app secret / client secret'),
+    apiBaseUrl: baseUrl(),
+  }),
+  create: async (opts, deps) => (await import('./adapter.js')).createDingtalkAdapter(opts, deps),
+});
