@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -37,4 +38,9 @@ export function packageRoot(): string {
 
 export function templatesDir(): string {
   return path.join(packageRoot(), 'templates');
+}
+
+/** This package's version (package.json). */
+export function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -162,7 +162,10 @@ const { prompt, resume } = await parseInvocation();
 const sessionId = resume ?? (engine === 'engine_c' ? `ses_${randomUUID().replace(/-/g, '').slice(0, 26)}` : randomUUID());
 if (process.env.STANDIN_LOG) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE)/.test(k)));
-  fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify({ engine, pid: process.pid, ppid: process.ppid, argv, cwd: process.cwd(), prompt, sessionIn: resume ?? null, sessionOut: sessionId, startedAt: Date.now(), env })}\n`);
+  // Image files as the engine receives them (--image for codex, paths listed in the prompt otherwise).
+  const imagePaths = [...argv.flatMap((a, i) => (argv[i - 1] === '--image' ? [a] : [])), ...[...(prompt ?? '').matchAll(/^- (\/\S+\.(?:png|jpg|gif|webp|bmp))$/gm)].map((m) => m[1])];
+  const images = imagePaths.map((p) => ({ path: p, exists: fs.existsSync(p), bytes: fs.existsSync(p) ? fs.statSync(p).size : 0 }));
+  fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify({ engine, pid: process.pid, ppid: process.ppid, argv, cwd: process.cwd(), prompt, sessionIn: resume ?? null, sessionOut: sessionId, startedAt: Date.now(), images, env })}\n`);
 }
 let history = [];
 if (resume) {

@@ -1,0 +1,276 @@
+import type { ConfigSource } from '../config/source.js';
+import type { PeerAssistant } from '../engines/context.js';
+import type { FailoverState, FailoverStateStore } from '../engines/failover.js';
+import { getEngine } from '../engines/registry.js';
+import { createEngineRunner, type EngineRunner } from '../engines/turn.js';
+import type { Completion, StreamEvent } from '../events.js';
+import type { Logger } from '../logger.js';
+import { resolveAssistantPaths } from '../paths.js';
+import { createTurnQueue } from '../queue/turn-queue.js';
+import type { ActivityRecord, Metrics, Store } from '../store/types.js';
+import { createAsyncQueue } from '../util/async-queue.js';
+import { runSlashCommand, type CommandResult, type TaskCommands } from './commands.js';
+import { decodeImages, type ImageInput } from './images.js';
+import { executeTurn, rejectTurn } from './turn.js';
+
+/**
+ * The one turn pipeline that the terminal, the HTTP server, the channels and the scheduler call.
+ * A turn runs on its own once admitted: a caller that stops reading its stream (an HTTP client
+ * that disconnected) does not stop the turn; only an abort does.
+ */
+export interface AssistantDeps {
+  dir: string;
+  config: ConfigSource;
+  store: Store;
+  log: Logger;
+  version: string;
+  engine?: EngineRunner;
+  apiKey?: string;
+  env?: NodeJS.ProcessEnv;
+  now?: () => number;
+  peers?: () => PeerAssistant[];
+  tasks?: TaskCommands;
+}
+
+export interface ChatOptions {
+  sessionKey?: string;
+  images?: readonly ImageInput[];
+  /** `http`, a channel key, `cron`, `terminal`... (activity and metrics). */
+  source?: string;
+  sender?: string;
+  /** Aborts this turn (waiting or running). */
+  signal?: AbortSignal;
+}
+
+export interface AssistantStatus {
+  name: string;
+  engine: string;
+  model: string;
+  version: string;
+  uptime: number;
+  running: number;
+  waiting: number;
+}
+
+export interface Assistant {
+  chat(message: string, opts?: ChatOptions): AsyncIterable<StreamEvent>;
+  /** A native engine command (POST /command): never sent as prompt text. */
+  command(name: string, args: string | undefined, opts?: ChatOptions): AsyncIterable<StreamEvent>;
+  runCommand(line: string, opts?: { sessionKey?: string; allowConfigChanges?: boolean }): Promise<CommandResult>;
+  /** Clear the engine session and history of a key (aborting its running turn first). */
+  reset(key: string): Promise<void>;
+  /** Cancel the running turn of a key; true when one was running. History is kept. */
+  abort(key: string): boolean;
+  status(): AssistantStatus;
+  onActivity(listener: (record: ActivityRecord) => void): () => void;
+  recentActivity(limit: number): ActivityRecord[];
+  metrics(): Metrics;
+  /** Let running turns finish for up to `graceMs`, then abort what is left. */
+  drain(graceMs: number): Promise<void>;
+  readonly config: ConfigSource;
+  readonly engine: EngineRunner;
+}
+
+const PREVIEW = 200;
+const FAILOVER_KEY = 'provider.failover';
+
+export function createChatCore(deps: AssistantDeps): Assistant {
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  const paths = resolveAssistantPaths(deps.dir);
+  const engine =
+    deps.engine ??
+    createEngineRunner({
+      dir: paths.dir,
+      stateDir: paths.stateDir,
+      skillsDir: paths.skillsDir,
+      log: deps.log.child('engine'),
+      failover: storeFailover(deps.store),
+      ...(deps.env ? { env: deps.env } : {}),
+      ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
+      ...(deps.peers ? { peers: deps.peers } : {}),
+      now,
+    });
+  const queue = createTurnQueue(() => {
+    const c = deps.config.current().config;
+    return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession };
+  });
+  const running = new Map<string, AbortController>();
+  const inFlight = new Set<Promise<unknown>>();
+  const listeners = new Set<(r: ActivityRecord) => void>();
+
+  // Idle sessions are pruned at start-up, never in the middle of serving.
+  const ttlDays = deps.config.current().config.sessionTtlDays;
+  const pruned = deps.store.pruneSessions(now() - ttlDays * 86_400_000);
+  if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
+
+  const record = (r: ActivityRecord) => {
+    deps.store.recordActivity(r);
+    for (const l of listeners) l(r);
+  };
+
+  /** Admit, wait for the key's turn, run; the returned stream is fed by a task of its own. */
+  const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }): AsyncIterable<StreamEvent> => {
+    const out = createAsyncQueue<StreamEvent>();
+    const emit = (e: StreamEvent) => out.push(e);
+    const key = opts.sessionKey ?? 'default';
+    const source = opts.source ?? 'http';
+    const sender = opts.sender ?? source;
+    const ts = new Date(now()).toISOString();
+    const log = (completion: Completion, costUsd: number) => {
+      const reply = completion.finalText ?? completion.message ?? '';
+      record({
+        ts,
+        source,
+        sender,
+        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : prompt),
+        responsePreview: preview(reply),
+        durationMs: completion.durationMs ?? 0,
+        costUsd,
+        status: completion.status,
+        sessionKey: key,
+        ...(completion.status === 'failed' || completion.status === 'aborted' ? { error: completion.message ?? completion.status } : {}),
+        ...(completion.finalText?.trimStart().startsWith('[ESCALATE]') ? { escalated: true } : {}),
+      });
+    };
+
+    const task = (async () => {
+      const images = decodeImages(opts.images);
+      if (!images.ok) return log(rejectTurn(images.message, emit), 0);
+      const admission = queue.admit(key);
+      if (!admission.ok) {
+        const message =
+          admission.reason === 'busy'
+            ? `Server busy: too many concurrent requests (limit: ${admission.limit}). Try again later.`
+            : `Too many pending requests for this session (limit: ${admission.limit}). Try again later.`;
+        return log(rejectTurn(message, emit), 0);
+      }
+      const ctl = new AbortController();
+      const onCallerAbort = () => ctl.abort();
+      opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      if (opts.signal?.aborted) ctl.abort();
+      try {
+        await Promise.race([admission.ticket.ready, new Promise((r) => ctl.signal.addEventListener('abort', r, { once: true }))]);
+        if (ctl.signal.aborted) {
+          const completion: Completion = { status: 'aborted', finalText: '', message: 'Aborted before it started', durationMs: 0 };
+          emit({ type: 'done', durationMs: 0 });
+          emit({ type: 'completion', ...completion });
+          return log(completion, 0);
+        }
+        running.set(key, ctl);
+        deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
+        const outcome = await executeTurn(
+          { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, now },
+          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal },
+          emit,
+        );
+        const reply = outcome.completion.finalText;
+        if (reply) deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
+        log(outcome.completion, outcome.costUsd);
+      } finally {
+        if (running.get(key) === ctl) running.delete(key);
+        opts.signal?.removeEventListener('abort', onCallerAbort);
+        admission.ticket.release();
+      }
+    })()
+      .catch((err: unknown) => {
+        deps.log.error(`turn on ${key} crashed: ${(err as Error).stack ?? String(err)}`);
+        if (!out.ended) rejectTurn(`internal error: ${(err as Error).message}`, emit);
+      })
+      .finally(() => {
+        out.end();
+        inFlight.delete(task);
+      });
+    inFlight.add(task);
+    return out;
+  };
+
+  const abort = (key: string) => {
+    const ctl = running.get(key);
+    if (!ctl) return false;
+    ctl.abort();
+    return true;
+  };
+
+  const reset = async (key: string) => {
+    abort(key);
+    deps.store.deleteSession(key);
+    deps.store.clearHistory(key);
+  };
+
+  const status = (): AssistantStatus => {
+    const c = deps.config.current().config;
+    const q = queue.stats();
+    return { name: c.name, engine: c.engine, model: c.model ?? '', version: deps.version, uptime: now() - startedAt, running: q.running, waiting: q.waiting };
+  };
+
+  return {
+    config: deps.config,
+    engine,
+    chat: (message, opts = {}) => startTurn(message.trim() === '' && opts.images?.length ? '(image)' : message, opts),
+    command(name, args, opts = {}) {
+      const c = deps.config.current().config;
+      const def = getEngine(c.engine);
+      if (!def.nativeCommands) {
+        const out = createAsyncQueue<StreamEvent>();
+        const completion = rejectTurn(`${c.engine} (${def.title}) does not support native commands; only engines with a command flag (engine_c) do`, (e) => out.push(e));
+        out.end();
+        record({ ts: new Date(now()).toISOString(), source: opts.source ?? 'http', sender: opts.sender ?? 'http', messagePreview: `/${name}`, responsePreview: completion.message ?? '', durationMs: 0, costUsd: 0, status: 'failed', sessionKey: opts.sessionKey ?? 'default', error: completion.message ?? '' });
+        return out;
+      }
+      return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
+    },
+    runCommand: (line, opts = {}) =>
+      runSlashCommand(line, {
+        sessionKey: opts.sessionKey ?? 'default',
+        allowConfigChanges: opts.allowConfigChanges ?? true,
+        config: deps.config,
+        skillsDir: paths.skillsDir,
+        env: deps.env ?? process.env,
+        listModels: () => engine.listModels(deps.config.current().config),
+        reset,
+        abort,
+        statusText: (key) => statusText(status(), deps.store.getSession(key), key, running.has(key)),
+        ...(deps.tasks ? { tasks: deps.tasks } : {}),
+      }),
+    reset,
+    abort,
+    status,
+    onActivity(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    recentActivity: (limit) => deps.store.recentActivity(limit),
+    metrics: () => deps.store.metrics(),
+    async drain(graceMs) {
+      const all = Promise.allSettled([...inFlight]);
+      const timer = new Promise((r) => setTimeout(r, graceMs).unref());
+      await Promise.race([all, timer]);
+      for (const ctl of running.values()) ctl.abort();
+      await all;
+    },
+  };
+}
+
+// --- internal ---
+
+function preview(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW - 1)}…` : flat;
+}
+
+function statusText(s: AssistantStatus, session: { sessionId: string | null; engine: string } | undefined, key: string, busy: boolean): string {
+  return [
+    `${s.name} on ${s.engine}${s.model ? ` (${s.model})` : ''}, version ${s.version}`,
+    `Session "${key}": ${session?.sessionId ? `engine session ${session.sessionId}${session.engine !== s.engine ? ` (from ${session.engine}, will not be resumed)` : ''}` : 'new'}${busy ? ', a turn is running' : ''}`,
+    `Turns: ${s.running} running, ${s.waiting} waiting; up ${Math.round(s.uptime / 1000)} s`,
+  ].join('\n');
+}
+
+function storeFailover(store: Store): FailoverStateStore {
+  return {
+    read: () => store.getValue<FailoverState>(FAILOVER_KEY) ?? { consecutiveFailures: 0 },
+    write: (state) => store.setValue(FAILOVER_KEY, state),
+  };
+}
+

@@ -1,0 +1,143 @@
+import type { ServiceConfig } from '../config/schema.js';
+import type { EngineRunner } from '../engines/turn.js';
+import type { AgentEvent, Completion, StreamEvent } from '../events.js';
+import type { Store } from '../store/types.js';
+import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
+
+/**
+ * One admitted turn, from the engine's events to the wire: text, tool_call, tool_result and
+ * error pass through; the turn always ends with `done` and then exactly one `completion`.
+ * This is the only place that builds StreamEvents from AgentEvents.
+ */
+export interface TurnRequest {
+  key: string;
+  prompt: string;
+  images: readonly DecodedImage[];
+  command?: { name: string; arguments?: string };
+  signal: AbortSignal;
+}
+
+export interface TurnDeps {
+  config: ServiceConfig;
+  store: Store;
+  engine: EngineRunner;
+  imagesDir: string;
+  now: () => number;
+}
+
+export interface TurnOutcome {
+  completion: Completion;
+  costUsd: number;
+}
+
+/** The reply that means "nothing to say" in smart group mode (documented in the im-adapter skill). */
+export const SILENT_REPLY = '[PASS]';
+
+export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: StreamEvent) => void): Promise<TurnOutcome> {
+  const started = deps.now();
+  const { config, store } = deps;
+  const saved = store.getSession(req.key);
+  // A session created by another engine means nothing to this one.
+  const resumeId = saved && saved.engine === config.engine ? (saved.sessionId ?? undefined) : undefined;
+  let sessionId = resumeId;
+  let streamed = '';
+  let costUsd: number | undefined;
+  let numTurns: number | undefined;
+  let terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined;
+
+  const rememberSession = (id: string) => {
+    if (id === sessionId && saved?.engine === config.engine) return;
+    sessionId = id;
+    const t = deps.now();
+    store.saveSession({ key: req.key, engine: config.engine, sessionId: id, createdAt: saved?.createdAt ?? t, updatedAt: t });
+  };
+
+  let files: string[] = [];
+  try {
+    files = writeTurnImages(deps.imagesDir, req.images);
+    const events = deps.engine.run({
+      config,
+      prompt: req.prompt,
+      ...(resumeId ? { sessionId: resumeId } : {}),
+      images: files,
+      ...(req.command ? { command: req.command } : {}),
+      signal: req.signal,
+    });
+    for await (const e of events) {
+      switch (e.type) {
+        case 'session':
+          rememberSession(e.sessionId);
+          break;
+        case 'text':
+          streamed += e.delta;
+          emit({ type: 'text', content: e.delta });
+          break;
+        case 'tool_call':
+          emit({ type: 'tool_call', name: e.name, args: JSON.stringify(e.input ?? {}) });
+          break;
+        case 'tool_result':
+          emit({ type: 'tool_result', content: e.output });
+          break;
+        case 'usage':
+          if (e.costUsd !== undefined) costUsd = (costUsd ?? 0) + e.costUsd;
+          if (e.numTurns !== undefined) numTurns = (numTurns ?? 0) + e.numTurns;
+          break;
+        case 'done':
+        case 'error':
+          terminal = e;
+          break;
+        default:
+          break;
+      }
+    }
+  } catch (err) {
+    terminal = { type: 'error', code: 'spawn_failed', message: `turn failed: ${(err as Error).message}` };
+  } finally {
+    removeFiles(files);
+  }
+
+  const durationMs = deps.now() - started;
+  if (sessionId) {
+    const t = deps.now();
+    store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: store.getSession(req.key)?.createdAt ?? t, updatedAt: t });
+  }
+  const completion = complete(terminal, streamed, { sessionId, durationMs });
+  if (completion.status === 'failed' && completion.message) emit({ type: 'error', message: completion.message });
+  emit({
+    type: 'done',
+    ...(sessionId ? { sessionId } : {}),
+    durationMs,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(numTurns !== undefined ? { numTurns } : {}),
+  });
+  emit({ type: 'completion', ...completion });
+  return { completion, costUsd: costUsd ?? 0 };
+}
+
+/** A turn that never reached the engine (busy, queue full, bad input): error → done → completion failed. */
+export function rejectTurn(message: string, emit: (e: StreamEvent) => void): Completion {
+  const completion: Completion = { status: 'failed', message };
+  emit({ type: 'error', message });
+  emit({ type: 'done', durationMs: 0 });
+  emit({ type: 'completion', ...completion });
+  return completion;
+}
+
+// --- internal ---
+
+function complete(
+  terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined,
+  streamed: string,
+  meta: { sessionId: string | undefined; durationMs: number },
+): Completion {
+  const base = { ...(meta.sessionId ? { sessionId: meta.sessionId } : {}), durationMs: meta.durationMs };
+  if (!terminal) return { status: 'failed', message: 'the engine ended without a result', ...base };
+  if (terminal.type === 'error') {
+    if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: 'Aborted', ...base };
+    return { status: 'failed', message: terminal.message, ...base };
+  }
+  const text = terminal.text.trim() !== '' ? terminal.text : streamed;
+  if (text.trim() === SILENT_REPLY) return { status: 'silent', finalText: SILENT_REPLY, ...base };
+  if (text.trim() === '') return { status: 'failed', message: 'The engine returned an empty reply', ...base };
+  return { status: 'completed', finalText: text, ...base };
+}

@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from '../atomic-write.js';
+import { ConfigError, errorMessage } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { loadConfig, parseConfigText, type ConfigCheck, type LoadedConfig } from './load.js';
+import type { ConfigSchemaParts } from './schema.js';
+import { editConfigText, type DocumentEdit } from './write-back.js';
+
+/**
+ * The live configuration. Every component reads `current()` when it needs a value, so a change
+ * (a PATCH, `/model`, `service cron disable` in another process) applies to the next turn without
+ * a restart. Edits are validated before anything is written: an edit that would leave an invalid
+ * file is refused and the file is untouched.
+ */
+export interface ConfigSource {
+  current(): LoadedConfig;
+  /** Apply an edit through write-back; returns the new config. Throws ConfigError (file untouched). */
+  edit(edit: DocumentEdit): LoadedConfig;
+  /** Re-read the file (after an outside change); a broken file keeps the last good config. */
+  reload(): void;
+  onChange(listener: (next: LoadedConfig, previous: LoadedConfig) => void): () => void;
+  /** Follow outside changes of service.yaml until the returned function is called. */
+  watch(): () => void;
+}
+
+export interface ConfigSourceOptions {
+  dir: string;
+  parts: ConfigSchemaParts;
+  checks?: readonly ConfigCheck[];
+  env?: NodeJS.ProcessEnv;
+  log?: Logger;
+}
+
+export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
+  let loaded = loadConfig(opts);
+  let text = fs.readFileSync(loaded.file, 'utf8');
+  const listeners = new Set<(next: LoadedConfig, previous: LoadedConfig) => void>();
+
+  const adopt = (next: LoadedConfig, nextText: string) => {
+    const previous = loaded;
+    loaded = next;
+    text = nextText;
+    for (const l of listeners) {
+      try {
+        l(next, previous);
+      } catch (err) {
+        opts.log?.error(`config change listener failed: ${errorMessage(err)}`);
+      }
+    }
+  };
+
+  const reload = () => {
+    let nextText: string;
+    try {
+      nextText = fs.readFileSync(loaded.file, 'utf8');
+    } catch (err) {
+      opts.log?.warn(`cannot read ${loaded.file}: ${errorMessage(err)}; keeping the last good configuration`);
+      return;
+    }
+    if (nextText === text) return;
+    try {
+      adopt(parseConfigText(nextText, { ...opts, file: loaded.file }), nextText);
+      opts.log?.info(`${path.basename(loaded.file)} changed; new settings apply to the next turn`);
+    } catch (err) {
+      const detail = err instanceof ConfigError ? err.problems.join('; ') : errorMessage(err);
+      opts.log?.warn(`${loaded.file} is invalid now (${detail}); keeping the last good configuration`);
+    }
+  };
+
+  return {
+    current: () => loaded,
+    edit(edit) {
+      const current = fs.readFileSync(loaded.file, 'utf8');
+      const nextText = editConfigText(current, loaded.file, edit);
+      const next = parseConfigText(nextText, { ...opts, file: loaded.file });
+      if (nextText !== current) writeFileAtomic(loaded.file, nextText);
+      adopt(next, nextText);
+      return next;
+    },
+    reload,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    watch() {
+      // Watch the directory: the file itself is replaced by rename on every atomic write.
+      let timer: NodeJS.Timeout | undefined;
+      const watcher = fs.watch(path.dirname(loaded.file), (_event, name) => {
+        if (name !== null && name !== path.basename(loaded.file)) return;
+        clearTimeout(timer);
+        timer = setTimeout(reload, 100);
+      });
+      watcher.on('error', (err) => opts.log?.warn(`cannot watch ${loaded.file}: ${errorMessage(err)}`));
+      return () => {
+        clearTimeout(timer);
+        watcher.close();
+      };
+    },
+  };
+}

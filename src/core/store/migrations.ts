@@ -1,0 +1,51 @@
+/**
+ * Numbered schema migrations of .service/state.db. PRAGMA user_version holds how many ran; each
+ * one runs once, in a transaction, and a second process migrating at the same moment waits on
+ * the write lock and then sees there is nothing left to do. Never edit a migration that shipped:
+ * add the next one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: sessions, history, activity, metrics, key-value state
+  `
+  CREATE TABLE sessions (
+    key TEXT PRIMARY KEY,
+    engine TEXT NOT NULL,
+    session_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX sessions_updated ON sessions(updated_at);
+  CREATE TABLE history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    text TEXT NOT NULL,
+    ts INTEGER NOT NULL
+  );
+  CREATE INDEX history_key ON history(key, id);
+  CREATE TABLE activity (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts TEXT NOT NULL,
+    source TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    message_preview TEXT NOT NULL,
+    response_preview TEXT NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    error TEXT,
+    escalated INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE metrics (
+    source TEXT PRIMARY KEY,
+    count INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    duration_ms REAL NOT NULL
+  );
+  CREATE TABLE kv (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+];

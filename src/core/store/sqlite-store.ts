@@ -1,0 +1,162 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { AppError } from '../errors.js';
+import { MIGRATIONS } from './migrations.js';
+import { ACTIVITY_KEPT, HISTORY_PER_KEY, type ActivityRecord, type Metrics, type SessionRecord, type Store } from './types.js';
+
+type Row = Record<string, unknown>;
+
+/**
+ * The store in SQLite at .service/state.db: WAL so readers never block the writer, a busy
+ * timeout so a second process (`service chat`, `service cron run`) waits instead of failing,
+ * and every multi-row change in one transaction.
+ */
+export function createSqliteStore(file: string, opts: { migrations?: readonly string[] } = {}): Store & { db: Database.Database } {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  let db: Database.Database;
+  try {
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 10000');
+    db.pragma('synchronous = NORMAL');
+    migrate(db, opts.migrations ?? MIGRATIONS);
+  } catch (err) {
+    throw new AppError('store_unusable', `cannot use the state database ${file}: ${(err as Error).message}`, {
+      hint: 'if the file is damaged, move it away; sessions and history start fresh',
+      cause: err,
+    });
+  }
+
+  const q = {
+    getSession: db.prepare('SELECT key, engine, session_id, created_at, updated_at FROM sessions WHERE key = ?'),
+    saveSession: db.prepare(
+      `INSERT INTO sessions (key, engine, session_id, created_at, updated_at) VALUES (@key, @engine, @sessionId, @createdAt, @updatedAt)
+       ON CONFLICT(key) DO UPDATE SET engine = excluded.engine, session_id = excluded.session_id, updated_at = excluded.updated_at`,
+    ),
+    deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
+    listSessions: db.prepare('SELECT key, engine, session_id, created_at, updated_at FROM sessions ORDER BY updated_at DESC'),
+    staleKeys: db.prepare('SELECT key FROM sessions WHERE updated_at < ?'),
+    appendHistory: db.prepare('INSERT INTO history (key, role, text, ts) VALUES (?, ?, ?, ?)'),
+    trimHistory: db.prepare(
+      'DELETE FROM history WHERE key = ? AND id <= (SELECT id FROM history WHERE key = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
+    ),
+    readHistory: db.prepare('SELECT key, role, text, ts FROM (SELECT * FROM history WHERE key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
+    clearHistory: db.prepare('DELETE FROM history WHERE key = ?'),
+    insertActivity: db.prepare(
+      `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, error, escalated)
+       VALUES (@ts, @source, @sender, @messagePreview, @responsePreview, @durationMs, @costUsd, @status, @sessionKey, @error, @escalated)`,
+    ),
+    trimActivity: db.prepare('DELETE FROM activity WHERE id <= (SELECT MAX(id) FROM activity) - ?'),
+    addMetrics: db.prepare(
+      `INSERT INTO metrics (source, count, cost_usd, duration_ms) VALUES (?, 1, ?, ?)
+       ON CONFLICT(source) DO UPDATE SET count = count + 1, cost_usd = cost_usd + excluded.cost_usd, duration_ms = duration_ms + excluded.duration_ms`,
+    ),
+    metrics: db.prepare('SELECT source, count, cost_usd, duration_ms FROM metrics'),
+    getValue: db.prepare('SELECT value FROM kv WHERE key = ?'),
+    setValue: db.prepare('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+  };
+
+  const toSession = (r: Row): SessionRecord => ({
+    key: String(r.key),
+    engine: String(r.engine),
+    sessionId: r.session_id === null ? null : String(r.session_id),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  });
+  const toActivity = (r: Row): ActivityRecord => ({
+    ts: String(r.ts),
+    source: String(r.source),
+    sender: String(r.sender),
+    messagePreview: String(r.message_preview),
+    responsePreview: String(r.response_preview),
+    durationMs: Number(r.duration_ms),
+    costUsd: Number(r.cost_usd),
+    status: String(r.status) as ActivityRecord['status'],
+    sessionKey: String(r.session_key),
+    ...(r.error === null ? {} : { error: String(r.error) }),
+    ...(r.escalated ? { escalated: true } : {}),
+  });
+
+  const prune = db.transaction((cutoff: number) => {
+    const keys = (q.staleKeys.all(cutoff) as Row[]).map((r) => String(r.key));
+    for (const key of keys) {
+      q.deleteSession.run(key);
+      q.clearHistory.run(key);
+    }
+    return keys.length;
+  });
+  const append = db.transaction((key: string, role: string, text: string, ts: number) => {
+    q.appendHistory.run(key, role, text, ts);
+    q.trimHistory.run(key, key, HISTORY_PER_KEY);
+  });
+  const record = db.transaction((r: ActivityRecord) => {
+    q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0 });
+    q.addMetrics.run(r.source, r.costUsd, r.durationMs);
+    q.trimActivity.run(ACTIVITY_KEPT);
+  });
+
+  return {
+    db,
+    getSession: (key) => {
+      const r = q.getSession.get(key) as Row | undefined;
+      return r ? toSession(r) : undefined;
+    },
+    saveSession: (r) => void q.saveSession.run(r),
+    deleteSession: (key) => void q.deleteSession.run(key),
+    listSessions: () => (q.listSessions.all() as Row[]).map(toSession),
+    pruneSessions: (cutoff) => prune(cutoff),
+    appendHistory: (e) => append(e.key, e.role, e.text, e.ts),
+    readHistory: (key, limit) =>
+      (q.readHistory.all(key, limit ?? -1) as Row[]).map((r) => ({ key: String(r.key), role: r.role as 'user' | 'assistant', text: String(r.text), ts: Number(r.ts) })),
+    clearHistory: (key) => void q.clearHistory.run(key),
+    recordActivity: (r) => record(r),
+    recentActivity(limit, filter) {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (filter?.statuses?.length) {
+        where.push(`status IN (${filter.statuses.map(() => '?').join(', ')})`);
+        params.push(...filter.statuses);
+      }
+      if (filter?.escalated !== undefined) {
+        where.push('escalated = ?');
+        params.push(filter.escalated ? 1 : 0);
+      }
+      const sql = `SELECT * FROM activity ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+      return (db.prepare(sql).all(...params, limit) as Row[]).map(toActivity);
+    },
+    metrics(): Metrics {
+      const rows = q.metrics.all() as Row[];
+      const count = rows.reduce((n, r) => n + Number(r.count), 0);
+      const duration = rows.reduce((n, r) => n + Number(r.duration_ms), 0);
+      return {
+        totalMessages: count,
+        totalCostUsd: rows.reduce((n, r) => n + Number(r.cost_usd), 0),
+        avgDurationMs: count === 0 ? 0 : Math.round(duration / count),
+        messagesBySource: Object.fromEntries(rows.map((r) => [String(r.source), Number(r.count)])),
+      };
+    },
+    getValue: <T>(key: string) => {
+      const r = q.getValue.get(key) as Row | undefined;
+      return r === undefined ? undefined : (JSON.parse(String(r.value)) as T);
+    },
+    setValue: (key, value) => void q.setValue.run(key, JSON.stringify(value)),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}
+
+// --- internal ---
+
+function migrate(db: Database.Database, migrations: readonly string[]): void {
+  const version = () => Number(db.pragma('user_version', { simple: true }));
+  if (version() >= migrations.length) return;
+  // IMMEDIATE takes the write lock first, so two processes cannot both run migration N.
+  db.transaction(() => {
+    for (let v = version(); v < migrations.length; v++) {
+      db.exec(migrations[v] ?? '');
+      db.pragma(`user_version = ${v + 1}`);
+    }
+  }).immediate();
+}

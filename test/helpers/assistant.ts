@@ -1,0 +1,45 @@
+import path from 'node:path';
+import type { StreamEvent } from '../../src/core/events.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { openAssistant, type OpenedAssistant } from '../../src/open-assistant.js';
+import { createStandIn, type StandIn } from './stand-in.js';
+import { testdir } from './testdir.js';
+
+export interface TestAssistant extends OpenedAssistant {
+  dir: string;
+  standIn: StandIn;
+}
+
+/** An assistant directory on a stand-in engine, opened in this process. */
+export function createTestAssistant(opts: { engine?: string; yaml?: string; files?: Record<string, string> } = {}): TestAssistant {
+  const standIn = createStandIn();
+  const engine = opts.engine ?? 'engine_b';
+  const dir = testdir({
+    'service.yaml': `name: tester\nengine: ${engine}\n${engine === 'engine_c' ? 'model: fake/m\n' : ''}${opts.yaml ?? ''}`,
+    ...opts.files,
+  });
+  const opened = openAssistant({ dir, log: createSilentLogger(), env: { ...process.env, ...standIn.env } });
+  return { ...opened, dir, standIn };
+}
+
+export async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for await (const e of stream) events.push(e);
+  return events;
+}
+
+export const completionOf = (events: StreamEvent[]) => {
+  const last = events.at(-1);
+  if (last?.type !== 'completion') throw new Error(`stream did not end with completion: ${JSON.stringify(events.map((e) => e.type))}`);
+  return last;
+};
+
+/** The stream ends with done then exactly one completion. */
+export function assertEnding(events: StreamEvent[]): void {
+  const types = events.map((e) => e.type);
+  if (types.filter((t) => t === 'completion').length !== 1 || types.at(-1) !== 'completion' || types.at(-2) !== 'done') {
+    throw new Error(`bad ending: ${types.join(',')}`);
+  }
+}
+
+export const imagesDirOf = (dir: string) => path.join(dir, '.service', 'images');

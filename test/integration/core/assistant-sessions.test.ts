@@ -1,0 +1,205 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
+import { createSilentLogger } from '../../../src/core/logger.js';
+import { openAssistant } from '../../../src/open-assistant.js';
+import { assertEnding, collect, completionOf, createTestAssistant, imagesDirOf } from '../../helpers/assistant.js';
+import { runCli } from '../../helpers/cli.js';
+
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
+
+describe('chat core: sessions', () => {
+  it('no lost sessions: 50 keys × 4 turns, 10 in flight, every later turn resumes its own key\'s session', async () => {
+    const t = createTestAssistant({ yaml: 'maxConcurrent: 10\n' });
+    const keys = Array.from({ length: 50 }, (_, i) => `user-${i}`);
+    const jobs = keys.flatMap((k) => [1, 2, 3, 4].map((n) => ({ k, n })));
+    // a pool of 10 workers: each key's turns are issued in order by whichever worker takes them
+    const nextTurn = new Map(keys.map((k) => [k, 1]));
+    const results: Array<{ k: string; n: number; text: string }> = [];
+    let cursor = 0;
+    const worker = async () => {
+      for (;;) {
+        const i = jobs.findIndex((j, idx) => idx >= cursor && nextTurn.get(j.k) === j.n && !(j as { taken?: boolean }).taken);
+        if (i < 0) {
+          if (jobs.every((j) => (j as { taken?: boolean }).taken)) return;
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        const job = jobs[i] as { k: string; n: number; taken?: boolean };
+        job.taken = true;
+        const events = await collect(t.assistant.chat(`turn ${job.n} of ${job.k}`, { sessionKey: job.k }));
+        results.push({ k: job.k, n: job.n, text: completionOf(events).finalText ?? '' });
+        nextTurn.set(job.k, job.n + 1);
+      }
+    };
+    await Promise.all(Array.from({ length: 10 }, worker));
+    void cursor;
+    expect(results).toHaveLength(200);
+    for (const r of results) expect(r.text).toBe(`ECHO: turn ${r.n} of ${r.k}\nTURN: ${r.n}`);
+    const runs = t.standIn.runs() as Array<{ prompt: string; sessionIn: string | null; sessionOut: string }>;
+    const firstSession = new Map(runs.filter((r) => / 1 of /.test(r.prompt)).map((r) => [r.prompt.split(' of ')[1], r.sessionOut]));
+    const later = runs.filter((r) => !/ 1 of /.test(r.prompt));
+    expect(later).toHaveLength(150);
+    for (const r of later) expect(r.sessionIn).toBe(firstSession.get(r.prompt.split(' of ')[1]));
+    t.close();
+  });
+
+  it('a session saved by another engine is not resumed', async () => {
+    const t = createTestAssistant();
+    t.store.saveSession({ key: 'k', engine: 'engine_d', sessionId: 'codex-thread', createdAt: Date.now(), updatedAt: Date.now() });
+    const events = await collect(t.assistant.chat('hello', { sessionKey: 'k' }));
+    expect(completionOf(events).finalText).toBe('ECHO: hello\nTURN: 1');
+    expect((t.standIn.runs()[0] as { sessionIn: string | null }).sessionIn).toBeNull();
+    expect(t.store.getSession('k')?.engine).toBe('engine_b');
+    t.close();
+  });
+
+  it('idle sessions are pruned at start-up, before any chat', () => {
+    const t = createTestAssistant({ yaml: 'sessionTtlDays: 2\n' });
+    t.close();
+    const store = createSqliteStore(path.join(t.dir, '.service', 'state.db'));
+    const day = 86_400_000;
+    store.saveSession({ key: 'stale', engine: 'engine_b', sessionId: 's', createdAt: Date.now() - 10 * day, updatedAt: Date.now() - 3 * day });
+    store.saveSession({ key: 'fresh', engine: 'engine_b', sessionId: 'f', createdAt: Date.now(), updatedAt: Date.now() - day });
+    store.close();
+    const reopened = openAssistant({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
+    expect(reopened.store.getSession('stale')).toBeUndefined();
+    expect(reopened.store.getSession('fresh')?.sessionId).toBe('f');
+    reopened.close();
+  });
+
+  it('metrics and activity survive a restart', async () => {
+    const t = createTestAssistant();
+    await collect(t.assistant.chat('hi', { source: 'channel_e', sender: 'alice' }));
+    t.close();
+    const again = openAssistant({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
+    expect(again.assistant.metrics()).toMatchObject({ totalMessages: 1, messagesBySource: { channel_e: 1 } });
+    expect(again.assistant.recentActivity(5)[0]).toMatchObject({ source: 'channel_e', sender: 'alice', messagePreview: 'hi', status: 'completed' });
+    again.close();
+  });
+
+  it('two processes use one assistant directory at once', async () => {
+    const t = createTestAssistant();
+    const other = Promise.all([1, 2, 3].map((i) => runCli(['chat', '-d', t.dir, '-s', `cli-${i}`, '-m', `from the other process ${i}`], { env: t.standIn.env })));
+    const here = Promise.all([1, 2, 3].map((i) => collect(t.assistant.chat(`from this process ${i}`, { sessionKey: `in-${i}` }))));
+    const [cli, local] = await Promise.all([other, here]);
+    for (const r of cli) {
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+    }
+    for (const events of local) expect(completionOf(events).status).toBe('completed');
+    expect(t.store.listSessions().map((s) => s.key).sort()).toEqual(['cli-1', 'cli-2', 'cli-3', 'in-1', 'in-2', 'in-3']);
+    expect(t.assistant.metrics().totalMessages).toBe(6);
+    t.close();
+  });
+});
+
+describe('chat core: images', () => {
+  const listOutside = (dir: string) => fs.readdirSync(dir).sort();
+
+  it.each([
+    ['success', 'look at this', 'completed'],
+    ['failure', 'FAIL: cannot see', 'failed'],
+  ])('the file exists during the turn and is gone after it (%s)', async (_name, prompt, status) => {
+    const t = createTestAssistant();
+    const events = await collect(t.assistant.chat(prompt, { images: [{ data: PNG, mimeType: 'image/png', fileName: 'cat.png' }] }));
+    expect(completionOf(events).status).toBe(status);
+    const [run] = t.standIn.runs() as Array<{ images: Array<{ path: string; exists: boolean; bytes: number }> }>;
+    expect(run?.images).toEqual([{ path: expect.stringMatching(new RegExp(`^${imagesDirOf(t.dir)}/[0-9a-f-]{36}\\.png$`)), exists: true, bytes: 29 }]);
+    expect(fs.readdirSync(imagesDirOf(t.dir))).toEqual([]);
+    t.close();
+  });
+
+  it('is gone after an abort, and an image without a message becomes "(image)"', async () => {
+    const t = createTestAssistant();
+    const turn = collect(t.assistant.chat('HANG', { images: [{ data: PNG }] }));
+    await new Promise((r) => setTimeout(r, 400));
+    while (t.standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(fs.readdirSync(imagesDirOf(t.dir))).toHaveLength(1);
+    t.assistant.abort('default');
+    expect(completionOf(await turn).status).toBe('aborted');
+    expect(fs.readdirSync(imagesDirOf(t.dir))).toEqual([]);
+    const only = await collect(t.assistant.chat('', { sessionKey: 'img', images: [{ data: PNG }] }));
+    expect(completionOf(only).finalText).toMatch(/^ECHO: \(image\)/);
+    t.close();
+  });
+
+  it('a fileName with ../ writes nothing outside .service/images/', async () => {
+    const t = createTestAssistant();
+    await collect(t.assistant.chat('warm up: writes the context files'));
+    const before = { root: listOutside(t.dir), parent: listOutside(path.dirname(t.dir)) };
+    const events = await collect(t.assistant.chat('x', { images: [{ data: PNG, fileName: '../../x' }, { data: PNG, fileName: '/etc/passwd' }] }));
+    expect(completionOf(events).status).toBe('completed');
+    expect(listOutside(t.dir)).toEqual(before.root);
+    expect(listOutside(path.dirname(t.dir))).toEqual(before.parent);
+    t.close();
+  });
+
+  it('rejects bad images with clear errors before running anything', async () => {
+    const t = createTestAssistant();
+    const cases: Array<[object[], string]> = [
+      [[{ data: 'not base64!!' }], 'images[0]: data is not valid base64'],
+      [[{ data: PNG, mimeType: 'application/pdf' }], 'images[0]: unsupported type "application/pdf"'],
+      [Array.from({ length: 6 }, () => ({ data: PNG })), 'Too many images: 6 (limit: 5 per message)'],
+      [[{ data: Buffer.alloc(10 * 1024 * 1024 + 1).toString('base64') }], 'images[0]: 10485761 bytes is over the limit of 10485760 bytes'],
+    ];
+    for (const [images, message] of cases) {
+      const events = await collect(t.assistant.chat('x', { images: images as never }));
+      assertEnding(events);
+      expect(completionOf(events)).toMatchObject({ status: 'failed', message: expect.stringContaining(message) });
+    }
+    expect(t.standIn.runs()).toEqual([]);
+    t.close();
+  });
+});
+
+describe('slash commands', () => {
+  it('answers /help, /status, /skill, /model list exactly, and unknown commands helpfully', async () => {
+    const t = createTestAssistant({ files: { 'skills/notes/SKILL.md': '---\nname: notes\ndescription: Keep notes.\n---\n' } });
+    expect((await t.assistant.runCommand('/help')).text).toContain('/model [list|name]');
+    expect((await t.assistant.runCommand('/status')).text).toContain('tester on engine_b');
+    expect(await t.assistant.runCommand('/skill')).toMatchObject({ type: 'command', skills: [{ name: 'notes', description: 'Keep notes.' }] });
+    const list = await t.assistant.runCommand('/model list');
+    expect(Object.keys(list).sort()).toEqual(['engine', 'models', 'text', 'type']);
+    expect(list).toMatchObject({ type: 'command', engine: 'engine_b', models: expect.arrayContaining(['sonnet']) });
+    expect((await t.assistant.runCommand('/frobnicate')).text).toContain('Unknown command "/frobnicate". Try /help');
+    t.close();
+  });
+
+  it('/engine and /model persist through write-back; channels may not change config', async () => {
+    const t = createTestAssistant({ yaml: '# keep me\ntimeout: 60 # seconds\n' });
+    const refused = await t.assistant.runCommand('/engine engine_d', { allowConfigChanges: false });
+    expect(refused.error).toBe('not_allowed_here');
+    expect((await t.assistant.runCommand('/model opus')).text).toBe('Model switched to opus.');
+    expect((await t.assistant.runCommand('/engine engine_d')).engine).toBe('engine_d');
+    const text = fs.readFileSync(path.join(t.dir, 'service.yaml'), 'utf8');
+    expect(text).toContain('engine: engine_d\n');
+    expect(text).toContain('model: opus');
+    expect(text).toContain('# keep me\ntimeout: 60 # seconds\n');
+    expect(t.config.current().config.engine).toBe('engine_d');
+    t.close();
+  });
+
+  it('/stop aborts the running turn of the key; /reset clears it', async () => {
+    const t = createTestAssistant();
+    const turn = collect(t.assistant.chat('HANG', { sessionKey: 'k' }));
+    while (t.standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(await t.assistant.runCommand('/stop', { sessionKey: 'k' })).toMatchObject({ aborted: true });
+    expect(completionOf(await turn).status).toBe('aborted');
+    expect((await t.assistant.runCommand('/reset', { sessionKey: 'k' })).text).toContain('Session reset');
+    expect(t.store.getSession('k')).toBeUndefined();
+    t.close();
+  });
+
+  it('/cron enable, disable and del change service.yaml; list shows tasks', async () => {
+    const t = createTestAssistant({ yaml: 'tasks:\n  - id: daily\n    name: Daily\n    schedule: "0 9 * * *"\n    prompt: hi\n' });
+    expect((await t.assistant.runCommand('/cron list')).text).toContain('daily  enabled');
+    await t.assistant.runCommand('/cron disable daily');
+    expect(t.config.current().config.tasks[0]?.enabled).toBe(false);
+    expect((await t.assistant.runCommand('/cron del nope')).error).toBe('task_not_found');
+    await t.assistant.runCommand('/cron del daily');
+    expect(t.config.current().config.tasks).toEqual([]);
+    t.close();
+  });
+});
