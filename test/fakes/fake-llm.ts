@@ -5,7 +5,7 @@
  * - Anthropic Messages       `POST /v1/messages` (Claude Code), `POST /v1/messages/count_tokens`
  * - OpenAI Chat Completions  `POST /v1/chat/completions` (OpenCode via @ai-sdk/openai-compatible)
  * - OpenAI Responses         `POST /v1/responses` (Codex)
- * - `GET /v1/models`, `HEAD /`, `GET /`
+ * - `GET /v1/models`; `HEAD` of any path, `GET /` and `GET /api/hello` (warm-ups, no auth)
  *
  * The `/v1` prefix is optional on every route and query strings are ignored (`?beta=true`).
  *
@@ -628,14 +628,11 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     }
     requests.push({ method, path: fullPath, headers: req.headers, body, api });
 
-    if (path === '/' && (method === 'HEAD' || method === 'GET')) {
-      if (method === 'HEAD') {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end();
-      } else {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end('fake-llm ok\n');
-      }
+    // Connection warm-ups: Claude Code sends `HEAD /api/hello` (without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC)
+    // and older versions `HEAD /`. Every HEAD, and GET of / or /api/hello, is answered 200 without auth.
+    if (method === 'HEAD' || (method === 'GET' && (path === '/' || path === '/api/hello'))) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(method === 'HEAD' ? undefined : 'fake-llm ok\n');
       return;
     }
 

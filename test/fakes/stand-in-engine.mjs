@@ -7,6 +7,7 @@
 // Directives anywhere in the prompt:
 //   SLEEP:<ms>     wait before answering          HANG           never finish
 //   GRANDCHILD     start a `sleep` grandchild, then hang
+//   SETSID-CHILD   start a `sleep` in its own session, then hang (with THEN-ANSWER: answer after 1.5 s)
 //   FAIL:<text>    engine-reported failure         PROVIDER-ERROR  a 401 from the model provider
 //   CRASH          exit 3 with only stderr         STDERR-FLOOD    1 MB of stderr, then answer
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
@@ -189,6 +190,17 @@ if (has('GRANDCHILD')) {
   if (process.env.STANDIN_LOG) fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify({ grandchild: child.pid, parent: process.pid })}\n`);
   setInterval(() => {}, 1000);
   await new Promise(() => {});
+}
+if (has('SETSID-CHILD')) {
+  // A tool shell in a session of its own, as the real CLIs start them; it outlives its parent unless killed.
+  const child = spawn('sleep', ['300'], { stdio: 'ignore', detached: true });
+  child.unref();
+  if (process.env.STANDIN_LOG) fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify({ setsidChild: child.pid, parent: process.pid })}\n`);
+  if (!has('THEN-ANSWER')) {
+    setInterval(() => {}, 1000);
+    await new Promise(() => {});
+  }
+  await sleep(1_500); // long enough for the runner's snapshot to see it
 }
 if (has('HANG')) {
   setInterval(() => {}, 1000);

@@ -148,7 +148,7 @@ export function createClaudeParser(): LineParser {
       type: 'usage',
       inputTokens: num(usage?.input_tokens),
       outputTokens: num(usage?.output_tokens),
-      costUsd: num(d.total_cost_usd),
+      costUsd: turnCost(d),
       numTurns: num(d.num_turns),
     });
     // `subtype` stays "success" on API errors; `is_error` is what tells.
@@ -178,4 +178,17 @@ export function createClaudeParser(): LineParser {
       return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `claude exited with code ${exit.code}` }];
     },
   };
+}
+
+/**
+ * Cost of this invocation. `total_cost_usd` is cumulative for a resumed session (2.1.330: 0.0016,
+ * then 0.0024 after a resume), so the per-turn `model_usage_since_last_result` wins when present.
+ */
+function turnCost(result: Record<string, unknown>): number | undefined {
+  const perModel = obj(result.model_usage_since_last_result);
+  if (perModel) {
+    const costs = Object.values(perModel).map((m) => num(obj(m)?.costUSD));
+    if (costs.some((c) => c !== undefined)) return costs.reduce<number>((sum, c) => sum + (c ?? 0), 0);
+  }
+  return num(result.total_cost_usd);
 }

@@ -9,6 +9,7 @@ import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
 const DOCUMENTED_MODELS = ['gpt-5-codex', 'gpt-5', 'gpt-5-mini', 'o4-mini', 'o3'];
 const ROUTED_PROVIDER = 'service';
 const ROUTED_KEY_VAR = 'SERVICE_PROVIDER_API_KEY';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** engine_d: Codex CLI (`codex`, npm @openai/codex), driven with `exec --json`. */
 export const engineD: EngineDefinition = {
@@ -32,8 +33,10 @@ export const engineD: EngineDefinition = {
   },
 
   buildInvocation(turn) {
+    // `exec resume` with a non-UUID id that names no thread silently starts a new thread and exits 0.
+    const resumeId = turn.sessionId && UUID.test(turn.sessionId) ? turn.sessionId : undefined;
     const args = turn.config.codex.search ? ['--search', 'exec'] : ['exec'];
-    if (turn.sessionId) args.push('resume');
+    if (resumeId) args.push('resume');
     args.push('--json', '--skip-git-repo-check', ...permissionArgs(turn));
     // `exec resume` rejects --sandbox, --add-dir and friends: every setting goes through -c overrides.
     const set = (key: string, value: unknown) => args.push('-c', `${key}=${toToml(value)}`);
@@ -70,7 +73,7 @@ export const engineD: EngineDefinition = {
       }
     }
     for (const image of turn.images) args.push('--image', image);
-    if (turn.sessionId) args.push(turn.sessionId);
+    if (resumeId) args.push(resumeId);
     args.push('-'); // the prompt comes from stdin: no argv limit, not visible in ps
     return { args, env, stdin: turn.prompt };
   },

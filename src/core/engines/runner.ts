@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
-import { groupMembers, terminateGroup, trackGroup } from './process-group.js';
+import { createProcessTree, trackTree } from './process-tree.js';
 
 /**
  * The only subprocess code of the project. It spawns an engine CLI in its own process group,
@@ -135,15 +135,18 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${path.basename(spec.binary)}: ${why}` });
     return;
   }
-  const pgid = child.pid;
-  const untrack = trackGroup(pgid);
+  const tree = createProcessTree(child.pid);
+  const untrack = trackTree(tree);
+  // Snapshots while the engine runs: a tool shell re-parented after its parent died is still found.
+  const snapshots = setInterval(() => tree.refresh(), 1_000);
+  snapshots.unref();
 
   let stopReason: 'timeout' | 'aborted' | undefined;
   let killing: Promise<boolean> | undefined;
   const stop = (reason: 'timeout' | 'aborted') => {
     if (stopReason) return;
     stopReason = reason;
-    killing = terminateGroup(pgid, graceMs);
+    killing = tree.terminate(graceMs);
   };
   const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
   const onAbort = () => stop('aborted');
@@ -155,10 +158,12 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   clearTimeout(timer);
   spec.signal?.removeEventListener('abort', onAbort);
 
-  // The engine is gone; give its pipe a moment to drain, then clear out anything left in its group.
+  // The engine is gone; give its pipe a moment to drain, then clear out anything it left running:
+  // processes started by a turn do not outlive it.
+  clearInterval(snapshots);
   await waitForEnd(child.stdout, spec.drainMs ?? 1_000);
   if (killing) await killing;
-  if (groupMembers(pgid).length > 0) await terminateGroup(pgid, graceMs);
+  await tree.terminate(graceMs);
   child.stdout?.destroy();
   child.stderr?.destroy();
   untrack();

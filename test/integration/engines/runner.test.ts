@@ -82,6 +82,24 @@ describe('the subprocess runner', () => {
     expect(isAlive(grandchild)).toBe(false);
   });
 
+  it('a tool shell in a session of its own (setsid, as the real CLIs run tools) dies with the run on abort', async () => {
+    const ac = new AbortController();
+    const { events, standIn } = claude('SETSID-CHILD', { signal: ac.signal });
+    const orphan = await waitFor(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined);
+    await new Promise((r) => setTimeout(r, 1_200)); // let a snapshot see it
+    ac.abort();
+    await events;
+    expect(isAlive(orphan)).toBe(false);
+  });
+
+  it('processes a turn started do not outlive it, also when the engine exits normally', async () => {
+    const { events, standIn } = claude('SETSID-CHILD THEN-ANSWER');
+    const all = await events;
+    expect(terminals(all)[0]?.type).toBe('done');
+    const orphan = standIn.runs().find((r) => r.setsidChild)?.setsidChild as number;
+    expect(isAlive(orphan)).toBe(false);
+  });
+
   it('a crash ends with the exit code and the stderr tail, once', async () => {
     const all = await claude('CRASH').events;
     expect(terminals(all)).toEqual([

@@ -36,6 +36,10 @@ describe('engine_b (Claude Code) parser, recorded 2.1.330 output', () => {
     expect(ofType(events, 'usage')[0]?.numTurns).toBe(1);
   });
 
+  it('cost of a resumed turn is the turn\'s own, not the session total (total_cost_usd is cumulative)', () => {
+    expect(ofType(run('resume'), 'usage')[0]?.costUsd).toBeCloseTo(0.0008, 6);
+  });
+
   it('wrong key: is_error with subtype "success" is a provider failure; the synthetic message is not model text', () => {
     const events = run('wrong-key');
     expect(texts(events)).toBe('');
