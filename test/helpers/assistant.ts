@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
@@ -14,7 +15,9 @@ export interface TestAssistant extends OpenedAssistant {
 export function createTestAssistant(opts: { engine?: string; yaml?: string; files?: Record<string, string> } = {}): TestAssistant {
   const standIn = createStandIn();
   const engine = opts.engine ?? 'engine_b';
-  const dir = testdir({
+  // The assistant directory sits alone in a parent of its own, so tests can watch both for stray writes.
+  const dir = path.join(testdir(), 'assistant');
+  writeFiles(dir, {
     'service.yaml': `name: tester\nengine: ${engine}\n${engine === 'engine_c' ? 'model: fake/m\n' : ''}${opts.yaml ?? ''}`,
     ...opts.files,
   });
@@ -43,3 +46,11 @@ export function assertEnding(events: StreamEvent[]): void {
 }
 
 export const imagesDirOf = (dir: string) => path.join(dir, '.service', 'images');
+
+function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const file = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, content);
+  }
+}

@@ -14,6 +14,9 @@ import { editConfigText, type DocumentEdit } from './write-back.js';
  * file is refused and the file is untouched.
  */
 export interface ConfigSource {
+  /** The schema parts this source validates with (for validating partial changes). */
+  readonly parts: ConfigSchemaParts;
+  readonly env: NodeJS.ProcessEnv;
   current(): LoadedConfig;
   /** Apply an edit through write-back; returns the new config. Throws ConfigError (file untouched). */
   edit(edit: DocumentEdit): LoadedConfig;
@@ -69,6 +72,8 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
   };
 
   return {
+    parts: opts.parts,
+    env: opts.env ?? process.env,
     current: () => loaded,
     edit(edit) {
       const current = fs.readFileSync(loaded.file, 'utf8');

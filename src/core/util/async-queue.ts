@@ -32,13 +32,19 @@ export function createAsyncQueue<T>(): AsyncQueue<T> {
       return ended;
     },
     async *[Symbol.asyncIterator]() {
-      for (;;) {
-        if (buffer.length > 0) {
-          yield buffer.shift() as T;
-          continue;
+      try {
+        for (;;) {
+          if (buffer.length > 0) {
+            yield buffer.shift() as T;
+            continue;
+          }
+          if (ended) return;
+          await new Promise<void>((resolve) => (wake = resolve));
         }
-        if (ended) return;
-        await new Promise<void>((resolve) => (wake = resolve));
+      } finally {
+        // A consumer that stops early (a client that went away) must not make the producer buffer forever.
+        ended = true;
+        buffer.length = 0;
       }
     },
   };

@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { resolvePlaceholders } from './env.js';
+import { formatIssues, formatPath } from './issues.js';
+import { parseYaml } from './load.js';
+import { createConfigSchema, isExtensionKey } from './schema.js';
+import { maskSecrets } from './secrets.js';
+import type { ConfigSource } from './source.js';
+import { mergePatch } from './write-back.js';
+
+/**
+ * A partial configuration record (PATCH /api/config): validated with the same schema as the
+ * file (types strict: no string-for-number here), merged into service.yaml through write-back,
+ * applied live for the next turn. `needsRestart` is true exactly when a field the spec lists as
+ * restart-only changed.
+ */
+export const RESTART_FIELDS: ReadonlyArray<readonly string[]> = [
+  ['engine'],
+  ['model'],
+  ['codex'],
+  ['channels'],
+  ['gateway'],
+  ['mcp'],
+  ['provider', 'baseUrl'],
+  ['provider', 'apiKey'],
+  ['provider', 'fallback'],
+  // Not in the spec's table: these are read once when the gateway connects its channels.
+  ['inbox'],
+  ['historyFetch'],
+];
+
+export interface PatchResult {
+  /** The file's content after the merge: placeholders as written, literal secrets masked. */
+  config: Record<string, unknown>;
+  needsRestart: boolean;
+  changed: string[];
+}
+
+export class PatchRejected extends Error {
+  readonly issues: Array<{ path: string; message: string }>;
+  constructor(issues: Array<{ path: string; message: string }>) {
+    super(issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    this.issues = issues;
+  }
+}
+
+export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchResult {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
+    throw new PatchRejected([{ path: '(root)', message: 'expected an object of settings to change' }]);
+  }
+  const body = patch as Record<string, unknown>;
+  const leaves = leafPaths(body);
+  if (leaves.length === 0) throw new PatchRejected([{ path: '(root)', message: 'nothing to change' }]);
+
+  const before = source.current();
+  const merged = deepMerge(before.raw, body);
+  const resolved = resolvePlaceholders(merged, source.env).value;
+  const schema = createConfigSchema(source.parts, { coerceScalars: false });
+  const known = new Set(Object.keys(schema.shape));
+  const issues: Array<{ path: string; message: string }> = [];
+  for (const key of Object.keys(body)) {
+    if (!known.has(key) && !isExtensionKey(key)) issues.push({ path: key, message: 'unknown key' });
+  }
+  const forSchema = Object.fromEntries(Object.entries(resolved).filter(([k]) => known.has(k)));
+  const parsed = schema.safeParse(forSchema, { reportInput: true });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues.filter((i) => touches(i, leaves))) {
+      for (const line of formatIssues([issue])) {
+        const cut = line.indexOf(': ');
+        issues.push({ path: line.slice(0, cut), message: line.slice(cut + 2) });
+      }
+    }
+  }
+  if (issues.length > 0) throw new PatchRejected(issues);
+
+  let after;
+  try {
+    after = source.edit(mergePatch(body, source.env));
+  } catch (err) {
+    if (err instanceof ConfigError) throw new PatchRejected(err.problems.map((p) => ({ path: p.split(': ')[0] ?? '(root)', message: p.split(': ').slice(1).join(': ') })));
+    throw err;
+  }
+  const changed = leaves.filter((p) => JSON.stringify(valueAt(before.raw, p)) !== JSON.stringify(valueAt(after.raw, p))).map((p) => formatPath(p));
+  const needsRestart = RESTART_FIELDS.some((field) =>
+    leaves.some((p) => startsWith(p, field) || startsWith([...field], p)) &&
+    JSON.stringify(valueAt(before.raw, [...field])) !== JSON.stringify(valueAt(after.raw, [...field])),
+  );
+  const fileContent = (parseYaml(fs.readFileSync(after.file, 'utf8'), after.file).toJS() ?? {}) as Record<string, unknown>;
+  return { config: maskSecrets(fileContent), needsRestart, changed };
+}
+
+// --- internal ---
+
+type Path = Array<string | number>;
+
+/** Paths of the values the patch sets: objects are walked, arrays and scalars are leaves. */
+function leafPaths(obj: Record<string, unknown>, prefix: Path = []): Path[] {
+  return Object.entries(obj).flatMap(([k, v]) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0
+      ? leafPaths(v as Record<string, unknown>, [...prefix, k])
+      : [[...prefix, k]],
+  );
+}
+
+/** Whether a schema issue is about something the patch changed (problems elsewhere are the file's own). */
+function touches(issue: z.core.$ZodIssue, leaves: Path[]): boolean {
+  const at: Path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
+  const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...at, k]) : [at];
+  return keys.some((p) => leaves.some((leaf) => startsWith(p, leaf) || (issue.code !== 'unrecognized_keys' && startsWith(leaf, p) && p.length > 0 && isObjectLevel(issue))));
+}
+
+function isObjectLevel(issue: z.core.$ZodIssue): boolean {
+  return issue.code === 'invalid_type' || issue.code === 'custom' || issue.code === 'invalid_union';
+}
+
+function startsWith(path: Path, prefix: readonly (string | number)[]): boolean {
+  return prefix.length <= path.length && prefix.every((seg, i) => String(seg) === String(path[i]));
+}
+
+function valueAt(obj: unknown, path: readonly (string | number)[]): unknown {
+  let cur: unknown = obj;
+  for (const seg of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[String(seg)];
+  }
+  return cur;
+}
+
+function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    const current = out[k];
+    if (v === null) delete out[k];
+    else if (typeof v === 'object' && !Array.isArray(v) && current !== null && typeof current === 'object' && !Array.isArray(current)) {
+      out[k] = deepMerge(current as Record<string, unknown>, v as Record<string, unknown>);
+    } else out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { PatchRejected, applyConfigPatch } from '../../core/config/patch.js';
+import { maskSecrets } from '../../core/config/secrets.js';
+import { resolveAssistantPaths } from '../../core/paths.js';
+import { scanSkills } from '../../core/skills/skills.js';
+import type { RouteTable, ServerDeps } from '../app.js';
+import { readJson, readValidated } from '../body.js';
+import { HttpFailure, json } from '../http.js';
+
+const sendBody = z.strictObject({
+  channel: z.string().min(1),
+  chatId: z.string().min(1),
+  text: z.string().min(1).max(100_000),
+});
+
+/** GET /api/status, GET|PATCH /api/config, GET /api/channels, POST /api/send. Nothing here returns a secret. */
+export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
+  table.add('GET', '/api/status', () => buildStatus(deps));
+
+  table.add('GET', '/api/config', () => ({ config: maskSecrets(deps.config.current().raw) }));
+
+  table.add('PATCH', '/api/config', async (event) => {
+    const patch = await readJson(event, { limit: deps.maxBodyBytes });
+    try {
+      const result = applyConfigPatch(deps.config, patch);
+      deps.log.info(`config changed: ${result.changed.join(', ') || '(no effective change)'}${result.needsRestart ? ' (restart needed)' : ''}`);
+      return { ok: true, config: result.config, needsRestart: result.needsRestart };
+    } catch (err) {
+      if (err instanceof PatchRejected) throw new HttpFailure(400, `invalid configuration change: ${err.message}`, { issues: err.issues });
+      throw err;
+    }
+  });
+
+  table.add('GET', '/api/channels', () => ({ channels: deps.channels.list() }));
+
+  table.add('POST', '/api/send', async (event) => {
+    const body = await readValidated(event, sendBody, { limit: deps.maxBodyBytes });
+    const result = await deps.channels.send(body.channel, body.chatId, body.text);
+    if (result.ok) return { ok: true };
+    const { ok: _ok, status, ...rest } = result;
+    deps.log.info(`${status} POST /api/send to ${body.channel}: ${rest.error}`);
+    return json(status, rest);
+  });
+}
+
+/** The spec's status record (model is '' when unset; channels list every built-in channel plus custom ones). */
+export function buildStatus(deps: ServerDeps): Record<string, unknown> {
+  const s = deps.assistant.status();
+  const skills = scanSkills(resolveAssistantPaths(deps.config.current().dir).skillsDir).skills;
+  return {
+    name: s.name,
+    engine: s.engine,
+    model: s.model,
+    version: deps.version,
+    uptime: s.uptime,
+    channels: deps.channels.statuses().map(({ type, status }) => ({ type, status })),
+    skills: skills.map(({ name, description }) => ({ name, description })),
+    metrics: deps.assistant.metrics(),
+    recentMessages: deps.assistant.recentActivity(20),
+    turns: { running: s.running, waiting: s.waiting },
+  };
+}

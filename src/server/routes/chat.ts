@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { isSlashCommand } from '../../core/assistant/commands.js';
+import type { RouteTable, ServerDeps } from '../app.js';
+import { readValidated } from '../body.js';
+import { HttpFailure, json } from '../http.js';
+import { streamJson } from '../sse.js';
+
+export const sessionKey = z.string().min(1).max(256);
+
+const image = z.strictObject({
+  mimeType: z.string().min(1).max(100).optional(),
+  data: z.string().min(1),
+  fileName: z.string().max(255).optional(),
+});
+
+const chatBody = z.strictObject({
+  message: z.string().max(200_000).optional(),
+  sessionKey: sessionKey.optional(),
+  images: z.array(image).optional(),
+});
+
+const commandBody = z.strictObject({
+  command: z.string().trim().min(1).max(200),
+  arguments: z.string().max(200_000).optional(),
+  sessionKey: sessionKey.optional(),
+});
+
+/**
+ * POST /chat and POST /command. Both stream the spec's StreamEvents; failures (busy, queue full,
+ * timeout) arrive as in-stream `error` events with HTTP 200. A `/…` message answers the slash
+ * command as one JSON object. A client that disconnects does not stop its turn.
+ */
+export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
+  const heartbeatMs = deps.heartbeatMs ?? 15_000;
+  const log = deps.log.child('http');
+
+  table.add('POST', '/chat', async (event) => {
+    const body = await readValidated(event, chatBody, { limit: deps.maxBodyBytes });
+    const message = body.message ?? '';
+    if (message.trim() === '' && !body.images?.length) throw new HttpFailure(400, 'message or images is required');
+    const key = body.sessionKey ?? 'default';
+    if (isSlashCommand(message)) return json(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true }));
+    const turn = deps.assistant.chat(message, { sessionKey: key, ...(body.images ? { images: body.images } : {}), source: 'http', sender: 'http' });
+    return streamJson(event, turn, { heartbeatMs, track: table.trackStream, onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`) });
+  });
+
+  table.add('POST', '/command', async (event) => {
+    const body = await readValidated(event, commandBody, { limit: deps.maxBodyBytes });
+    const name = body.command.replace(/^\//, '');
+    const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
+    return streamJson(event, turn, { heartbeatMs, track: table.trackStream });
+  });
+}

@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RouteTable, ServerDeps } from '../app.js';
+import { HttpFailure } from '../http.js';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+
+/**
+ * Without the token: GET /health (liveness plus facts that are not secret, for the dashboard's
+ * status panel) and the dashboard's static files. The page itself holds no data; it asks the
+ * API for everything else once the operator gives it the token.
+ */
+export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void {
+  table.add('GET', '/health', () => {
+    const s = deps.assistant.status();
+    return { status: 'ok', timestamp: new Date().toISOString(), name: s.name, engine: s.engine, model: s.model, version: deps.version, uptime: s.uptime };
+  });
+
+  const serveFile = (rel: string) => {
+    const root = path.resolve(deps.dashboardDir);
+    const file = path.resolve(root, rel);
+    if (!file.startsWith(root + path.sep)) throw new HttpFailure(404, 'not found');
+    let body: Buffer;
+    try {
+      body = fs.readFileSync(file);
+    } catch {
+      throw new HttpFailure(404, `no file ${rel}`);
+    }
+    return new Response(new Uint8Array(body), {
+      headers: {
+        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-cache',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        // The page runs only its own script and talks only to this origin.
+        'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      },
+    });
+  };
+  table.add('GET', '/', () => serveFile('index.html'));
+  table.add('GET', '/index.html', () => serveFile('index.html'));
+  table.add('GET', '/dashboard/:file', (event) => serveFile(decodeURIComponent(event.context.params?.file ?? '')));
+}

@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startGatewayProcess } from '../../helpers/gateway-process.js';
+import { parseSseStrict } from '../../helpers/server.js';
+import { createStandIn } from '../../helpers/stand-in.js';
+import { minimalYaml, testdir } from '../../helpers/testdir.js';
+
+const statusWith = (url: string, token: string) => fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+
+describe('service gateway (spawned for real)', () => {
+  it('generates a token when none is configured, stores it 0600, prints it, and reuses it on the next start', async () => {
+    const dir = testdir({ 'service.yaml': minimalYaml() });
+    const first = await startGatewayProcess(dir, [], { SERVICE_TOKEN: '' });
+    const file = path.join(dir, '.service', 'gateway-token');
+    const token = fs.readFileSync(file, 'utf8').trim();
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(first.printed).toContain(token);
+    expect(first.output()).toContain(`dashboard: ${first.url}/#token=${token}`);
+    expect(await statusWith(first.url, token)).toBe(200);
+    expect(await first.stop()).toBe(0);
+    const second = await startGatewayProcess(dir, [], { SERVICE_TOKEN: '' });
+    expect(second.printed).toContain(token);
+    expect(second.printed).toContain('generated earlier');
+    expect(await statusWith(second.url, token)).toBe(200);
+    await second.stop();
+  });
+
+  it('token precedence: --token, then SERVICE_TOKEN, then gateway.token', async () => {
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: from-config-123456\n') });
+    const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+      [['--token', 'from-flag-123456'], { SERVICE_TOKEN: 'from-env-123456' }, 'from-flag-123456'],
+      [[], { SERVICE_TOKEN: 'from-env-123456' }, 'from-env-123456'],
+      [[], { SERVICE_TOKEN: '' }, 'from-config-123456'],
+    ];
+    for (const [args, env, expected] of cases) {
+      const g = await startGatewayProcess(dir, args, env);
+      for (const candidate of ['from-flag-123456', 'from-env-123456', 'from-config-123456']) {
+        expect(await statusWith(g.url, candidate), `${expected} vs ${candidate}`).toBe(candidate === expected ? 200 : 401);
+      }
+      expect(g.printed).not.toContain(expected); // a token the operator set is not echoed
+      await g.stop();
+    }
+  });
+
+  it('survives hostile input: an oversized chunked body, garbage JSON, a dropped connection', async () => {
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });
+    const g = await startGatewayProcess(dir, [], { SERVICE_TOKEN: '' });
+    const { port } = new URL(g.url);
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/chat', headers: { authorization: 'Bearer tok-1234567890', 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 48; i++) req.write(Buffer.alloc(1024 * 1024, 0x61));
+      req.end();
+    });
+    expect(chunked).toBe(413);
+    const broken = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/chat', headers: { authorization: 'Bearer tok-1234567890', 'content-length': '100' } });
+    broken.on('error', () => undefined);
+    broken.write('{"mess');
+    broken.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await fetch(`${g.url}/health`)).status).toBe(200);
+    expect(g.child.exitCode).toBeNull();
+    expect(await g.stop()).toBe(0);
+  });
+
+  it('SIGTERM lets a running turn finish, then exits 0', async () => {
+    const standIn = createStandIn();
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });
+    const g = await startGatewayProcess(dir, [], { ...standIn.env, SERVICE_TOKEN: '' });
+    const turn = fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: 'SLEEP:1000 in flight' }) }).then((r) => r.text());
+    while (standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    const exit = g.stop('SIGTERM');
+    const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: SLEEP:1000 in flight\nTURN: 1' });
+    expect(await exit).toBe(0);
+    await expect(fetch(`${g.url}/health`)).rejects.toThrow();
+  });
+
+  it('after the grace period a turn still running is aborted and the gateway exits 0', async () => {
+    const standIn = createStandIn();
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });
+    const g = await startGatewayProcess(dir, [], { ...standIn.env, SERVICE_TOKEN: '', SERVICE_SHUTDOWN_GRACE_MS: '300' });
+    const turn = fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: 'HANG' }) }).then((r) => r.text());
+    while (standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    const exit = g.stop('SIGINT');
+    const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'aborted' });
+    expect(await exit).toBe(0);
+  });
+});

@@ -1,0 +1,162 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseSseStrict, startTestServer, TEST_TOKEN, type TestServer } from '../../helpers/server.js';
+
+let s: TestServer | undefined;
+afterEach(async () => {
+  await s?.stop();
+  s = undefined;
+});
+
+/** Read an SSE response until `until` matches the text so far (or the stream ends). */
+async function readUntil(res: Response, until: (text: string) => boolean, ms = 10_000): Promise<string> {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const deadline = Date.now() + ms;
+  while (!until(text)) {
+    if (Date.now() > deadline) throw new Error(`timed out; got: ${text}`);
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  await reader.cancel().catch(() => undefined);
+  return text;
+}
+
+describe('streams', () => {
+  it('response headers of a queued /chat turn go out at once; idle streams get heartbeat comments', async () => {
+    s = await startTestServer({ heartbeatMs: 150 });
+    const first = s.api('/chat', { json: { message: 'SLEEP:1200 first', sessionKey: 'q' } });
+    await new Promise((r) => setTimeout(r, 150));
+    const t0 = Date.now();
+    const queued = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
+    expect(Date.now() - t0).toBeLessThan(600); // headers before the first turn (1.2 s) is over
+    expect(queued.headers.get('content-type')).toBe('text/event-stream');
+    const text = await queued.text();
+    expect(text).toContain(': heartbeat\n\n');
+    const events = parseSseStrict(text) as Array<Record<string, unknown>>;
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: second\nTURN: 2' });
+    await (await first).text();
+  });
+
+  it('a client that disconnects does not kill its turn: the reply lands in history and the activity feed', async () => {
+    s = await startTestServer();
+    const feed = await fetch(`${s.url}/api/events?token=${TEST_TOKEN}`);
+    const ctl = new AbortController();
+    const res = await s.api('/chat', { json: { message: 'SLEEP:600 leaving early', sessionKey: 'gone' }, signal: ctl.signal });
+    expect(res.status).toBe(200);
+    ctl.abort();
+    const record = await readUntil(feed, (t) => t.includes('leaving early'));
+    const [activity] = parseSseStrict(record.slice(0, record.lastIndexOf('\n\n') + 2)) as Array<Record<string, unknown>>;
+    expect(activity).toMatchObject({ source: 'http', messagePreview: 'SLEEP:600 leaving early', responsePreview: expect.stringContaining('ECHO: SLEEP:600'), status: 'completed' });
+    expect(Object.keys(activity ?? {})).toEqual(expect.arrayContaining(['ts', 'source', 'sender', 'messagePreview', 'responsePreview', 'durationMs', 'costUsd']));
+    expect(s.store.readHistory('gone').map((h) => h.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('GET /api/events bounds subscribers and frees a slot when a client leaves', async () => {
+    s = await startTestServer({ maxEventSubscribers: 2 });
+    const a = new AbortController();
+    await s.api('/api/events', { signal: a.signal });
+    await s.api('/api/events');
+    const third = await s.api('/api/events');
+    expect(third.status).toBe(503);
+    expect(await third.json()).toEqual({ error: 'too many event subscribers (limit: 2)' });
+    a.abort();
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await s.api('/api/events')).status).toBe(200);
+  });
+});
+
+describe('PATCH /api/config', () => {
+  const YAML = '# my bot\nmaxConcurrent: 10 # plenty\nchannels:\n  channel_e:\n    botToken: ${TG_TOKEN}\n';
+
+  it('applies immediate fields live: a lowered maxConcurrent is enforced on the next request; the file keeps comments and placeholders', async () => {
+    process.env.TG_TOKEN = 'tg-secret-value';
+    s = await startTestServer({ yaml: YAML });
+    const res = await s.api('/api/config', { method: 'PATCH', json: { maxConcurrent: 1, groupChat: { groupPolicy: 'smart' } } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { ok: boolean; needsRestart: boolean; config: Record<string, unknown> };
+    expect(body.ok).toBe(true);
+    expect(body.needsRestart).toBe(false);
+    expect(body.config).toMatchObject({ maxConcurrent: 1, groupChat: { groupPolicy: 'smart' }, channels: { channel_e: { botToken: '${TG_TOKEN}' } } });
+    const file = fs.readFileSync(path.join(s.dir, 'service.yaml'), 'utf8');
+    expect(file).toContain('# my bot\n');
+    expect(file).toContain('maxConcurrent: 1 # plenty\n');
+    expect(file).toContain('botToken: ${TG_TOKEN}');
+    expect(file).not.toContain('tg-secret-value');
+    const running = s.api('/chat', { json: { message: 'SLEEP:800', sessionKey: 'a' } });
+    await new Promise((r) => setTimeout(r, 150));
+    const busy = parseSseStrict(await (await s.api('/chat', { json: { message: 'x', sessionKey: 'b' } })).text());
+    expect(busy[0]).toEqual({ type: 'error', message: 'Server busy: too many concurrent requests (limit: 1). Try again later.' });
+    await (await running).text();
+    delete process.env.TG_TOKEN;
+  });
+
+  it.each([
+    [{ engine: 'engine_d' }, true],
+    [{ model: 'opus' }, true],
+    [{ codex: { search: true } }, true],
+    [{ channels: { channel_f: { botToken: 'x' } } }, true],
+    [{ gateway: { port: 4000 } }, true],
+    [{ mcp: { fs: { command: 'mcp-fs' } } }, true],
+    [{ provider: { baseUrl: 'http://p.test' } }, true],
+    [{ provider: { apiKey: 'k' } }, true],
+    [{ provider: { fallback: { baseUrl: 'http://f.test' } } }, true],
+    [{ timeout: 30 }, false],
+    [{ maxConcurrent: 4 }, false],
+    [{ sessionTtlDays: 3 }, false],
+    [{ groupChat: { historyLimit: 5 } }, false],
+    [{ streaming: { mode: 'streaming' } }, false],
+    [{ persona: { role: 'helper' } }, false],
+    [{ permissions: { deniedCommands: ['rm'] } }, false],
+    [{ systemPrompt: 'Be kind.' }, false],
+  ])('PATCH %j → needsRestart %s', async (patch, restart) => {
+    s = await startTestServer();
+    const res = await s.api('/api/config', { method: 'PATCH', json: patch });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { needsRestart: boolean }).needsRestart).toBe(restart);
+  });
+
+  it('rejects unknown fields and wrong types with their paths; the file is untouched', async () => {
+    s = await startTestServer({ yaml: 'timeout: 60\n' });
+    const before = fs.readFileSync(path.join(s.dir, 'service.yaml'), 'utf8');
+    const cases: Array<[unknown, string[]]> = [
+      [{ timeout: '30' }, ['timeout']],
+      [{ colour: 'blue' }, ['colour']],
+      [{ groupChat: { groupPolicy: 'all', bogus: 1 } }, ['groupChat.bogus', 'groupChat.groupPolicy']],
+      [{ maxConcurrent: 0 }, ['maxConcurrent']],
+      [{ name: null }, ['name']],
+      [[1, 2], ['(root)']],
+    ];
+    for (const [patch, paths] of cases) {
+      const res = await s.api('/api/config', { method: 'PATCH', json: patch });
+      expect(res.status, JSON.stringify(patch)).toBe(400);
+      const body = (await res.json()) as { error: string; issues: Array<{ path: string }> };
+      expect(body.issues.map((i) => i.path).sort()).toEqual(paths);
+    }
+    expect(fs.readFileSync(path.join(s.dir, 'service.yaml'), 'utf8')).toBe(before);
+  });
+});
+
+describe('no secret leaves the server', () => {
+  it('no response body contains a secret from the config', async () => {
+    const secrets = ['sk-oauth-SECRET-1', 'prov-key-SECRET-2', 'gw-token-SECRET-3', 'xoxb-SECRET-4', 'xapp-SECRET-5', 'fallback-SECRET-6'];
+    s = await startTestServer({
+      yaml: [
+        `oauthToken: ${secrets[0]}`,
+        `provider:\n  baseUrl: http://p.test\n  apiKey: ${secrets[1]}\n  fallback:\n    apiKey: ${secrets[5]}`,
+        `gateway:\n  token: ${secrets[2]}`,
+        `channels:\n  channel_d:\n    botToken: ${secrets[3]}\n    appToken: ${secrets[4]}`,
+      ].join('\n') + '\n',
+    });
+    const bodies: string[] = [];
+    for (const p of ['/health', '/', '/api/status', '/api/channels', '/api/config', '/dashboard/dashboard.js']) bodies.push(await (await s.api(p)).text());
+    bodies.push(await (await s.api('/api/config', { method: 'PATCH', json: { timeout: 99 } })).text());
+    bodies.push(await (await s.api('/chat', { json: { message: '/status' } })).text());
+    bodies.push(await (await s.api('/chat', { json: { message: 'hello' } })).text());
+    for (const body of bodies) for (const secret of secrets) expect(body).not.toContain(secret);
+    expect(bodies[4]).toContain('********');
+  });
+});
