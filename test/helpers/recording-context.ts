@@ -87,3 +87,17 @@ export function splitByLimit(markdown: string, render: (md: string) => string, l
 export function liveHandles(): string[] {
   return process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'TCPSocketWrap');
 }
+
+/**
+ * liveHandles() once transient timers had time to fire: vitest's runner keeps a 100 ms throttle
+ * timer for task updates, which is sometimes pending at the moment of the check. A leaked interval
+ * or socket stays, so it is still reported.
+ */
+export async function lingeringHandles(waitMs = 500): Promise<string[]> {
+  const end = Date.now() + waitMs;
+  for (;;) {
+    const live = liveHandles();
+    if (live.length === 0 || Date.now() > end) return live;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

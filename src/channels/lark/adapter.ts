@@ -1,7 +1,250 @@
-import { AppError } from '../../core/errors.js';
-import type { ChannelAdapter, ChannelDeps } from '../types.js';
+import * as lark from '@larksuiteoapi/node-sdk';
+import type { Logger } from '../../core/logger.js';
+import {
+  ChannelError, type ChannelAdapter, type ChannelContext, type ChannelDeps, type InboundImage, type InboundMessage,
+  type ReplyTarget, type SentMessage,
+} from '../types.js';
+import { createLarkConnection, type LarkConnection } from './connection.js';
+import { larkCode, toChannelError } from './errors.js';
+import { renderLarkMarkdown } from './format.js';
+import { fromHistoryItem, fromReceiveEvent, type LarkReceiveEvent, type LarkSelf } from './inbound.js';
+import { createLarkSdkLogger } from './logger.js';
+import { LARK_LIMIT, sendWithPlainRetry } from './outbound.js';
+import { createLarkRest, type LarkSent } from './rest.js';
+import { openCardStream } from './stream.js';
 
-/** The adapter has not landed in this build yet. */
-export async function createLarkAdapter(_opts: Record<string, unknown>, deps: ChannelDeps): Promise<ChannelAdapter> {
-  throw new AppError('channel_unavailable', `${deps.name}: this build has no adapter for it yet`);
+/** Options of channel_a as validated by index.ts. */
+export interface LarkOptions {
+  appId: string;
+  appSecret: string;
+  /** Open platform base; Feishu's by default, `https://open.larksuite.com` for Lark, or a test server. */
+  domain?: string | undefined;
+  pingTimeout?: number | undefined;
+}
+
+const DEFAULT_DOMAIN = 'https://open.feishu.cn';
+/** WSClient.start() silently does nothing for other app ids; fail loudly instead. */
+const APP_ID = /^cli_[0-9a-fA-F]{16}$/;
+/** GET /im/v1/messages takes page_size 1-50. */
+const HISTORY_PAGE = 50;
+/** "The message was recalled": reply to the chat instead. */
+const RECALLED = 230011;
+/** Chat kinds remembered from events (history items do not carry it); bounded, oldest forgotten first. */
+const CHAT_TYPES_KEPT = 2000;
+
+/**
+ * channel_a over @larksuiteoapi/node-sdk: events on the long connection (WSClient), everything else
+ * over REST (Client). Replies are `post` messages with an `md` element (outbound.ts), streams are
+ * CardKit cards (stream.ts).
+ */
+export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): Promise<ChannelAdapter> {
+  const name = deps.name;
+  deps.log.addSecrets([opts.appSecret]);
+  const domain = (opts.domain ?? DEFAULT_DOMAIN).replace(/\/+$/, '');
+  let log: Logger = deps.log;
+  const sdkLogger = createLarkSdkLogger(() => log);
+  // Per-adapter token cache: the SDK's default cache is process-wide and keyed by appId only.
+  const client = new lark.Client({
+    appId: opts.appId, appSecret: opts.appSecret, domain, cache: new lark.DefaultCache(),
+    logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn,
+  });
+  const rest = createLarkRest(client);
+  const chatTypes = new Map<string, 'direct' | 'group'>();
+  let self: LarkSelf | undefined;
+  let conn: LarkConnection | undefined;
+  let started = false;
+  let stopped = false;
+  let reported: 'connected' | 'disconnected' = 'connected';
+  let handoff: Promise<void> = Promise.resolve();
+
+  function rememberChat(chatId: string, type: 'direct' | 'group'): void {
+    chatTypes.delete(chatId);
+    chatTypes.set(chatId, type);
+    if (chatTypes.size > CHAT_TYPES_KEPT) chatTypes.delete(chatTypes.keys().next().value!);
+  }
+
+  /** Runs inside the SDK's event handler: the ack goes out when this resolves, and Lark wants it within 3 s. */
+  async function onEvent(ctx: ChannelContext, me: LarkSelf, event: LarkReceiveEvent): Promise<void> {
+    let msg: InboundMessage | undefined;
+    try {
+      msg = fromReceiveEvent(event, me);
+    } catch (err) {
+      log.warn(`cannot read event for ${event.message?.message_id ?? '?'}: ${String(err)}`);
+      return; // acked: a redelivery would not read any better
+    }
+    if (!msg) return;
+    rememberChat(msg.chatId, msg.chatType);
+    const message = msg;
+    // In order, and only acked once the bridge has it; a throw acks with 500 so Lark delivers it again.
+    const next = handoff.then(() => ctx.onMessage(message));
+    handoff = next.catch(() => undefined);
+    await next;
+  }
+
+  function report(ctx: ChannelContext, state: typeof reported, reason?: string): void {
+    if (!started || stopped) return;
+    if (state === reported && state === 'connected') return;
+    reported = state;
+    ctx.onStatus(reason === undefined ? { state } : { state, reason });
+  }
+
+  async function chatTypeOf(chatId: string): Promise<'direct' | 'group'> {
+    const known = chatTypes.get(chatId);
+    if (known) return known;
+    try {
+      const type = (await rest.chatMode(chatId)) === 'p2p' ? 'direct' : 'group';
+      rememberChat(chatId, type);
+      return type;
+    } catch (err) {
+      // Remembered, so a missing scope costs one failed call per chat, not one per read; an event from
+      // the chat corrects it.
+      log.debug(`chat mode of ${chatId} unknown (${String(err)}); reading it as a group`);
+      rememberChat(chatId, 'group');
+      return 'group';
+    }
+  }
+
+  function me(): LarkSelf {
+    if (!self || stopped) throw new ChannelError(name, 'network', 'not connected (start() has not completed or stop() was called)');
+    return self;
+  }
+
+  const sentMessage = (s: LarkSent): SentMessage => ({ chatId: s.chatId, messageId: s.messageId });
+
+  return {
+    name,
+    limit: LARK_LIMIT,
+    render: renderLarkMarkdown,
+
+    async start(ctx) {
+      if (conn) throw new ChannelError(name, 'other', 'start() called twice');
+      log = ctx.log;
+      stopped = false;
+      if (!APP_ID.test(opts.appId)) throw new ChannelError(name, 'auth', `appId "${opts.appId}" is not cli_ followed by 16 hex digits`);
+      let botOpenId: string;
+      try {
+        botOpenId = await rest.botOpenId(); // also proves appId/appSecret before the socket
+      } catch (err) {
+        throw toChannelError(name, `cannot use the bot API at ${domain} (check appId / appSecret)`, err);
+      }
+      if (stopped) throw new ChannelError(name, 'other', 'stopped while starting');
+      const identity: LarkSelf = { channel: name, botOpenId };
+      const c = createLarkConnection({
+        appId: opts.appId, appSecret: opts.appSecret, domain, pingTimeout: opts.pingTimeout, sdkLogger,
+        onEvent: (event) => onEvent(ctx, identity, event),
+        onStatus: (state, reason) => report(ctx, state, reason),
+      });
+      conn = c;
+      try {
+        await c.start();
+      } catch (err) {
+        conn = undefined;
+        c.stop();
+        throw new ChannelError(name, /514|auth/i.test(String(err)) ? 'auth' : 'network', `long connection refused: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      if (stopped) return;
+      self = identity;
+      started = true;
+      reported = 'connected';
+    },
+
+    async reply(to: ReplyTarget, markdown: string) {
+      const text = renderLarkMarkdown(markdown);
+      if (!text) return undefined;
+      me();
+      const toChat = (type: 'post' | 'text', content: string) => rest.create(to.chatId, type, content);
+      try {
+        if (!to.messageId) return sentMessage(await sendWithPlainRetry(text, toChat, log));
+        const parent = to.messageId;
+        const sent = await sendWithPlainRetry(text, (type, content) => rest.reply(parent, type, content, Boolean(to.threadId), to.chatId), log)
+          .catch((err: unknown) => {
+            if (larkCode(err) !== RECALLED) throw err;
+            return sendWithPlainRetry(text, toChat, log);
+          });
+        return sentMessage(sent);
+      } catch (err) {
+        throw toChannelError(name, `reply in ${to.chatId}`, err);
+      }
+    },
+
+    async send(chatId: string, markdown: string) {
+      const text = renderLarkMarkdown(markdown);
+      if (!text) return undefined;
+      me();
+      try {
+        return sentMessage(await sendWithPlainRetry(text, (type, content) => rest.create(chatId, type, content), log));
+      } catch (err) {
+        throw toChannelError(name, `send to ${chatId}`, err);
+      }
+    },
+
+    async edit(message: SentMessage, markdown: string) {
+      me();
+      try {
+        await sendWithPlainRetry(renderLarkMarkdown(markdown) || '…', (type, content) => rest.update(message.messageId, type, content), log);
+      } catch (err) {
+        throw toChannelError(name, `edit ${message.messageId}`, err);
+      }
+    },
+
+    async openStream(to: ReplyTarget) {
+      me();
+      try {
+        return await openCardStream({ channel: name, rest, render: renderLarkMarkdown, log, maxBytes: LARK_LIMIT.max }, to);
+      } catch (err) {
+        throw toChannelError(name, `open a stream card in ${to.chatId}`, err);
+      }
+    },
+
+    async readHistory(chatId: string, { since, limit }: { since: Date; limit: number }) {
+      const identity = me();
+      try {
+        const chatType = await chatTypeOf(chatId);
+        const out: InboundMessage[] = [];
+        let page: string | undefined;
+        // Newest first until `limit`: the newest `limit` messages since `since`, returned oldest first.
+        do {
+          const res = await rest.listPage(chatId, Math.floor(since.getTime() / 1000), Math.min(HISTORY_PAGE, limit), page);
+          for (const item of res.items) {
+            const msg = fromHistoryItem(item, chatType, identity);
+            if (msg && msg.ts >= since.getTime() && out.length < limit) out.push(msg);
+          }
+          page = res.next;
+        } while (page && out.length < limit);
+        return out.sort((a, b) => a.ts - b.ts);
+      } catch (err) {
+        throw toChannelError(name, `history of ${chatId}`, err);
+      }
+    },
+
+    async downloadImage(image: InboundImage) {
+      const [messageId, fileKey] = image.ref.split('/');
+      if (!messageId || !fileKey) throw new ChannelError(name, 'not_found', `image ref "${image.ref}" is not <message_id>/<image_key>`);
+      try {
+        const { data, mimeType } = await rest.image(messageId, fileKey);
+        return { data, mimeType: mimeType && mimeType !== 'application/octet-stream' ? mimeType : (sniffImageType(data) ?? image.mimeType ?? 'application/octet-stream') };
+      } catch (err) {
+        throw toChannelError(name, `download ${fileKey}`, err);
+      }
+    },
+
+    async stop() {
+      stopped = true;
+      started = false;
+      self = undefined;
+      conn?.stop(); // the SDK first: no more events, no timers
+      conn = undefined;
+      await handoff;
+    },
+  };
+}
+
+// --- internal ---
+
+function sniffImageType(b: Buffer): string | undefined {
+  if (b.subarray(0, 8).equals(Buffer.from('89504e470d0a1a0a', 'hex'))) return 'image/png';
+  if (b[0] === 0xff && b[1] === 0xd8) return 'image/jpeg';
+  if (b.subarray(0, 4).toString('latin1') === 'GIF8') return 'image/gif';
+  if (b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  return undefined;
 }

@@ -1,7 +1,301 @@
-import { AppError } from '../../core/errors.js';
-import type { ChannelAdapter, ChannelDeps } from '../types.js';
+import { randomUUID } from 'node:crypto';
+import { format } from 'node:util';
+import { WSClient, type Logger as SdkLogger, type WsFrame } from '@wecom/aibot-node-sdk';
+import { errorMessage } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { ChannelAdapter, ChannelContext, ChannelDeps, ReplyStream, ReplyTarget, SentMessage } from '../types.js';
+import { ChannelError } from '../types.js';
+import { renderWecomMarkdown } from './format.js';
+import { normalizeCallback, readReplyExtra, toChannelError, type CallbackFrame } from './inbound.js';
 
-/** The adapter has not landed in this build yet. */
-export async function createWecomAdapter(_opts: Record<string, unknown>, deps: ChannelDeps): Promise<ChannelAdapter> {
-  throw new AppError('channel_unavailable', `${deps.name}: this build has no adapter for it yet`);
+/** channel_c options, as validated by the definition in index.ts. */
+export interface WecomOptions {
+  botId: string;
+  secret: string;
+  /** The long-connection endpoint (the SDK's `wsUrl`); wss://openws.work.weixin.qq.com by default. */
+  websocketUrl?: string | undefined;
+}
+
+/** Timing knobs; production uses the defaults, tests shorten them. */
+export interface WecomTuning {
+  /** Base reconnect delay; the SDK doubles it per attempt up to 30 s. */
+  reconnectMs?: number;
+  heartbeatMs?: number;
+  /** Refused subscribes before the SDK gives up (reported as `failed`). */
+  maxAuthFailureAttempts?: number;
+}
+
+/**
+ * Bytes of rendered Markdown per message. Stream content is capped at 20 480 bytes of UTF-8 (SDK
+ * types, api.d.ts); a CJK character is 3 bytes. 480 bytes are kept in hand for server-side
+ * counting differences; the fake's proactive-markdown cap is the same.
+ */
+export const WECOM_MAX_BYTES = 20_000;
+
+/** How many recent inbound messages remember their reply stream (the bridge replies soon after). */
+const REMEMBERED_REPLIES = 2_000;
+/** stop() waits this long for the socket to report closed. */
+const CLOSE_GRACE_MS = 2_000;
+
+/** Per inbound message: the stream bubble opened for it ('open') or already finished ('used'). */
+interface ReplyState {
+  streamId: string;
+  state: 'open' | 'used';
+}
+
+export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, tuning: WecomTuning = {}): Promise<ChannelAdapter> {
+  const name = deps.name;
+  const log = deps.log;
+  let client: WSClient | undefined;
+  let ctx: ChannelContext | undefined;
+  let pendingStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
+  let last: { state: string; reason?: string } = { state: 'idle' };
+  const replies = new Map<string, ReplyState>();
+
+  const report = (state: 'connected' | 'disconnected' | 'failed', reason?: string) => {
+    if (last.state === state && last.reason === reason) return;
+    last = reason === undefined ? { state } : { state, reason };
+    ctx?.onStatus(reason === undefined ? { state } : { state, reason });
+  };
+  const settleStart = (err?: Error) => {
+    const p = pendingStart;
+    pendingStart = undefined;
+    if (err) p?.reject(err);
+    else p?.resolve();
+  };
+  const connected = (): WSClient => {
+    if (!client) throw new ChannelError(name, 'network', 'not started');
+    return client;
+  };
+  const remember = (messageId: string, state: ReplyState) => {
+    replies.delete(messageId);
+    replies.set(messageId, state);
+    if (replies.size > REMEMBERED_REPLIES) replies.delete(replies.keys().next().value as string);
+  };
+  const frameOf = (reqId: string) => ({ headers: { req_id: reqId } });
+
+  const onCallback = async (frame: WsFrame): Promise<void> => {
+    const msg = normalizeCallback(name, frame as CallbackFrame);
+    if (!msg) {
+      log.info(`ignoring a ${String((frame.body as { msgtype?: string } | undefined)?.msgtype)} message: only text, mixed text and voice are supported`);
+      return;
+    }
+    try {
+      // WeCom has no acknowledgement frame: the first reply frame is what stops re-pushes.
+      await ctx?.onMessage(msg);
+    } catch (err) {
+      log.warn(`message ${msg.messageId} not accepted (WeCom will push it again): ${errorMessage(err)}`);
+    }
+  };
+
+  const sendMarkdown = async (chatId: string, content: string): Promise<SentMessage> => {
+    try {
+      const receipt = await connected().sendMessage(chatId, { msgtype: 'markdown', markdown: { content } });
+      return { chatId, messageId: receipt.headers.req_id };
+    } catch (err) {
+      throw toChannelError(name, err, 'aibot_send_msg');
+    }
+  };
+
+  /**
+   * Claims the inbound message's stream bubble for one visible reply: the one typing() opened, or a
+   * new one. Undefined when the message has no usable req_id or its bubble was already used (a
+   * second part of a split reply): the caller then sends a separate proactive message.
+   */
+  const claimStream = (to: ReplyTarget): { reqId: string; streamId: string } | undefined => {
+    const reqId = readReplyExtra(to.extra).reqId;
+    const key = to.messageId;
+    if (!reqId || !key) return undefined;
+    const prior = replies.get(key);
+    if (prior?.state === 'used') return undefined;
+    const streamId = prior?.streamId ?? randomUUID();
+    remember(key, { streamId, state: 'used' });
+    return { reqId, streamId };
+  };
+
+  const wireEvents = (c: WSClient) => {
+    let lastAuthError: string | undefined;
+    let kicked = false;
+    c.on('authenticated', () => {
+      lastAuthError = undefined;
+      kicked = false;
+      if (pendingStart) {
+        last = { state: 'connected' };
+        settleStart();
+      } else {
+        report('connected');
+      }
+    });
+    // Always listened to: eventemitter3 drops an unheard 'error' silently, and we want the reason.
+    c.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_AUTH_FAILURE_EXHAUSTED' || err.code === 'WS_RECONNECT_EXHAUSTED') {
+        const reason = `${lastAuthError ?? 'connection failed'}; gave up (${err.message})`;
+        settleStart(new ChannelError(name, lastAuthError ? 'auth' : 'network', reason));
+        report('failed', reason); // permanent: the SDK stopped retrying
+        return;
+      }
+      if (err.message.startsWith('Authentication failed')) {
+        lastAuthError = err.message;
+        // start() fails fast with the reason; the SDK retries a few times and a later success is
+        // reported as 'connected', exhaustion as 'failed'.
+        if (pendingStart) {
+          last = { state: 'failed', reason: err.message };
+          settleStart(new ChannelError(name, 'auth', err.message));
+        } else if (last.state !== 'failed') {
+          report('disconnected', err.message);
+        }
+        return;
+      }
+      if (pendingStart) {
+        last = { state: 'failed', reason: err.message };
+        settleStart(new ChannelError(name, 'network', `cannot connect to ${opts.websocketUrl ?? 'WeCom'}: ${err.message}`));
+      } else {
+        log.debug(`websocket error: ${err.message}`);
+      }
+    });
+    c.on('event.disconnected_event', () => { kicked = true; });
+    c.on('disconnected', (reason: string) => {
+      if (!client) return; // stop() in progress
+      // Another connection subscribed with this bot: WeCom allows one, and the SDK stays down by
+      // design (reconnecting would only kick the other one out). Permanent until restarted.
+      if (kicked) report('failed', `another connection took over this bot: ${reason}`);
+      else if (last.state !== 'failed') report('disconnected', reason);
+    });
+    c.on('reconnecting', (attempt: number) => log.debug(`reconnecting (attempt ${attempt})`));
+    c.on('message', (frame) => { void onCallback(frame); });
+  };
+
+  const adapter: ChannelAdapter = {
+    name,
+    limit: { max: WECOM_MAX_BYTES, unit: 'bytes' },
+    render: renderWecomMarkdown,
+
+    start(c) {
+      if (client) return Promise.reject(new Error(`${name}: already started`));
+      ctx = c;
+      last = { state: 'starting' };
+      // A fresh WSClient per start: after the SDK gives up it ignores connect() until disconnect().
+      const wc = new WSClient({
+        botId: opts.botId, secret: opts.secret, wsUrl: opts.websocketUrl ?? '',
+        logger: sdkLogger(log),
+        reconnectInterval: tuning.reconnectMs ?? 1_000,
+        maxReconnectAttempts: -1, // drops are retried forever (backoff capped at 30 s by the SDK)
+        maxAuthFailureAttempts: tuning.maxAuthFailureAttempts ?? 5,
+        heartbeatInterval: tuning.heartbeatMs ?? 30_000,
+      });
+      client = wc;
+      wireEvents(wc);
+      return new Promise<void>((resolve, reject) => {
+        pendingStart = { resolve, reject };
+        wc.connect(); // synchronous; the outcome arrives as 'authenticated' or 'error'
+      });
+    },
+
+    async stop() {
+      const wc = client;
+      client = undefined;
+      settleStart(new ChannelError(name, 'network', 'stopped before connecting'));
+      last = { state: 'idle' };
+      if (!wc) return;
+      const closed = wc.isConnected
+        ? new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, CLOSE_GRACE_MS);
+          wc.once('disconnected', () => { clearTimeout(t); resolve(); });
+        })
+        : undefined;
+      wc.disconnect(); // terminates the socket; clears heartbeat, receipt timers and the reconnect timer
+      await closed;
+      wc.removeAllListeners();
+      replies.clear();
+    },
+
+    async reply(to, markdown) {
+      const content = renderWecomMarkdown(markdown);
+      const claim = claimStream(to);
+      if (claim) {
+        try {
+          // A buffered reply is one stream frame that is also the last.
+          await connected().replyStream(frameOf(claim.reqId), claim.streamId, content, true);
+          return { chatId: to.chatId, messageId: claim.streamId };
+        } catch (err) {
+          const e = toChannelError(name, err, 'aibot_respond_msg');
+          if (e.kind !== 'not_found') throw e;
+          // The req_id died with its connection (846605 after a reconnect): answer proactively.
+          log.debug(`reply to ${to.messageId ?? ''} falls back to aibot_send_msg: ${e.message}`);
+        }
+      }
+      return sendMarkdown(to.chatId, content);
+    },
+
+    send(chatId, markdown) {
+      // aibot_send_msg takes a userid (one-to-one) or a group chatid alike.
+      return sendMarkdown(chatId, renderWecomMarkdown(markdown));
+    },
+
+    /** Opens the reply bubble early (an empty, unfinished stream frame); reply/openStream reuse it. */
+    async typing(to) {
+      const reqId = readReplyExtra(to.extra).reqId;
+      if (!reqId || !to.messageId || replies.has(to.messageId) || !client) return;
+      const streamId = randomUUID();
+      remember(to.messageId, { streamId, state: 'open' });
+      try {
+        await client.replyStream(frameOf(reqId), streamId, '', false);
+      } catch (err) {
+        // Best effort. A dead req_id stays claimed so that the reply goes proactive at once.
+        const e = toChannelError(name, err, 'typing');
+        if (e.kind !== 'not_found' && replies.get(to.messageId)?.state === 'open') replies.delete(to.messageId);
+        log.debug(`typing: ${e.message}`);
+      }
+    },
+
+    async openStream(to) {
+      const claim = claimStream(to);
+      let dead = !claim;
+      let closed = false;
+      const stream: ReplyStream = {
+        async update(markdown) {
+          if (dead || closed || !claim) return;
+          try {
+            // Frames replace the bubble; one still waiting for its receipt makes this one redundant.
+            await connected().replyStreamNonBlocking(frameOf(claim.reqId), claim.streamId, renderWecomMarkdown(markdown), false);
+          } catch (err) {
+            const e = toChannelError(name, err, 'stream update');
+            if (e.kind !== 'not_found') throw e;
+            dead = true; // finish() sends the whole text proactively instead
+          }
+        },
+        async finish(markdown) {
+          if (closed) return;
+          closed = true;
+          const content = renderWecomMarkdown(markdown);
+          if (!dead && claim) {
+            try {
+              await connected().replyStream(frameOf(claim.reqId), claim.streamId, content, true);
+              return;
+            } catch (err) {
+              const e = toChannelError(name, err, 'stream finish');
+              if (e.kind !== 'not_found') throw e;
+            }
+          }
+          await sendMarkdown(to.chatId, content);
+        },
+      };
+      return stream;
+    },
+  };
+  return adapter;
+}
+
+/**
+ * The SDK logs every connection step at info and every drop at warn; those reach the operator as
+ * statuses already, so they go to debug. SDK errors (a frame it could not parse, …) stay visible.
+ */
+function sdkLogger(log: Logger): SdkLogger {
+  const line = (message: string, args: unknown[]) => `sdk: ${format(message, ...args)}`;
+  return {
+    debug: (m, ...a) => log.debug(line(m, a)),
+    info: (m, ...a) => log.debug(line(m, a)),
+    warn: (m, ...a) => log.debug(line(m, a)),
+    error: (m, ...a) => log.warn(line(m, a)),
+  };
 }

@@ -1,20 +1,9 @@
 /**
  * Fake DingTalk (channel_b) for `dingtalk-stream` 2.1.5 (stream mode) plus the robot OpenAPI, on 127.0.0.1.
  *
- * Pointing the SDK at it: there is NO base-URL option (GATEWAY_URL is a module constant). Subclass DWClient and
- * override getEndpoint() (the full adapter-ready class, with the leak fixes, is in the self-test):
- *
- *   class GatewayClient extends DWClient {
- *     override async getEndpoint(): Promise<this> {
- *       const res = await fetch(`${apiBaseUrl}/v1.0/gateway/connections/open`, { method: 'POST',
- *         headers: { 'content-type': 'application/json', accept: 'application/json' },
- *         body: JSON.stringify({ clientId, clientSecret, ua: this.config.ua, subscriptions: this.config.subscriptions }) });
- *       if (!res.ok) throw new Error(`connections/open: HTTP ${res.status}`);
- *       const { endpoint, ticket } = await res.json();
- *       (this as unknown as { dw_url: string }).dw_url = `${endpoint}?ticket=${encodeURIComponent(ticket)}`;
- *       return this;
- *     }
- *   }
+ * Pointing the SDK at it: there is NO base-URL option (GATEWAY_URL is a module constant). DingtalkStreamClient in
+ * src/channels/dingtalk/stream-client.ts subclasses DWClient and overrides getEndpoint() to POST
+ * {clientId, clientSecret, ua, subscriptions} to `${apiBaseUrl}/v1.0/gateway/connections/open` (plus the SDK fixes).
  *   // channelConfig = { clientId: 'ding-fake-client', clientSecret: 'fake-secret', apiBaseUrl: 'http://127.0.0.1:P' }
  *
  * Served: POST /v1.0/gateway/connections/open → {endpoint: ws://127.0.0.1:P/connect, ticket} (single-use tickets);
@@ -22,7 +11,8 @@
  * ack; unacked callbacks are re-pushed only by redeliver()); POST /robot/sendBySession?session=… (each message's
  * sessionWebhook) → 'reply'; POST /v1.0/oauth2/accessToken, then with x-acs-dingtalk-access-token:
  * /v1.0/robot/oToMessages/batchSend (chatId = userId) and /v1.0/robot/groupMessages/send (chatId =
- * openConversationId) → 'send'; /v1.0/card/instances/createAndDeliver + PUT /v1.0/card/streaming → 'stream'.
+ * openConversationId) → 'send'; /v1.0/card/instances/createAndDeliver + PUT /v1.0/card/streaming → 'stream';
+ * PUT /v1.0/card/instances (card data such as the AI card's flowStatus) → the `cards` map.
  *
  * Choices: a DM's chatId is the sender's staffId for replies and sends alike; a group's is its openConversationId (=
  * the callback's conversationId). Group messages that do not @ the bot are not delivered (robots only get @-messages
@@ -59,6 +49,8 @@ export interface FakeDingtalk extends FakePlatform {
   readonly subscriptions: ReadonlyArray<{ type: string; topic: string }>;
   /** Counters for reconnect assertions. */
   readonly stats: { opens: number; refusedOpens: number; upgrades: number; tokens: number };
+  /** AI cards by outTrackId: streamed text and the card data merged from create and PUT /v1.0/card/instances. */
+  readonly cards: ReadonlyMap<string, { chatId: string; text: string; params: Record<string, unknown> }>;
 }
 
 type Json = Record<string, unknown>;
@@ -74,7 +66,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   const delivered = new Map<string, Json>(); // platform msgId → CALLBACK frame
   const frameToMsg = new Map<string, string>(); // stream headers.messageId → platform msgId
   const sessions = new Map<string, { chatId: string; msgId: string; expiresAt: number }>(); // sessionWebhook tokens
-  const cards = new Map<string, { chatId: string; text: string }>(); // AI cards by outTrackId
+  const cards = new Map<string, { chatId: string; text: string; params: Json }>(); // AI cards by outTrackId
   const pendingPings = new Set<string>();
   const stats = { opens: 0, refusedOpens: 0, upgrades: 0, tokens: 0 };
   let subscriptions: Conn['subscriptions'] = [];
@@ -264,9 +256,17 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
         return refuseReq(res, route, 'need outTrackId and openSpaceId dtv1.card//IM_GROUP.<cid> or IM_ROBOT.<userId>',
           body, 400, { code: 'InvalidParameter', message: 'openSpaceId or outTrackId invalid' });
       }
-      cards.set(outTrackId, { chatId: m[2] as string, text: '' });
+      const params = ((body.cardData as Json | undefined)?.cardParamMap ?? {}) as Json;
+      cards.set(outTrackId, { chatId: m[2] as string, text: '', params: { ...params } });
       const deliverResults = [{ spaceType: `IM_${m[1]}`, spaceId: m[2], success: true, carrierId: randomId('carrier') }];
       reply(res, 200, { success: true, result: { outTrackId, deliverResults } });
+    },
+    'PUT /v1.0/card/instances': (body, res, route) => {
+      const card = cards.get(String(body.outTrackId ?? ''));
+      if (!card) return refuseReq(res, route, 'unknown outTrackId', body, 404, { code: 'CardNotFound', message: 'no such card' });
+      Object.assign(card.params, (body.cardData as Json | undefined)?.cardParamMap ?? {});
+      notify();
+      reply(res, 200, { success: true, result: true });
     },
     'PUT /v1.0/card/streaming': (body, res, route) => {
       const card = cards.get(String(body.outTrackId ?? ''));
@@ -296,7 +296,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     name: 'channel_b',
     channelConfig: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, apiBaseUrl: base },
     botUserId: BOT_USER_ID, botName: BOT_NAME, limit: { max: MAX_BYTES, unit: 'bytes' },
-    outbound, rejections, acks, stats,
+    outbound, rejections, acks, stats, cards,
     get subscriptions() { return subscriptions; },
     deliver,
     async redeliver(messageId) {

@@ -1,0 +1,63 @@
+import type { Token, Tokens } from 'marked';
+
+/**
+ * Helpers shared by the per-platform Markdown renderers (each channel's `format.ts`), for the
+ * platforms whose chat Markdown has no tables: a table is shown as aligned monospace text.
+ * Pure; depends only on marked's token types.
+ */
+
+/** A fenced code block; a fence inside the code is broken with a zero-width space so it cannot end the block early. */
+export function fenceCode(code: string, lang = ''): string {
+  return `\`\`\`${lang}\n${code.replace(/```/g, '`\u200b``')}\n\`\`\``;
+}
+
+/** A GFM table as plain rows with columns padded to the widest cell (put it in a code block). */
+export function formatTableText(table: Tokens.Table): string {
+  const rows = [table.header, ...table.rows].map((r) => r.map((c) => plainInline(c.tokens)));
+  const widths = table.header.map((_, i) => Math.max(1, ...rows.map((r) => displayWidth(r[i] ?? ''))));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => {
+        const gap = ' '.repeat(Math.max(0, (widths[i] ?? 0) - displayWidth(c)));
+        return table.align[i] === 'right' ? gap + c : c + gap;
+      })
+      .join(' | ')
+      .trimEnd();
+  const [head = [], ...body] = rows;
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
+}
+
+// --- internal ---
+
+/** Inline tokens as text without markup (inside a code block, Markdown would show literally). */
+function plainInline(tokens: Token[]): string {
+  return tokens
+    .map((t) => {
+      switch (t.type) {
+        case 'codespan':
+        case 'escape':
+          return (t as Tokens.Codespan).text;
+        case 'link': {
+          const l = t as Tokens.Link;
+          const text = plainInline(l.tokens);
+          return l.autolink || text === l.href ? text : `${text} (${l.href})`;
+        }
+        case 'image':
+          return (t as Tokens.Image).text;
+        case 'br':
+          return ' ';
+        default:
+          return 'tokens' in t && t.tokens ? plainInline(t.tokens) : t.raw;
+      }
+    })
+    .join('');
+}
+
+const WIDE = /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|[\u{1f300}-\u{1faff}]/u;
+
+/** East Asian wide characters and emoji take two columns in a monospace font. */
+function displayWidth(s: string): number {
+  let w = 0;
+  for (const ch of s) w += WIDE.test(ch) ? 2 : 1;
+  return w;
+}

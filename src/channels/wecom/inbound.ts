@@ -1,0 +1,121 @@
+import type { InboundMessage } from '../types.js';
+import { ChannelError } from '../types.js';
+
+/**
+ * Pure helpers of the WeCom adapter: the aibot_msg_callback body → InboundMessage, the reply data
+ * kept in `replyTarget.extra`, and SDK rejections → ChannelError.
+ */
+
+/** The parts of an aibot_msg_callback frame this adapter reads (see the SDK's BaseMessage). */
+export interface CallbackFrame {
+  headers?: { req_id?: string };
+  body?: {
+    msgid?: string;
+    chattype?: string;
+    chatid?: string;
+    from?: { userid?: string };
+    create_time?: number;
+    msgtype?: string;
+    text?: { content?: string };
+    voice?: { content?: string };
+    mixed?: { msg_item?: Array<{ msgtype?: string; text?: { content?: string } }> };
+  };
+}
+
+/** What reply() needs later; stored in replyTarget.extra (JSON, kept by the inbox). */
+export interface WecomReplyExtra {
+  /** The callback's req_id: replies on it are only accepted on the connection it arrived on. */
+  reqId?: string;
+}
+
+/**
+ * A callback as an InboundMessage, or undefined for messages without text (images, files, videos:
+ * not supported yet). Chat ids: a group is its `chatid`; a DM has no chatid and is keyed by the
+ * sender's userid, which is also what aibot_send_msg takes as `chatid` for a one-to-one chat.
+ */
+export function normalizeCallback(channel: string, frame: CallbackFrame): InboundMessage | undefined {
+  const b = frame.body;
+  const raw = b ? textOf(b) : undefined;
+  if (!b?.msgid || raw === undefined) return undefined;
+  const group = b.chattype === 'group';
+  const senderId = b.from?.userid ?? '';
+  const chatId = group ? b.chatid ?? '' : senderId;
+  const chatType = group ? 'group' : 'direct';
+  const reqId = frame.headers?.req_id;
+  return {
+    channel,
+    messageId: b.msgid,
+    chatId,
+    chatType,
+    senderId,
+    text: group ? stripLeadingMention(raw) : raw.trim(),
+    // Group callbacks are only sent for messages that @ the bot; DMs are always addressed to it.
+    mentioned: true,
+    ts: timestampMs(b.create_time),
+    replyTarget: { chatId, chatType, messageId: b.msgid, extra: reqId ? { reqId } : {} },
+  };
+}
+
+/**
+ * Group text arrives as "@BotName question". The protocol never tells the bot its own display name
+ * (neither the subscribe receipt nor the callback carries it), so the bot's mention is recognised by
+ * position: groups only deliver messages that @ the bot, and WeCom puts that mention first. Only
+ * that one leading `@word` is removed; other @mentions, e-mail addresses and DMs are left alone.
+ * A display name containing a space would leave its second word behind.
+ */
+export function stripLeadingMention(text: string): string {
+  return text.replace(/^\s*@\S+(?:\s+|$)/, '').trim();
+}
+
+function textOf(b: NonNullable<CallbackFrame['body']>): string | undefined {
+  switch (b.msgtype) {
+    case 'text':
+      return b.text?.content ?? '';
+    case 'voice':
+      return b.voice?.content; // WeCom's own speech-to-text
+    case 'mixed': {
+      const parts = (b.mixed?.msg_item ?? []).filter((i) => i.msgtype === 'text').map((i) => i.text?.content ?? '');
+      return parts.length > 0 ? parts.join('\n') : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** create_time is documented as a timestamp without a unit; seconds in practice (unverified). */
+function timestampMs(t: number | undefined): number {
+  if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) return Date.now();
+  return t < 1e12 ? t * 1000 : t;
+}
+
+export function readReplyExtra(extra: Record<string, unknown> | undefined): WecomReplyExtra {
+  return typeof extra?.reqId === 'string' && extra.reqId !== '' ? { reqId: extra.reqId } : {};
+}
+
+/**
+ * The SDK rejects on a non-zero errcode with the raw receipt frame `{headers, errcode, errmsg}`
+ * (not an Error), and with plain Errors for timeouts and closed sockets. One ChannelError for all.
+ * Codes: 846605 invalid req_id (replying on another connection, or unknown), 846608 stream update
+ * expired, 846609 not subscribed, 40058 content too long (the fake's guess), 45009/45033 rate limits.
+ */
+export function toChannelError(channel: string, err: unknown, what: string): ChannelError {
+  if (err instanceof ChannelError) return err;
+  if (err && typeof err === 'object' && 'errcode' in err) {
+    const { errcode, errmsg } = err as { errcode?: unknown; errmsg?: unknown };
+    const code = Number(errcode);
+    const text = `${what}: errcode ${String(errcode)} ${String(errmsg ?? '')}`.trim();
+    const kind: ChannelError['kind'] =
+      code === 846605 || code === 846608 ? 'not_found'
+        : code === 40058 || /too long|exceed|超过/i.test(String(errmsg)) ? 'too_long'
+          : code === 45009 || code === 45033 ? 'rate_limited'
+            : code === 846609 ? 'network'
+              : 'other';
+    return new ChannelError(channel, kind, text, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  const kind: ChannelError['kind'] =
+    /ack timeout|not connected|connection closed|manually closed|disconnected/i.test(message) ? 'network'
+      : /queue .*exceeds/i.test(message) ? 'rate_limited'
+        : 'other';
+  return new ChannelError(channel, kind, `${what}: ${message}`, { cause: err });
+}
