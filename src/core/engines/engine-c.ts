@@ -49,7 +49,9 @@ export const engineC: EngineDefinition = {
 
   prepareWorkspace(ws) {
     writeManagedSection(path.join(ws.dir, 'AGENTS.md'), ws.context);
-    syncSkillLinks(path.join(ws.dir, '.opencode', 'skills'), path.join(ws.dir, 'skills'), ws.skills);
+    // `.agents/skills` rather than `.opencode/`: OpenCode reads both, but a `.opencode/` folder makes it
+    // run `npm install @opencode-ai/plugin` there before every turn (network, files in the workspace).
+    syncSkillLinks(path.join(ws.dir, '.agents', 'skills'), path.join(ws.dir, 'skills'), ws.skills);
   },
 
   buildInvocation(turn) {

@@ -57,6 +57,8 @@ export const engineD: EngineDefinition = {
       // Codex retries a dead endpoint forever; keep its own retries short, our timeout is the backstop.
       set(`${p}.request_max_retries`, 1);
       set(`${p}.stream_max_retries`, 1);
+      // With a self-hosted endpoint, skip the plugin marketplace lookups (GitHub, ChatGPT) Codex makes on every run.
+      set('features.plugins', false);
       env[ROUTED_KEY_VAR] = key ?? '';
     } else if (key) {
       env.OPENAI_API_KEY = key;

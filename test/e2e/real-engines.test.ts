@@ -1,0 +1,349 @@
+/**
+ * End to end with the real engine CLIs (devDependencies) against the scripted fake LLM on 127.0.0.1,
+ * through our own code: openAssistant → assistant.chat → engine runner → CLI → fake LLM.
+ *
+ * Each engine gets a fresh HOME inside its temp dir and an environment built from scratch (no real
+ * credential can leak in from the developer's shell). Nothing outside 127.0.0.1 is contacted (checked
+ * with strace); for OpenCode and Codex that needs the HOME seeding at `seedOpenCodeDeps` / `seedCodexConfig`.
+ *
+ * OpenCode costs ~3 s and ~4.7 CPU-s per turn on a 2-core box, so every scenario is one turn per
+ * engine and checks that need no turn of their own (the cost fields of `done`) reuse turn one.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamEvent } from '../../src/core/events.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { openAssistant, type OpenedAssistant } from '../../src/open-assistant.js';
+import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
+import { assertEnding, collect, completionOf } from '../helpers/assistant.js';
+import { repoRoot } from '../helpers/cli.js';
+
+interface EngineSpec {
+  engine: 'engine_b' | 'engine_c' | 'engine_d';
+  title: string;
+  /** Claude Code appends /v1/messages to the server root; the OpenAI-style clients want `…/v1`. */
+  baseUrl: (llm: FakeLlm) => string;
+  /** A session id in the engine's own format that it has never seen. */
+  bogusSessionId: () => string;
+  reportsCost: boolean;
+}
+
+const ENGINES: EngineSpec[] = [
+  { engine: 'engine_b', title: 'Claude Code', baseUrl: (l) => l.url, bogusSessionId: randomUUID, reportsCost: true },
+  // OpenCode session ids: `ses_` + 12 hex (time) + 14 base62, e.g. ses_df7642517ffeOaGIwUshcrujA1.
+  { engine: 'engine_c', title: 'OpenCode', baseUrl: (l) => `${l.url}/v1`, bogusSessionId: () => `ses_${randomBytes(6).toString('hex')}${base62(14)}`, reportsCost: false },
+  // Codex thread ids are UUIDs; engine-d only resumes ids that look like one.
+  { engine: 'engine_d', title: 'Codex', baseUrl: (l) => `${l.url}/v1`, bogusSessionId: randomUUID, reportsCost: false },
+];
+
+const BIN = path.join(repoRoot, 'node_modules', '.bin');
+// Generous bounds: the box has 2 cores and OpenCode alone takes ~3 s per turn when it is quiet.
+const FAIL_FAST_MS = 20_000;
+const TIMEOUT_S = 3;
+
+describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec) => {
+  let root: string;
+  let home: string;
+  let llm: FakeLlm;
+  let main: OpenedAssistant;
+  const opened: OpenedAssistant[] = [];
+  // Shared between the ordered tests below: turn two resumes turn one's session.
+  let firstSessionId: string | undefined;
+  let firstDone: Extract<StreamEvent, { type: 'done' }> | undefined;
+
+  /** A fresh assistant directory of this engine (same HOME, so the same engine sessions). */
+  const open = (name: string, opts: { apiKey?: string; timeout?: number } = {}): { opened: OpenedAssistant; dir: string } => {
+    const dir = path.join(root, name);
+    fs.mkdirSync(dir);
+    const yaml = [
+      `name: e2e-${name}`,
+      `engine: ${spec.engine}`,
+      // engine_c's config check wants provider/model; with provider.baseUrl the engine layer serves
+      // provider.model from its generated `service` provider block (engine-c.ts routedModel).
+      ...(spec.engine === 'engine_c' ? ['model: service/fake-model'] : []),
+      `timeout: ${opts.timeout ?? 60}`,
+      'provider:',
+      `  baseUrl: ${spec.baseUrl(llm)}`,
+      `  apiKey: ${opts.apiKey ?? 'fake-key'}`,
+      '  model: fake-model',
+    ].join('\n');
+    fs.writeFileSync(path.join(dir, 'service.yaml'), `${yaml}\n`);
+    // Our engine_c workspace always has .opencode/ (skill links), and OpenCode installs into every .opencode it loads.
+    if (spec.engine === 'engine_c') seedOpenCodeDeps(path.join(dir, '.opencode'));
+    const env: NodeJS.ProcessEnv = {
+      HOME: home,
+      // The real CLIs first; this Node for the codex launcher; the system for bash, git, sh.
+      PATH: [BIN, path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter),
+      NO_PROXY: '127.0.0.1',
+      no_proxy: '127.0.0.1',
+      LANG: 'C.UTF-8',
+    };
+    const o = openAssistant({ dir, env, log: createSilentLogger() });
+    opened.push(o);
+    return { opened: o, dir };
+  };
+
+  beforeAll(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), `service-e2e-${spec.engine}-`));
+    home = path.join(root, 'home');
+    fs.mkdirSync(home);
+    if (spec.engine === 'engine_c') seedOpenCodeDeps(path.join(home, '.config', 'opencode'));
+    if (spec.engine === 'engine_d') seedCodexConfig(home);
+    llm = await startFakeLlm();
+    main = open('main').opened;
+  });
+
+  afterAll(async () => {
+    for (const o of opened) o.close();
+    await llm?.close();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a tool turn: tool_call, tool_result with the tool output, text, done, completion', async () => {
+    const { events } = await turn(main, 'RUN-TOOL turn one: please run a shell command', 'chat');
+    assertEnding(events);
+    const types = events.map((e) => e.type);
+    const call = types.indexOf('tool_call');
+    const result = types.indexOf('tool_result');
+    const lastText = types.lastIndexOf('text');
+    expect(call, types.join(',')).toBeGreaterThanOrEqual(0);
+    expect(result).toBeGreaterThan(call);
+    expect(lastText).toBeGreaterThan(result);
+    expect(types.indexOf('error')).toBe(-1);
+    expect((events[result] as { content: string }).content).toContain('FAKE-TOOL-OUTPUT');
+    const c = completionOf(events);
+    expect(c.status).toBe('completed');
+    expect(c.finalText).toMatch(/^FAKE-LLM-REPLY: RUN-TOOL turn one: please run a shell command/);
+    expect(c.sessionId).toBeTruthy();
+    firstSessionId = c.sessionId;
+    firstDone = events.at(-2) as Extract<StreamEvent, { type: 'done' }>;
+    expect(firstDone.sessionId).toBe(firstSessionId);
+    // The engine really called the model through the routed provider (and only 127.0.0.1 was asked).
+    expect(llm.requests.some((r) => r.api !== 'other')).toBe(true);
+  });
+
+  it(`done carries costUsd/numTurns ${spec.reportsCost ? '(Claude reports them)' : 'only for Claude: absent here'}`, () => {
+    expect(firstDone, 'turn one must have run').toBeDefined();
+    if (spec.reportsCost) {
+      expect(firstDone!.costUsd).toBeGreaterThan(0);
+      expect(firstDone!.numTurns).toBe(2); // tool call + final answer
+    } else {
+      expect(firstDone).not.toHaveProperty('costUsd');
+      expect(firstDone).not.toHaveProperty('numTurns');
+    }
+  });
+
+  it('a second turn on the same key resumes the session: the engine saw turn one, same session id', async () => {
+    expect(firstSessionId, 'turn one must have run').toBeTruthy();
+    const { events } = await turn(main, 'turn two: what did I ask before?', 'chat');
+    assertEnding(events);
+    const c = completionOf(events);
+    expect(c.status).toBe('completed');
+    expect(c.finalText).toContain('FAKE-LLM-REPLY: turn two: what did I ask before?');
+    expect(c.finalText).toContain('PREVIOUS-USER-MESSAGE: RUN-TOOL turn one: please run a shell command');
+    expect(c.sessionId).toBe(firstSessionId);
+    expect(main.store.getSession('chat')?.sessionId).toBe(firstSessionId);
+  });
+
+  it('a stored session id the engine does not know: the turn completes transparently in a new session', async () => {
+    const bogus = spec.bogusSessionId();
+    const t = Date.now();
+    main.store.saveSession({ key: 'stale', engine: spec.engine, sessionId: bogus, createdAt: t, updatedAt: t });
+    const { events } = await turn(main, 'turn three: a new conversation', 'stale');
+    assertEnding(events);
+    expect(events.filter((e) => e.type === 'error')).toEqual([]);
+    const c = completionOf(events);
+    expect(c.status).toBe('completed');
+    // No PREVIOUS-USER-MESSAGE line: the fake saw a conversation with this message only.
+    expect(c.finalText).toBe('FAKE-LLM-REPLY: turn three: a new conversation');
+    expect(c.sessionId).toBeTruthy();
+    expect(c.sessionId).not.toBe(bogus);
+    expect(main.store.getSession('stale')?.sessionId).toBe(c.sessionId);
+  });
+
+  it('a key the provider rejects fails fast with a clear error', async () => {
+    const { opened: wrong } = open('wrong-key', { apiKey: 'wrong-key' });
+    const { events, ms } = await turn(wrong, 'hello with a bad key', 'k');
+    assertEnding(events);
+    expect(ms).toBeLessThan(FAIL_FAST_MS);
+    const errors = events.filter((e): e is Extract<StreamEvent, { type: 'error' }> => e.type === 'error');
+    expect(errors).toHaveLength(1);
+    // Claude: "Invalid API key · Fix external API key"; OpenCode/Codex carry the server's "Incorrect API key provided".
+    expect(errors[0]!.message).toMatch(/invalid api key|incorrect api key/i);
+    const c = completionOf(events);
+    expect(c.status).toBe('failed');
+    expect(c.message).toBe(errors[0]!.message);
+  });
+
+  it(`a turn longer than timeout: ${TIMEOUT_S} is cut with "Agent invocation timed out", and no process of it is left`, async () => {
+    const { opened: slow, dir } = open('slow', { timeout: TIMEOUT_S });
+    const { events, ms, procs } = await turn(slow, 'SLOW-60000 turn that outlives the timeout', 'k', { watchDir: dir });
+    assertEnding(events);
+    const c = completionOf(events);
+    expect(c.status).toBe('failed');
+    expect(c.message).toBe('Agent invocation timed out');
+    expect(events.find((e) => e.type === 'error')).toEqual({ type: 'error', message: 'Agent invocation timed out' });
+    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_S * 1000);
+    expect(ms).toBeLessThan(TIMEOUT_S * 1000 + 10_000); // SIGTERM, 2 s grace, SIGKILL, pipe drain
+    expect(procs.size, 'the engine process was seen while it ran').toBeGreaterThan(0);
+    expect(survivors(procs)).toEqual([]);
+  });
+
+  it('an abort in the middle of a turn ends it as aborted, and no process of it is left', async () => {
+    const requestsBefore = llm.requests.length;
+    const dir = path.join(root, 'main');
+    const aborted = turn(main, 'SLOW-60000 turn to abort', 'abort', { watchDir: dir });
+    // Abort only once the engine is mid-turn: its model request is waiting on the fake.
+    await waitFor(() => llm.requests.slice(requestsBefore).some(isSlowToolRequest), 30_000);
+    const abortAt = Date.now();
+    expect(main.assistant.abort('abort')).toBe(true);
+    const { events, procs } = await aborted;
+    expect(Date.now() - abortAt).toBeLessThan(10_000);
+    assertEnding(events);
+    expect(completionOf(events).status).toBe('aborted');
+    expect(procs.size, 'the engine process was seen while it ran').toBeGreaterThan(0);
+    expect(survivors(procs)).toEqual([]);
+  });
+});
+
+// --- helpers ---
+
+/**
+ * OpenCode starts a background `npm install @opencode-ai/plugin` into every config folder it loads
+ * ($HOME/.config/opencode and each .opencode/ between cwd and the worktree) on every run. No env flag
+ * turns it off in 1.18.33 (OPENCODE_PURE and OPENCODE_DISABLE_DEFAULT_PLUGINS do not): its Npm.install
+ * returns early when the folder has node_modules/ and a package-lock.json whose root lists every wanted
+ * package. A folder seeded like this makes OpenCode stay on 127.0.0.1 (checked with strace).
+ */
+function seedOpenCodeDeps(dir: string): void {
+  fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+  const deps = { '@opencode-ai/plugin': '*' };
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ dependencies: deps }));
+  fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: deps } } }));
+}
+
+/**
+ * Codex 0.169 looks up api.github.com, github.com and chatgpt.com on every run (its plugin
+ * marketplace), even with analytics off; `[features] plugins = false` in the user config stops it.
+ */
+function seedCodexConfig(home: string): void {
+  fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
+  fs.writeFileSync(path.join(home, '.codex', 'config.toml'), '[features]\nplugins = false\n');
+}
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  start: string;
+  zombie: boolean;
+}
+
+/** Processes that belong to a turn, by pid → "start time cmdline" (the start time rules out pid reuse). */
+type TurnProcs = Map<number, { start: string; cmd: string }>;
+
+/** Run one chat turn to its end; with watchDir, sample /proc meanwhile for the processes of the turn. */
+async function turn(
+  o: OpenedAssistant,
+  prompt: string,
+  key: string,
+  opts: { watchDir?: string } = {},
+): Promise<{ events: StreamEvent[]; ms: number; procs: TurnProcs }> {
+  const procs: TurnProcs = new Map();
+  const before = new Set([...procTable().values()].map((p) => `${p.pid}:${p.start}`));
+  const sample = () => {
+    if (!opts.watchDir) return;
+    const table = procTable();
+    const mine = descendants(table, process.pid);
+    for (const p of table.values()) {
+      if (p.zombie || before.has(`${p.pid}:${p.start}`) || procs.has(p.pid)) continue;
+      // A child of this test process (the engine and what it started), or anything working in the
+      // assistant dir (a tool shell that was re-parented away).
+      if (mine.has(p.pid) || isInside(cwdOf(p.pid), opts.watchDir)) procs.set(p.pid, { start: p.start, cmd: cmdlineOf(p.pid) });
+    }
+  };
+  const timer = setInterval(sample, 50);
+  const started = Date.now();
+  try {
+    const events = await collect(o.assistant.chat(prompt, { sessionKey: key, source: 'e2e' }));
+    return { events, ms: Date.now() - started, procs };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Recorded processes that still exist (same pid and start time) and are not zombies. */
+function survivors(procs: TurnProcs): string[] {
+  const table = procTable();
+  return [...procs].filter(([pid, p]) => table.get(pid)?.start === p.start && !table.get(pid)?.zombie).map(([pid, p]) => `${pid} ${p.cmd}`);
+}
+
+function procTable(): Map<number, Proc> {
+  const table = new Map<number, Proc>();
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      table.set(Number(e), { pid: Number(e), ppid: Number(f[1]), start: f[19] ?? '', zombie: f[0] === 'Z' || f[0] === 'X' });
+    } catch {
+      // exited while we read
+    }
+  }
+  return table;
+}
+
+function descendants(table: Map<number, Proc>, root: number): Set<number> {
+  const out = new Set<number>([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of table.values()) {
+      if (!out.has(p.pid) && out.has(p.ppid)) {
+        out.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  out.delete(root);
+  return out;
+}
+
+function cwdOf(pid: number): string | undefined {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
+}
+
+function cmdlineOf(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 160);
+  } catch {
+    return '?';
+  }
+}
+
+const isInside = (p: string | undefined, dir: string) => p !== undefined && (p === dir || p.startsWith(dir + path.sep));
+
+/** The engine's main model call (it has tools) for a SLOW prompt: the turn is waiting on the model. */
+function isSlowToolRequest(r: FakeLlm['requests'][number]): boolean {
+  const body = r.body as { tools?: unknown[] } | undefined;
+  return r.api !== 'other' && Array.isArray(body?.tools) && body.tools.length > 0 && JSON.stringify(body).includes('SLOW-60000');
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function base62(n: number): string {
+  const abc = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  return [...randomBytes(n)].map((b) => abc[b % abc.length]).join('');
+}
