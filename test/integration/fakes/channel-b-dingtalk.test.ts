@@ -1,13 +1,16 @@
 /**
- * Self-test of the fake DingTalk against the real `dingtalk-stream` 2.1.5, driven the way the channel_b adapter will
- * drive it. GatewayDWClient below is the adapter-ready subclass (redirect, leak fix, real stop, auth-failure signal).
+ * Self-test of the fake DingTalk against the real `dingtalk-stream` 2.1.5, driven the way the channel_b adapter drives
+ * it: through the adapter's DingtalkStreamClient (redirect, leak fix, real stop, auth-failure signal).
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DWClient, TOPIC_ROBOT, type DWClientDownStream } from 'dingtalk-stream';
 import type WebSocket from 'ws';
+import { createSilentLogger } from '../../../src/core/logger.js';
+import { DingtalkStreamClient, type StreamClientOptions } from '../../../src/channels/dingtalk/stream-client.js';
 import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
+import { lingeringHandles } from '../../helpers/recording-context.js';
 
 /** DWClient fields that are `private` in its .d.ts but plain JS properties at runtime. */
 interface DWInternals {
@@ -15,76 +18,14 @@ interface DWInternals {
   dw_url?: string;
   heartbeatIntervallId?: ReturnType<typeof setInterval>;
   reconnectInterval: number;
-  heartbeat_interval: number;
 }
 
-interface GatewayOptions {
-  clientId: string;
-  clientSecret: string;
-  apiBaseUrl: string;
-  keepAlive?: boolean;
-  reconnectMs?: number;
-  heartbeatMs?: number;
-}
+type GatewayOptions = Omit<StreamClientOptions, 'name' | 'log'>;
 
-/** DWClient with a configurable gateway, no keepAlive-interval leak, a stop() that stays stopped, and status events. */
-class GatewayDWClient extends DWClient {
-  lastError: Error | undefined;
-  private stopped = false;
-  private connecting = false;
-
-  constructor(private readonly gw: GatewayOptions) {
-    super({ clientId: gw.clientId, clientSecret: gw.clientSecret, keepAlive: gw.keepAlive ?? false });
-    // 2.1.5 spreads a module-level default: config.subscriptions IS the shared default array, so every
-    // registerCallbackListener would leak its topic into all later clients. Give each client its own array.
-    this.config.subscriptions = [{ type: 'EVENT', topic: '*' }];
-    const internals = this as unknown as DWInternals;
-    internals.reconnectInterval = gw.reconnectMs ?? 1_000;
-    if (gw.heartbeatMs) internals.heartbeat_interval = gw.heartbeatMs;
-  }
-
-  // GATEWAY_URL is a module constant; this is the only redirect point.
-  override async getEndpoint(): Promise<this> {
-    const res = await fetch(`${this.gw.apiBaseUrl}/v1.0/gateway/connections/open`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ clientId: this.gw.clientId, clientSecret: this.gw.clientSecret,
-        ua: this.config.ua, subscriptions: this.config.subscriptions }),
-    }).catch((err: unknown) => { throw this.fail(new Error(`connections/open unreachable: ${String(err)}`)); });
-    const body = (await res.json().catch(() => ({}))) as { endpoint?: string; ticket?: string; code?: string; message?: string };
-    if (!res.ok || !body.endpoint || !body.ticket) {
-      throw this.fail(new Error(`connections/open HTTP ${res.status} ${body.code ?? ''} ${body.message ?? ''}`.trim()));
-    }
-    (this as unknown as DWInternals).dw_url = `${body.endpoint}?ticket=${encodeURIComponent(body.ticket)}`;
-    return this;
-  }
-
-  override _connect(): Promise<void> {
-    if (this.stopped) return Promise.resolve(); // _connect() resets userDisconnect: never let it undo stop()
-    // Leak fix: 2.1.5 calls setInterval on every 'open' but disconnect() clears only the newest one.
-    clearInterval((this as unknown as DWInternals).heartbeatIntervallId);
-    return super._connect().then(() => { this.lastError = undefined; this.emit('gateway-open'); });
-  }
-
-  // The SDK schedules reconnects from both 'error' and 'close' (and from connect()'s catch): run one at a time.
-  override async connect(): Promise<void> {
-    if (this.stopped || this.connecting) return;
-    this.connecting = true;
-    try { await super.connect(); } finally { this.connecting = false; }
-  }
-
-  /** disconnect() only starts the close handshake; resolve when the socket is really closed. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    const socket = (this as unknown as DWInternals).socket;
-    this.disconnect();
-    if (socket && socket.readyState !== socket.CLOSED) await once(socket, 'close');
-  }
-
-  private fail(err: Error): Error {
-    this.lastError = err;
-    this.emit('gateway-error', err);
-    return err;
+/** The production subclass (redirect, leak fix, real stop, status events) with a silent logger. */
+class GatewayDWClient extends DingtalkStreamClient {
+  constructor(o: GatewayOptions) {
+    super({ name: 'channel_b', log: createSilentLogger(), ...o });
   }
 }
 
@@ -104,7 +45,7 @@ function config() {
 }
 
 async function startClient(opts: Partial<GatewayOptions> & { ack?: boolean } = {}): Promise<GatewayDWClient> {
-  const c = new GatewayDWClient({ ...config(), reconnectMs: 50, ...opts });
+  const c = new GatewayDWClient({ ...config(), reconnectMs: 50, heartbeatMs: 0, ...opts });
   c.registerCallbackListener(TOPIC_ROBOT, (frame) => {
     received.push({ frame, msg: JSON.parse(frame.data) as RobotMessage });
     if (opts.ack !== false) c.socketCallBackResponse(frame.headers.messageId, { success: true });
@@ -138,7 +79,7 @@ async function post(path: string, body: unknown, token?: string, method = 'POST'
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** Live setInterval handles from now on (the SDK's keepAlive timer is the only interval in play). */
+/** Live setInterval handles from now on (the client's keep-alive timer is the only interval in play). */
 function trackIntervals(): Set<unknown> {
   const live = new Set<unknown>();
   const realSet = globalThis.setInterval;
@@ -287,7 +228,7 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
 
   it('reconnects after a server drop with a fresh ticket; stop() leaves no interval or socket behind', async () => {
     const live = trackIntervals();
-    const c = await startClient({ keepAlive: true, heartbeatMs: 40 });
+    const c = await startClient({ heartbeatMs: 40 });
     await fake.waitForConnection();
     fake.dropConnections();
     await until(() => fake.stats.upgrades === 2 && fake.connected());
@@ -299,9 +240,8 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
     expect(fake.connected()).toBe(false);
     expect(live.size).toBe(0);
     await fake.close();
-    await new Promise((r) => setTimeout(r, 20));
-    // Nothing that keeps the event loop alive: no timer and no socket.
-    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'TCPSocketWrap')).toEqual([]);
+    // Nothing that keeps the event loop alive: no timer and no socket (vitest's own throttle timer aside).
+    expect(await lingeringHandles()).toEqual([]);
   });
 
   it('confirms the 2.1.5 leak: a plain DWClient keeps one keepAlive interval per reconnect after disconnect()', async () => {
