@@ -11,9 +11,9 @@
 //   FAIL:<text>    engine-reported failure         PROVIDER-ERROR  a 401 from the model provider
 //   CRASH          exit 3 with only stderr         STDERR-FLOOD    1 MB of stderr, then answer
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
-//   SAY:<text>     answer exactly <text> (to the end of the prompt)
+//   SAY:<text>     answer exactly <text> (the last SAY: of the prompt, to the end of its line)
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
-//   ECHO-PROMPT    answer with the whole prompt
+//   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs
 // Otherwise the answer is `ECHO: <first line of the prompt>` and `TURN: <n>` (n-th turn of the session).
 //
 // STANDIN_LOG=<file>: one JSON line per run (engine, pid, argv, prompt, sessions, env subset).
@@ -174,8 +174,11 @@ if (resume) {
   history = JSON.parse(fs.readFileSync(sessionFile(resume), 'utf8'));
 }
 const fmt = emitter(sessionId);
-const has = (d) => prompt.includes(d);
-const arg = (d) => new RegExp(`${d}:(\\S+)`).exec(prompt)?.[1];
+// In a group prompt the context lines come first; directives are read from the message itself.
+const GROUP_MARK = ' in the group:\n';
+const own = prompt.includes(GROUP_MARK) ? prompt.slice(prompt.lastIndexOf(GROUP_MARK) + GROUP_MARK.length) : prompt;
+const has = (d) => own.includes(d);
+const arg = (d) => new RegExp(`${d}:(\\S+)`).exec(own)?.[1];
 
 if (has('CRASH')) {
   process.stderr.write('stand-in: simulated crash\n');
@@ -211,13 +214,23 @@ if (has('STDERR-FLOOD')) {
   for (let i = 0; i < 1024; i++) process.stderr.write(chunk);
 }
 if (has('PROVIDER-ERROR')) fmt.fail('Invalid API key', 401);
-if (has('FAIL:')) fmt.fail(prompt.slice(prompt.indexOf('FAIL:') + 5).split('\n')[0].trim());
+if (has('FAIL:')) fmt.fail(own.slice(own.indexOf('FAIL:') + 5).split('\n')[0].trim());
 if (arg('TOOL')) fmt.tool(arg('TOOL'), { command: 'echo hi' }, 'hi\n');
 if (has('BIG-LINE')) fmt.tool('bash', { command: 'big' }, 'x'.repeat(500_000));
 
 let answer;
-if (has('SAY:')) answer = prompt.slice(prompt.indexOf('SAY:') + 4).trim();
-else if (has('EMPTY')) answer = '';
+if (has('SAY:')) answer = own.slice(own.lastIndexOf('SAY:') + 4).split('\n')[0].trim();
+else if (arg('LONG')) {
+  // About <n> characters of numbered paragraphs (split tests)
+  const n = Number(arg('LONG'));
+  const paras = [];
+  for (let i = 0, len = 0; len < n; i++) {
+    const p = `Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(6).trim()}.`;
+    paras.push(p);
+    len += p.length + 2;
+  }
+  answer = [...paras, 'END-OF-LONG-REPLY'].join('\n\n');
+} else if (has('EMPTY')) answer = '';
 else if (has('ECHO-PROMPT')) answer = prompt;
 else if (has('PARAGRAPHS')) {
   fmt.text('First paragraph.\n\nSecond paragraph.');

@@ -40,6 +40,11 @@ export interface ChatOptions {
   sender?: string;
   /** Aborts this turn (waiting or running). */
   signal?: AbortSignal;
+  /**
+   * Wait for a free slot instead of failing with "Server busy" / "Too many pending requests".
+   * For callers whose messages are already durable (the channel bridge, the scheduler).
+   */
+  waitForCapacity?: boolean;
 }
 
 export interface AssistantStatus {
@@ -96,6 +101,11 @@ export function createChatCore(deps: AssistantDeps): Assistant {
     return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession };
   });
   const running = new Map<string, AbortController>();
+  /** Callers waiting for capacity, woken whenever a turn leaves the queue. */
+  const capacityWaiters = new Set<() => void>();
+  const wakeCapacityWaiters = () => {
+    for (const w of [...capacityWaiters]) w();
+  };
   const inFlight = new Set<Promise<unknown>>();
   const listeners = new Set<(r: ActivityRecord) => void>();
 
@@ -137,7 +147,18 @@ export function createChatCore(deps: AssistantDeps): Assistant {
     const task = (async () => {
       const images = decodeImages(opts.images);
       if (!images.ok) return log(rejectTurn(images.message, emit), 0);
-      const admission = queue.admit(key);
+      let admission = queue.admit(key);
+      while (!admission.ok && opts.waitForCapacity && !opts.signal?.aborted) {
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            capacityWaiters.delete(wake);
+            resolve();
+          };
+          capacityWaiters.add(wake);
+          opts.signal?.addEventListener('abort', wake, { once: true });
+        });
+        admission = queue.admit(key);
+      }
       if (!admission.ok) {
         const message =
           admission.reason === 'busy'
@@ -171,6 +192,7 @@ export function createChatCore(deps: AssistantDeps): Assistant {
         if (running.get(key) === ctl) running.delete(key);
         opts.signal?.removeEventListener('abort', onCallerAbort);
         admission.ticket.release();
+        wakeCapacityWaiters();
       }
     })()
       .catch((err: unknown) => {

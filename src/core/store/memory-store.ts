@@ -1,4 +1,16 @@
-import { ACTIVITY_KEPT, HISTORY_PER_KEY, type ActivityRecord, type HistoryEntry, type Metrics, type SessionRecord, type Store } from './types.js';
+import {
+  ACTIVITY_KEPT,
+  GROUP_MESSAGES_PER_CHAT,
+  HISTORY_PER_KEY,
+  type ActivityRecord,
+  type GroupMessage,
+  type HistoryEntry,
+  type InboxEntry,
+  type Metrics,
+  type SessionRecord,
+  type Store,
+  type TimelineBucket,
+} from './types.js';
 
 /** Store in memory (unit tests, embedding without a directory). Same behaviour as the SQLite store. */
 export function createMemoryStore(): Store {
@@ -7,6 +19,9 @@ export function createMemoryStore(): Store {
   let activity: ActivityRecord[] = [];
   const totals = { count: 0, cost: 0, duration: 0, bySource: {} as Record<string, number> };
   const values = new Map<string, string>();
+  const inbox = new Map<string, InboxEntry>();
+  const groups = new Map<string, GroupMessage[]>();
+  const inboxKey = (channel: string, id: string) => `${channel}\u0000${id}`;
 
   return {
     getSession: (key) => {
@@ -52,12 +67,53 @@ export function createMemoryStore(): Store {
         .slice(-limit)
         .reverse()
         .map((r) => ({ ...r })),
+    activityTimeline(since, bucketMs) {
+      const buckets = new Map<number, TimelineBucket>();
+      for (const r of activity) {
+        const t = Date.parse(r.ts);
+        if (!(t >= since)) continue;
+        const start = since + Math.floor((t - since) / bucketMs) * bucketMs;
+        const b = buckets.get(start) ?? { start, count: 0, costUsd: 0 };
+        b.count++;
+        b.costUsd += r.costUsd;
+        buckets.set(start, b);
+      }
+      return [...buckets.values()].sort((a, b) => a.start - b.start);
+    },
     metrics: (): Metrics => ({
       totalMessages: totals.count,
       totalCostUsd: totals.cost,
       avgDurationMs: totals.count === 0 ? 0 : Math.round(totals.duration / totals.count),
       messagesBySource: { ...totals.bySource },
     }),
+    claimMessage(entry) {
+      const k = inboxKey(entry.channel, entry.messageId);
+      if (inbox.has(k)) return false;
+      inbox.set(k, { ...entry, status: 'pending' });
+      return true;
+    },
+    markMessageDone(channel, messageId) {
+      const e = inbox.get(inboxKey(channel, messageId));
+      if (e) inbox.set(inboxKey(channel, messageId), { channel: e.channel, messageId: e.messageId, chatKey: e.chatKey, receivedAt: e.receivedAt, status: 'done' });
+    },
+    pendingMessages: () => [...inbox.values()].filter((e) => e.status === 'pending').sort((a, b) => a.receivedAt - b.receivedAt).map((e) => ({ ...e })),
+    purgeMessages(cutoff) {
+      let n = 0;
+      for (const [k, e] of inbox) {
+        if ((e.status === 'done' || e.payload === undefined) && e.receivedAt < cutoff) {
+          inbox.delete(k);
+          n++;
+        }
+      }
+      return n;
+    },
+    appendGroupMessage(m) {
+      const list = groups.get(m.chatKey) ?? [];
+      list.push({ ...m });
+      if (list.length > GROUP_MESSAGES_PER_CHAT) list.splice(0, list.length - GROUP_MESSAGES_PER_CHAT);
+      groups.set(m.chatKey, list);
+    },
+    recentGroupMessages: (chatKey, limit) => (limit <= 0 ? [] : (groups.get(chatKey) ?? []).slice(-limit).map((m) => ({ ...m }))),
     getValue: <T>(key: string) => {
       const v = values.get(key);
       return v === undefined ? undefined : (JSON.parse(v) as T);

@@ -48,4 +48,27 @@ export const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
+  // 2: the message ledger / inbox, and group chat context
+  `
+  CREATE TABLE inbox (
+    channel TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    chat_key TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'done')),
+    payload TEXT,
+    PRIMARY KEY (channel, message_id)
+  );
+  CREATE INDEX inbox_pending ON inbox(status, received_at);
+  CREATE TABLE group_messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    chat_key TEXT NOT NULL,
+    message_id TEXT,
+    ts INTEGER NOT NULL,
+    sender TEXT NOT NULL,
+    text TEXT NOT NULL,
+    from_bot INTEGER NOT NULL
+  );
+  CREATE INDEX group_messages_chat ON group_messages(chat_key, id);
+  `,
 ];

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { MIGRATIONS } from './migrations.js';
-import { ACTIVITY_KEPT, HISTORY_PER_KEY, type ActivityRecord, type Metrics, type SessionRecord, type Store } from './types.js';
+import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type ActivityRecord, type InboxEntry, type Metrics, type SessionRecord, type Store } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -53,6 +53,26 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
        ON CONFLICT(source) DO UPDATE SET count = count + 1, cost_usd = cost_usd + excluded.cost_usd, duration_ms = duration_ms + excluded.duration_ms`,
     ),
     metrics: db.prepare('SELECT source, count, cost_usd, duration_ms FROM metrics'),
+    // ts is toISOString() text, so the string comparison uses the index order and the julianday
+    // arithmetic turns it into unix ms (rounded: julianday is a float) for the bucket number.
+    timeline: db.prepare(
+      `SELECT bucket, COUNT(*) AS count, SUM(cost_usd) AS cost_usd FROM (
+         SELECT (CAST(ROUND((julianday(ts) - 2440587.5) * 86400000) AS INTEGER) - @since) / @bucketMs AS bucket, cost_usd
+         FROM activity WHERE ts >= @sinceIso
+       ) WHERE bucket >= 0 GROUP BY bucket ORDER BY bucket`,
+    ),
+    claimMessage: db.prepare(
+      `INSERT INTO inbox (channel, message_id, chat_key, received_at, status, payload) VALUES (@channel, @messageId, @chatKey, @receivedAt, 'pending', @payload)
+       ON CONFLICT(channel, message_id) DO NOTHING`,
+    ),
+    markDone: db.prepare(`UPDATE inbox SET status = 'done', payload = NULL WHERE channel = ? AND message_id = ?`),
+    pending: db.prepare(`SELECT * FROM inbox WHERE status = 'pending' ORDER BY received_at ASC, rowid ASC`),
+    purgeInbox: db.prepare(`DELETE FROM inbox WHERE (status = 'done' OR payload IS NULL) AND received_at < ?`),
+    appendGroup: db.prepare('INSERT INTO group_messages (chat_key, message_id, ts, sender, text, from_bot) VALUES (?, ?, ?, ?, ?, ?)'),
+    trimGroup: db.prepare(
+      'DELETE FROM group_messages WHERE chat_key = ? AND id <= (SELECT id FROM group_messages WHERE chat_key = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
+    ),
+    recentGroup: db.prepare('SELECT * FROM (SELECT * FROM group_messages WHERE chat_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
     getValue: db.prepare('SELECT value FROM kv WHERE key = ?'),
     setValue: db.prepare('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
   };
@@ -90,6 +110,18 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     q.appendHistory.run(key, role, text, ts);
     q.trimHistory.run(key, key, HISTORY_PER_KEY);
   });
+  const appendGroup = db.transaction((chatKey: string, messageId: string | null, ts: number, sender: string, text: string, fromBot: boolean) => {
+    q.appendGroup.run(chatKey, messageId, ts, sender, text, fromBot ? 1 : 0);
+    q.trimGroup.run(chatKey, chatKey, GROUP_MESSAGES_PER_CHAT);
+  });
+  const toInbox = (r: Row): InboxEntry => ({
+    channel: String(r.channel),
+    messageId: String(r.message_id),
+    chatKey: String(r.chat_key),
+    receivedAt: Number(r.received_at),
+    status: String(r.status) as InboxEntry['status'],
+    ...(r.payload === null || r.payload === undefined ? {} : { payload: String(r.payload) }),
+  });
   const record = db.transaction((r: ActivityRecord) => {
     q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0 });
     q.addMetrics.run(r.source, r.costUsd, r.durationMs);
@@ -125,6 +157,10 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       const sql = `SELECT * FROM activity ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
       return (db.prepare(sql).all(...params, limit) as Row[]).map(toActivity);
     },
+    activityTimeline(since, bucketMs) {
+      const rows = q.timeline.all({ since: BigInt(Math.floor(since)), bucketMs: BigInt(Math.max(1, Math.floor(bucketMs))), sinceIso: new Date(since).toISOString() }) as Row[];
+      return rows.map((r) => ({ start: since + Number(r.bucket) * bucketMs, count: Number(r.count), costUsd: Number(r.cost_usd) }));
+    },
     metrics(): Metrics {
       const rows = q.metrics.all() as Row[];
       const count = rows.reduce((n, r) => n + Number(r.count), 0);
@@ -136,6 +172,22 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
         messagesBySource: Object.fromEntries(rows.map((r) => [String(r.source), Number(r.count)])),
       };
     },
+    claimMessage: (e) => q.claimMessage.run({ ...e, payload: e.payload ?? null }).changes === 1,
+    markMessageDone: (channel, messageId) => void q.markDone.run(channel, messageId),
+    pendingMessages: () => (q.pending.all() as Row[]).map(toInbox),
+    purgeMessages: (cutoff) => q.purgeInbox.run(cutoff).changes,
+    appendGroupMessage: (m) => appendGroup(m.chatKey, m.messageId ?? null, m.ts, m.sender, m.text, m.fromBot),
+    recentGroupMessages: (chatKey, limit) =>
+      limit <= 0
+        ? []
+        : (q.recentGroup.all(chatKey, limit) as Row[]).map((r) => ({
+            chatKey: String(r.chat_key),
+            ...(r.message_id === null ? {} : { messageId: String(r.message_id) }),
+            ts: Number(r.ts),
+            sender: String(r.sender),
+            text: String(r.text),
+            fromBot: Boolean(r.from_bot),
+          })),
     getValue: <T>(key: string) => {
       const r = q.getValue.get(key) as Row | undefined;
       return r === undefined ? undefined : (JSON.parse(String(r.value)) as T);

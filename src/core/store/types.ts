@@ -39,11 +39,42 @@ export interface ActivityRecord {
   escalated?: boolean;
 }
 
+/** Messages and cost in one time bucket of the activity timeline (the dashboard's chart). */
+export interface TimelineBucket {
+  /** Unix ms where the bucket starts. */
+  start: number;
+  count: number;
+  costUsd: number;
+}
+
 export interface Metrics {
   totalMessages: number;
   totalCostUsd: number;
   avgDurationMs: number;
   messagesBySource: Record<string, number>;
+}
+
+/** A platform message the bridge has taken in: the ledger that makes redeliveries a no-op, and the inbox. */
+export interface InboxEntry {
+  channel: string;
+  messageId: string;
+  /** The session / chat key it belongs to (processing is ordered per key). */
+  chatKey: string;
+  receivedAt: number;
+  status: 'pending' | 'done';
+  /** The message itself (JSON), kept while pending when the inbox is on, so a restart can process it. */
+  payload?: string;
+}
+
+/** One message of a group chat, answered or not: the context given to group turns. */
+export interface GroupMessage {
+  chatKey: string;
+  /** The platform message id (absent for the bot's own replies). */
+  messageId?: string;
+  ts: number;
+  sender: string;
+  text: string;
+  fromBot: boolean;
 }
 
 export interface Store {
@@ -64,6 +95,23 @@ export interface Store {
   /** Newest first. */
   recentActivity(limit: number, filter?: { statuses?: TurnStatus[]; escalated?: boolean }): ActivityRecord[];
   metrics(): Metrics;
+  /**
+   * Kept activity at or after `since` (unix ms) counted in buckets of `bucketMs` starting at
+   * `since`; only non-empty buckets, oldest first. Covers what ACTIVITY_KEPT retains.
+   */
+  activityTimeline(since: number, bucketMs: number): TimelineBucket[];
+
+  /** Take a platform message in once: false when this (channel, messageId) was seen before. */
+  claimMessage(entry: Omit<InboxEntry, 'status'>): boolean;
+  markMessageDone(channel: string, messageId: string): void;
+  /** Entries still pending (a crash or kill before they were processed), oldest first. */
+  pendingMessages(): InboxEntry[];
+  /** Forget processed entries (and ledger-only ones, without a payload) received before `cutoff` (unix ms); returns how many. */
+  purgeMessages(cutoff: number): number;
+
+  appendGroupMessage(message: GroupMessage): void;
+  /** Oldest first; the newest `limit`. */
+  recentGroupMessages(chatKey: string, limit: number): GroupMessage[];
 
   getValue<T>(key: string): T | undefined;
   setValue(key: string, value: unknown): void;
@@ -73,5 +121,7 @@ export interface Store {
 
 /** History kept per session key; older entries are dropped (the engine keeps its own transcript). */
 export const HISTORY_PER_KEY = 200;
+/** Group messages kept per chat (more than any sensible groupChat.historyLimit). */
+export const GROUP_MESSAGES_PER_CHAT = 200;
 /** Activity records kept; metrics are aggregated separately and never lose counts. */
 export const ACTIVITY_KEPT = 5000;

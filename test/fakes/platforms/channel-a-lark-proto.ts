@@ -6,22 +6,31 @@
  */
 import protobuf from 'protobufjs';
 
-const Header = new protobuf.Type('Header')
-  .add(new protobuf.Field('key', 1, 'string', 'required'))
-  .add(new protobuf.Field('value', 2, 'string', 'required'));
-
-const Frame = new protobuf.Type('Frame')
-  .add(new protobuf.Field('SeqID', 1, 'uint64', 'required'))
-  .add(new protobuf.Field('LogID', 2, 'uint64', 'required'))
-  .add(new protobuf.Field('service', 3, 'int32', 'required'))
-  .add(new protobuf.Field('method', 4, 'int32', 'required'))
-  .add(new protobuf.Field('headers', 5, 'Header', 'repeated'))
-  .add(new protobuf.Field('payloadEncoding', 6, 'string', 'optional'))
-  .add(new protobuf.Field('payloadType', 7, 'string', 'optional'))
-  .add(new protobuf.Field('payload', 8, 'bytes', 'optional'))
-  .add(new protobuf.Field('LogIDNew', 9, 'string', 'optional'));
-
-new protobuf.Root().define('pbbp2').add(Header).add(Frame);
+/**
+ * Built on first use, not at import: the SDK sets protobufjs' shared `util.Long` aside when it
+ * loads, and a decoder compiled before that calls `util.Long.fromNumber` on undefined. By the
+ * time a frame flows, the SDK (in the adapter under test) has loaded.
+ */
+let frameType: protobuf.Type | undefined;
+function frame(): protobuf.Type {
+  if (frameType) return frameType;
+  const Header = new protobuf.Type('Header')
+    .add(new protobuf.Field('key', 1, 'string', 'required'))
+    .add(new protobuf.Field('value', 2, 'string', 'required'));
+  const Frame = new protobuf.Type('Frame')
+    .add(new protobuf.Field('SeqID', 1, 'uint64', 'required'))
+    .add(new protobuf.Field('LogID', 2, 'uint64', 'required'))
+    .add(new protobuf.Field('service', 3, 'int32', 'required'))
+    .add(new protobuf.Field('method', 4, 'int32', 'required'))
+    .add(new protobuf.Field('headers', 5, 'Header', 'repeated'))
+    .add(new protobuf.Field('payloadEncoding', 6, 'string', 'optional'))
+    .add(new protobuf.Field('payloadType', 7, 'string', 'optional'))
+    .add(new protobuf.Field('payload', 8, 'bytes', 'optional'))
+    .add(new protobuf.Field('LogIDNew', 9, 'string', 'optional'));
+  new protobuf.Root().define('pbbp2').add(Header).add(Frame);
+  frameType = Frame;
+  return Frame;
+}
 
 /** method values */
 export const FRAME_CONTROL = 0;
@@ -39,12 +48,13 @@ export interface LarkFrame {
   LogIDNew?: string;
 }
 
-export function encodeFrame(frame: LarkFrame): Buffer {
-  const msg = Frame.fromObject(frame);
-  return Buffer.from(Frame.encode(msg).finish());
+export function encodeFrame(value: LarkFrame): Buffer {
+  const Frame = frame();
+  return Buffer.from(Frame.encode(Frame.fromObject(value)).finish());
 }
 
 export function decodeFrame(data: Uint8Array): LarkFrame {
+  const Frame = frame();
   const msg = Frame.decode(data);
   // longs: Number turns the uint64 fields (Long objects when `long` is installed) into numbers.
   const obj = Frame.toObject(msg, { longs: Number, arrays: true }) as LarkFrame;

@@ -158,7 +158,7 @@ export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePla
     s.messages.set(messageId, stored);
     const eventId = hex(16);
     const event = {
-      sender: { sender_id: idsOf(msg.userId), sender_type: 'user', tenant_key: s.tenantKey },
+      sender: { sender_id: idsOf(msg.userId), sender_type: msg.fromBot ? 'app' : 'user', tenant_key: s.tenantKey },
       message: {
         message_id: messageId, root_id: stored.rootId, parent_id: stored.parentId, create_time: String(ts), update_time: String(ts),
         chat_id: chatId, thread_id: stored.threadId, chat_type: stored.chatType, message_type: messageType, content,

@@ -183,7 +183,7 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
     if (tags.length) text = `${tags.join(' ')} ${text}`;
     const ts = msg.messageId ?? state.newTs(msg.ts);
     usedTs.add(ts);
-    const message: SlackMessage = { type: 'message', ts, team: state.teamId, text, user: msg.userId, client_msg_id: randomUUID() };
+    const message: SlackMessage = { type: 'message', ts, team: state.teamId, text, user: msg.userId, client_msg_id: randomUUID(), ...(msg.fromBot ? { bot_id: `B${msg.userId}` } : {}) };
     if (msg.threadId) message.thread_ts = msg.threadId;
     if (msg.images?.length) {
       message.subtype = 'file_share';

@@ -133,7 +133,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   function buildMessages(msg: FakeInbound): TgMessage[] {
     const userId = numericId(msg.userId, 'userId');
     const direct = msg.chatType === 'direct';
-    const from = { id: userId, is_bot: false, first_name: msg.userName ?? `User ${userId}`, ...(msg.userName ? { username: msg.userName } : {}), language_code: 'en' };
+    const from = { id: userId, is_bot: Boolean(msg.fromBot), first_name: msg.userName ?? `User ${userId}`, ...(msg.userName ? { username: msg.userName } : {}), language_code: 'en' };
     const chat = chatOf(direct ? userId : numericId(msg.chatId, 'chatId'), undefined, direct ? { first_name: from.first_name, ...(msg.userName ? { username: msg.userName } : {}) } : undefined);
     let text = msg.text;
     const names = [...(!direct && msg.mentionBot ? [me.username] : []), ...(msg.mentionUsers ?? []).map((u) => u.userName)];

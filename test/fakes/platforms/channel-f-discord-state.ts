@@ -55,10 +55,10 @@ export function createWorld(baseUrl: () => string) {
     return String(((BigInt(ts) - DISCORD_EPOCH) << 22n) | (1n << 17n) | increment);
   }
 
-  function ensureUser(id: string, name?: string): FakeUser {
+  function ensureUser(id: string, name?: string, bot = false): FakeUser {
     assertSnowflake(id, 'user id');
     let user = users.get(id);
-    if (!user) users.set(id, (user = { id, username: name ?? `user${id}`, bot: false }));
+    if (!user) users.set(id, (user = { id, username: name ?? `user${id}`, bot }));
     else if (name && !user.bot) user.username = name;
     return user;
   }
@@ -186,7 +186,7 @@ export function createWorld(baseUrl: () => string) {
 
   /** Builds and stores a user's message; returns the new channels the gateway must announce first. */
   function storeInbound(msg: FakeInbound): { stored: StoredMessage; announce: FakeChannel[] } {
-    const author = ensureUser(msg.userId, msg.userName);
+    const author = ensureUser(msg.userId, msg.userName, Boolean(msg.fromBot));
     const announce: FakeChannel[] = [];
     let channel: FakeChannel;
     if (msg.chatType === 'direct') channel = dmChannelFor(msg.userId);

@@ -27,6 +27,8 @@ export interface FakeInbound {
   threadId?: string;
   /** Platform message id; generated when absent. */
   messageId?: string;
+  /** Sent by another bot (Slack bot_id, Telegram is_bot, Discord author.bot, Lark sender_type app), where the fake models it. */
+  fromBot?: boolean;
   /** Unix ms; defaults to now. Used for history reads. */
   ts?: number;
   images?: FakeImage[];

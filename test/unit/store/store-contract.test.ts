@@ -127,3 +127,72 @@ describe('sqlite store specifics', () => {
     expect(() => createSqliteStore(path.join(dir, 'state.db'))).toThrow(new RegExp(`cannot use the state database ${dir}/state.db`));
   });
 });
+
+describe.each(implementations)('%s store: message ledger and group context (one contract)', (_name, make) => {
+  it('claims a platform message once; pending entries keep their payload until done', () => {
+    const s = make();
+    const entry = { channel: 'channel_e', messageId: '1:10', chatKey: 'channel_e:dm:1', receivedAt: 100, payload: '{"text":"hi"}' };
+    expect(s.claimMessage(entry)).toBe(true);
+    expect(s.claimMessage({ ...entry, receivedAt: 200 })).toBe(false);
+    expect(s.claimMessage({ ...entry, messageId: '1:11', receivedAt: 50 })).toBe(true);
+    expect(s.claimMessage({ ...entry, channel: 'channel_d' })).toBe(true); // same id on another channel is another message
+    expect(s.pendingMessages().map((e) => e.messageId)).toEqual(['1:11', '1:10', '1:10']);
+    expect(s.pendingMessages()[1]).toEqual({ ...entry, status: 'pending' });
+    s.markMessageDone('channel_e', '1:10');
+    expect(s.pendingMessages().map((e) => `${e.channel}/${e.messageId}`)).toEqual(['channel_e/1:11', 'channel_d/1:10']);
+    expect(s.claimMessage(entry)).toBe(false); // still remembered once done
+    s.close();
+  });
+
+  it('purges only processed entries older than the cutoff', () => {
+    const s = make();
+    s.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: 10 });
+    s.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: 10, payload: '{}' });
+    s.claimMessage({ channel: 'c', messageId: 'old-ledger-only', chatKey: 'k', receivedAt: 10 });
+    s.claimMessage({ channel: 'c', messageId: 'new-done', chatKey: 'k', receivedAt: 1000 });
+    s.markMessageDone('c', 'old-done');
+    s.markMessageDone('c', 'new-done');
+    expect(s.purgeMessages(500)).toBe(2);
+    expect(s.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: 2000 })).toBe(true);
+    expect(s.claimMessage({ channel: 'c', messageId: 'new-done', chatKey: 'k', receivedAt: 2000 })).toBe(false);
+    expect(s.pendingMessages().map((e) => e.messageId)).toEqual(['old-pending', 'old-done']);
+    s.close();
+  });
+
+  it('keeps recent group messages per chat, oldest first, bounded', () => {
+    const s = make();
+    for (let i = 0; i < 210; i++) s.appendGroupMessage({ chatKey: 'g', ts: i, sender: `u${i % 3}`, text: `m${i}`, fromBot: i % 5 === 0 });
+    s.appendGroupMessage({ chatKey: 'other', ts: 1, sender: 'x', text: 'elsewhere', fromBot: false });
+    expect(s.recentGroupMessages('g', 3)).toEqual([
+      { chatKey: 'g', ts: 207, sender: 'u0', text: 'm207', fromBot: false },
+      { chatKey: 'g', ts: 208, sender: 'u1', text: 'm208', fromBot: false },
+      { chatKey: 'g', ts: 209, sender: 'u2', text: 'm209', fromBot: false },
+    ]);
+    expect(s.recentGroupMessages('g', 1000)).toHaveLength(200);
+    expect(s.recentGroupMessages('g', 0)).toEqual([]);
+    expect(s.recentGroupMessages('other', 5).map((m) => m.text)).toEqual(['elsewhere']);
+    s.close();
+  });
+});
+
+describe.each(implementations)('%s store: activity timeline (one contract)', (_name, make) => {
+  it('counts kept activity per bucket from `since`, oldest first, only non-empty buckets', () => {
+    const s = make();
+    const at = (ms: number, costUsd = 0.5) => s.recordActivity(activity({ ts: new Date(ms).toISOString(), costUsd }));
+    const t0 = Date.UTC(2025, 0, 1, 12, 0, 0);
+    at(t0 - 1); // before the window
+    at(t0, 0.25);
+    at(t0 + 59_999, 0.25);
+    at(t0 + 60_000);
+    at(t0 + 5 * 60_000 + 123);
+    at(t0 + 5 * 60_000 + 456);
+    expect(s.activityTimeline(t0, 60_000)).toEqual([
+      { start: t0, count: 2, costUsd: 0.5 },
+      { start: t0 + 60_000, count: 1, costUsd: 0.5 },
+      { start: t0 + 5 * 60_000, count: 2, costUsd: 1 },
+    ]);
+    expect(s.activityTimeline(t0 + 60 * 60_000, 60_000)).toEqual([]);
+    expect(s.activityTimeline(t0 - 1, 3_600_000)).toEqual([{ start: t0 - 1, count: 6, costUsd: 2.5 }]);
+    s.close();
+  });
+});

@@ -1,0 +1,166 @@
+import type { Assistant } from '../core/assistant/assistant.js';
+import { isSlashCommand } from '../core/assistant/commands.js';
+import type { ImageInput } from '../core/assistant/images.js';
+import type { ConfigSource } from '../core/config/source.js';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { Store } from '../core/store/types.js';
+import { deliverTurn } from './delivery.js';
+import { contextBefore, conversationKeyOf, decide, groupPrompt, sessionKeyOf } from './group.js';
+import { splitMessage } from './split.js';
+import type { ChannelAdapter, InboundMessage } from './types.js';
+
+/**
+ * Incoming channel messages → the chat core → replies. `accept` is what adapters call: it is
+ * fast (a ledger write) so the platform is acknowledged at once, and a redelivered message id is
+ * dropped there. Processing runs later, in order per chat and concurrently across chats.
+ */
+export interface BridgeDeps {
+  assistant: Assistant;
+  config: ConfigSource;
+  store: Store;
+  log: Logger;
+  /** The running adapter of a channel (it may have been restarted since the message arrived). */
+  adapterFor(channel: string): ChannelAdapter | undefined;
+  now?: () => number;
+}
+
+export interface Bridge {
+  accept(msg: InboundMessage): Promise<void>;
+  /** Process inbox entries left pending by a crash or kill (inbox on). */
+  recover(): number;
+  /** Record a message this process sent (its echo is ignored). */
+  noteSent(channel: string, messageId: string | undefined): void;
+  /** Resolves when every accepted message has been processed. */
+  idle(): Promise<void>;
+}
+
+const SENT_REMEMBERED = 1000;
+
+export function createBridge(deps: BridgeDeps): Bridge {
+  const now = deps.now ?? Date.now;
+  const lanes = new Map<string, Promise<void>>();
+  const sent = new Map<string, Set<string>>();
+  const log = deps.log.child('bridge');
+
+  const noteSent = (channel: string, id: string | undefined) => {
+    if (!id) return;
+    const set = sent.get(channel) ?? new Set<string>();
+    set.add(id);
+    if (set.size > SENT_REMEMBERED) set.delete(set.values().next().value as string);
+    sent.set(channel, set);
+  };
+
+  /** Per chat, one message at a time, in arrival order. */
+  const enqueue = (key: string, job: () => Promise<void>) => {
+    const next = (lanes.get(key) ?? Promise.resolve()).then(job, job);
+    lanes.set(key, next);
+    void next.finally(() => {
+      if (lanes.get(key) === next) lanes.delete(key);
+    });
+  };
+
+  const turnsKey = (key: string) => `group.botTurns.${key}`;
+
+  async function process(msg: InboundMessage, key: string): Promise<void> {
+    const cfg = deps.config.current().config;
+    const chat = conversationKeyOf(msg);
+    try {
+      const adapter = deps.adapterFor(msg.channel);
+      if (!adapter) {
+        log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
+        return;
+      }
+      if (msg.chatType === 'group' && !msg.fromBot) deps.store.setValue(turnsKey(chat), 0);
+      const botTurns = deps.store.getValue<number>(turnsKey(chat)) ?? 0;
+      const decision = decide(msg, cfg.groupChat, botTurns);
+      if (!decision.respond) {
+        log.debug(`${msg.channel} ${msg.messageId}: not answering (${decision.why})`);
+        deps.store.markMessageDone(msg.channel, msg.messageId);
+        return;
+      }
+      const onSent = (s: { messageId: string } | undefined, text: string) => {
+        noteSent(msg.channel, s?.messageId);
+        if (msg.chatType === 'group') deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
+      };
+
+      if (isSlashCommand(msg.text)) {
+        const result = await deps.assistant.runCommand(msg.text, { sessionKey: key, allowConfigChanges: false });
+        for (const part of splitMessage(result.text, adapter.limit, (md) => adapter.render(md))) onSent(await adapter.reply(msg.replyTarget, part), part);
+        deps.store.markMessageDone(msg.channel, msg.messageId);
+        return;
+      }
+
+      const prompt =
+        msg.chatType === 'group'
+          ? groupPrompt(msg, contextBefore(deps.store.recentGroupMessages(chat, cfg.groupChat.historyLimit + 50), msg, cfg.groupChat.historyLimit), cfg.groupChat.groupPolicy)
+          : msg.text;
+      const images = await downloadImages(adapter, msg, log);
+      const delivered = await deliverTurn(
+        adapter,
+        msg.replyTarget,
+        deps.assistant.chat(prompt, { sessionKey: key, images, source: msg.channel, sender: msg.senderName ?? msg.senderId, waitForCapacity: true }),
+        { mode: cfg.streaming.mode, showToolCalls: cfg.streaming.showToolCalls, log, onSent },
+      );
+      if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') {
+        deps.store.setValue(turnsKey(chat), (deps.store.getValue<number>(turnsKey(chat)) ?? 0) + 1);
+      }
+      deps.store.markMessageDone(msg.channel, msg.messageId);
+    } catch (err) {
+      // The reply could not be delivered (the platform refused, the adapter stopped). The message
+      // is marked done anyway: retrying a whole turn would answer twice if the first reply landed.
+      log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`);
+      deps.store.markMessageDone(msg.channel, msg.messageId);
+    }
+  }
+
+  return {
+    noteSent,
+    async accept(msg) {
+      if (sent.get(msg.channel)?.has(msg.messageId)) return; // our own message coming back
+      const cfg = deps.config.current().config;
+      const key = sessionKeyOf(msg);
+      const fresh = deps.store.claimMessage({
+        channel: msg.channel,
+        messageId: msg.messageId,
+        chatKey: key,
+        receivedAt: now(),
+        ...(cfg.inbox.enabled ? { payload: JSON.stringify(msg) } : {}),
+      });
+      if (!fresh) {
+        log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`);
+        return;
+      }
+      if (msg.chatType === 'group') {
+        deps.store.appendGroupMessage({ chatKey: conversationKeyOf(msg), messageId: msg.messageId, ts: msg.ts, sender: msg.senderName ?? msg.senderId, text: msg.text, fromBot: Boolean(msg.fromBot) });
+      }
+      enqueue(key, () => process(msg, key));
+    },
+    recover() {
+      const pending = deps.store.pendingMessages().filter((e) => e.payload);
+      for (const entry of pending) {
+        const msg = JSON.parse(entry.payload ?? '{}') as InboundMessage;
+        enqueue(entry.chatKey, () => process(msg, entry.chatKey));
+      }
+      if (pending.length > 0) log.info(`processing ${pending.length} message(s) left pending by the last run`);
+      return pending.length;
+    },
+    async idle() {
+      while (lanes.size > 0) await Promise.allSettled([...lanes.values()]);
+    },
+  };
+}
+
+async function downloadImages(adapter: ChannelAdapter, msg: InboundMessage, log: Logger): Promise<ImageInput[]> {
+  if (!msg.images?.length || !adapter.downloadImage) return [];
+  const out: ImageInput[] = [];
+  for (const image of msg.images.slice(0, 5)) {
+    try {
+      const { data, mimeType } = await adapter.downloadImage(image);
+      out.push({ data, mimeType, ...(image.fileName ? { fileName: image.fileName } : {}) });
+    } catch (err) {
+      log.warn(`${msg.channel} ${msg.messageId}: image download failed: ${errorMessage(err)}`);
+    }
+  }
+  return out;
+}

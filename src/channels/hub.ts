@@ -1,0 +1,181 @@
+import type { ChannelHub, ChannelStatus, SendResult } from '../core/channel-hub.js';
+import type { ConfigSource } from '../core/config/source.js';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { Bridge } from './bridge.js';
+import { loadCustomAdapter } from './custom.js';
+import { channelDefinitions } from './registry.js';
+import { splitMessage } from './split.js';
+import type { ChannelAdapter, ChannelDeps } from './types.js';
+
+/**
+ * The channels of one gateway: every configured channel started concurrently with a connect
+ * deadline, after the HTTP server listens. A channel that fails to connect or later drops is
+ * `failed` with its reason and restarted with backoff; it never affects the others or the HTTP
+ * server. Implements the ChannelHub the server and the scheduler use.
+ */
+export interface HubDeps {
+  dir: string;
+  config: ConfigSource;
+  log: Logger;
+  bridge: () => Bridge;
+  /** Connect deadline per attempt (default 30 s). */
+  connectTimeoutMs?: number;
+  /** Restart delays after failures, last one repeated (default 5 s … 5 min). */
+  backoffMs?: readonly number[];
+}
+
+export interface RunningHub extends ChannelHub {
+  start(): void;
+  adapter(name: string): ChannelAdapter | undefined;
+  /** Wait until every channel has either connected or failed its first attempt. */
+  settled(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Runtime {
+  name: string;
+  options: Record<string, unknown>;
+  adapter?: ChannelAdapter;
+  status: 'connected' | 'failed';
+  reason?: string;
+  attempt: number;
+  timer?: NodeJS.Timeout;
+  firstAttempt: Promise<void>;
+}
+
+const DEFAULT_BACKOFF = [5_000, 15_000, 30_000, 60_000, 120_000, 300_000];
+
+export function createChannelHub(deps: HubDeps): RunningHub {
+  const log = deps.log.child('channels');
+  const runtimes = new Map<string, Runtime>();
+  const connectTimeout = deps.connectTimeoutMs ?? 30_000;
+  const backoff = deps.backoffMs ?? DEFAULT_BACKOFF;
+  let stopped = false;
+
+  const setStatus = (rt: Runtime, status: Runtime['status'], reason?: string) => {
+    if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`);
+    rt.status = status;
+    if (reason === undefined) delete rt.reason;
+    else rt.reason = reason;
+  };
+
+  const create = async (rt: Runtime): Promise<ChannelAdapter> => {
+    const channelDeps: ChannelDeps = { log: deps.log.child(rt.name), dir: deps.dir, name: rt.name };
+    const def = channelDefinitions[rt.name];
+    if (def) return def.create(rt.options, channelDeps);
+    const { _adapter, ...rest } = rt.options as { _adapter: string };
+    return loadCustomAdapter(_adapter, rest, channelDeps);
+  };
+
+  const attempt = async (rt: Runtime): Promise<void> => {
+    if (stopped) return;
+    rt.attempt++;
+    let adapter: ChannelAdapter | undefined;
+    try {
+      adapter = await create(rt);
+      rt.adapter = adapter;
+      const current = adapter;
+      await withDeadline(
+        adapter.start({
+          log: deps.log.child(rt.name),
+          onMessage: (msg) => deps.bridge().accept(msg),
+          onStatus: (s) => {
+            if (rt.adapter !== current || stopped) return;
+            if (s.state === 'connected') setStatus(rt, 'connected');
+            else setStatus(rt, 'failed', s.reason ?? s.state);
+            if (s.state === 'failed') scheduleRestart(rt);
+          },
+        }),
+        connectTimeout,
+        `did not connect within ${connectTimeout / 1000} s`,
+      );
+      rt.attempt = 0;
+      setStatus(rt, 'connected');
+    } catch (err) {
+      setStatus(rt, 'failed', errorMessage(err));
+      if (adapter) await adapter.stop().catch((e: unknown) => log.warn(`${rt.name}: stop after failure: ${errorMessage(e)}`));
+      if (rt.adapter === adapter) delete rt.adapter;
+      scheduleRestart(rt);
+    }
+  };
+
+  const scheduleRestart = (rt: Runtime) => {
+    if (stopped || rt.timer) return;
+    const delay = backoff[Math.min(rt.attempt, backoff.length) - 1] ?? backoff[backoff.length - 1] ?? 60_000;
+    log.info(`${rt.name}: retrying in ${Math.round(delay / 1000)} s`);
+    rt.timer = setTimeout(() => {
+      delete rt.timer;
+      void (async () => {
+        const old = rt.adapter;
+        delete rt.adapter;
+        if (old) await old.stop().catch(() => undefined);
+        await attempt(rt);
+      })();
+    }, delay);
+    rt.timer.unref();
+  };
+
+  return {
+    start() {
+      const loaded = deps.config.current();
+      for (const [name, options] of Object.entries(loaded.config.channels)) {
+        const rt: Runtime = { name, options: options as Record<string, unknown>, status: 'failed', reason: 'connecting', attempt: 0, firstAttempt: Promise.resolve() };
+        runtimes.set(name, rt);
+        rt.firstAttempt = attempt(rt);
+      }
+      for (const d of loaded.disabledChannels) log.warn(`${d.name}: not started: ${d.reason}`);
+    },
+    settled: async () => {
+      await Promise.all([...runtimes.values()].map((rt) => rt.firstAttempt));
+    },
+    adapter: (name) => runtimes.get(name)?.adapter,
+    statuses(): ChannelStatus[] {
+      const disabled = new Map(deps.config.current().disabledChannels.map((d) => [d.name, d.reason]));
+      const names = [...new Set([...Object.keys(channelDefinitions), ...runtimes.keys(), ...disabled.keys()])];
+      return names.map((type) => {
+        const rt = runtimes.get(type);
+        if (rt) return { type, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
+        if (disabled.has(type)) return { type, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
+        return { type, status: 'not_configured' as const };
+      });
+    },
+    list: () => [...runtimes.values()].filter((rt) => rt.adapter).map((rt) => ({ name: rt.name, canSend: typeof rt.adapter?.send === 'function' })),
+    async send(channel, chatId, text): Promise<SendResult> {
+      if (runtimes.size === 0) return { ok: false, status: 503, error: 'no channel adapters are available' };
+      const rt = runtimes.get(channel);
+      if (!rt) return { ok: false, status: 404, error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };
+      const adapter = rt.adapter;
+      if (!adapter || rt.status !== 'connected') return { ok: false, status: 503, error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
+      if (!adapter.send) return { ok: false, status: 501, error: `channel ${channel} cannot send proactive messages` };
+      try {
+        for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) {
+          const sent = await adapter.send(chatId, part);
+          deps.bridge().noteSent(channel, sent?.messageId);
+        }
+        return { ok: true };
+      } catch (err) {
+        log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`);
+        return { ok: false, status: 502, error: `${channel} refused the message: ${errorMessage(err)}` };
+      }
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all(
+        [...runtimes.values()].map(async (rt) => {
+          clearTimeout(rt.timer);
+          // Stopping an adapter that is still connecting also ends its pending start.
+          await rt.adapter?.stop().catch((err: unknown) => log.warn(`${rt.name}: stop: ${errorMessage(err)}`));
+        }),
+      );
+    },
+  };
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
+}

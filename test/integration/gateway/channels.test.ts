@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { measure } from '../../../src/channels/split.js';
+import type { FakePlatform } from '../../fakes/platforms/types.js';
+import { PLATFORMS, replies, sleep, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+
+type Run = { prompt: string };
+
+describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake platform', (spec) => {
+  let fake: FakePlatform | undefined;
+  let gw: ChannelGateway | undefined;
+  afterEach(async () => {
+    await gw?.stop();
+    await fake?.close();
+    gw = undefined;
+    fake = undefined;
+  });
+
+  const setup = async (yaml = '') => {
+    fake = await spec.start();
+    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, yaml);
+    await fake.waitForConnection(10_000);
+    return { fake, gw };
+  };
+  const [alice, bob, carol] = spec.users;
+  const prompts = () => (gw?.standIn.runs() as Run[]).map((r) => r.prompt);
+  /** Let delivered messages reach the bridge, then wait until it has processed everything. */
+  const settle = async (g: ChannelGateway) => {
+    for (let i = 0; i < 2; i++) {
+      await sleep(250);
+      await g.channels.bridge.idle();
+    }
+  };
+  const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.includes(text), 15_000);
+
+  it('connects; a direct message gets a reply; /api/status and /api/channels show it', async () => {
+    const { fake: f, gw: g } = await setup();
+    const status = (await (await g.api('/api/status')).json()) as { channels: Array<{ type: string; status: string }> };
+    expect(status.channels.find((c) => c.type === spec.key)?.status).toBe('connected');
+    expect(status.channels.filter((c) => c.status === 'not_configured')).toHaveLength(5);
+    expect(((await (await g.api('/api/channels')).json()) as { channels: unknown[] }).channels).toEqual([{ name: spec.key, canSend: true }]);
+    await f.deliver({ chatType: 'direct', userId: alice, text: 'hello from a DM' });
+    await reply(f, 'ECHO: hello from a DM');
+    expect(g.store.listSessions().map((s) => s.key)).toEqual([`${spec.key}:dm:${alice}`]);
+  });
+
+  it('a group mention is answered, with only the bot mention stripped from the prompt', async () => {
+    const { fake: f } = await setup();
+    await f.deliver({ chatType: 'group', chatId: spec.group(f), userId: alice, text: 'what is new? write to a@b.com', mentionBot: true });
+    await reply(f, 'ECHO:');
+    const prompt = prompts()[0] ?? '';
+    expect(prompt).toMatch(/in the group:\nwhat is new\? write to a@b\.com$/);
+    expect(prompt).not.toContain(f.botName);
+  });
+
+  it.skipIf(!spec.deliversUnmentioned)('mention-only: a group message without a mention gets nothing', async () => {
+    const { fake: f, gw: g } = await setup();
+    await f.deliver({ chatType: 'group', chatId: spec.group(f), userId: alice, text: 'just chatting' });
+    await settle(g);
+    expect(g.standIn.runs()).toEqual([]);
+    expect(replies(f)).toEqual([]);
+  });
+
+  it.skipIf(!spec.deliversUnmentioned)('always: every group message is answered; smart: [PASS] sends nothing', async () => {
+    const { fake: f, gw: g } = await setup('groupChat:\n  groupPolicy: always\n');
+    await f.deliver({ chatType: 'group', chatId: spec.group(f), userId: alice, text: 'no mention here' });
+    await reply(f, 'ECHO:');
+    g.config.edit((doc) => doc.setIn(['groupChat', 'groupPolicy'], 'smart'));
+    const before = replies(f).length;
+    await f.deliver({ chatType: 'group', chatId: spec.group(f), userId: bob, text: 'SAY:[PASS]' });
+    await settle(g);
+    expect(g.standIn.runs()).toHaveLength(2);
+    expect(prompts()[1]).toContain('reply with exactly [PASS]');
+    expect(replies(f)).toHaveLength(before);
+  });
+
+  it('smart mode with [PASS] on a mention sends nothing either', async () => {
+    const { fake: f, gw: g } = await setup('groupChat:\n  groupPolicy: smart\n');
+    await f.deliver({ chatType: 'group', chatId: spec.group(f), userId: alice, text: 'SAY:[PASS]', mentionBot: true });
+    await settle(g);
+    expect(replies(f).map((o) => o.text)).toEqual([]);
+    expect(g.standIn.runs()).toHaveLength(1);
+  });
+
+  it('historyLimit: the last messages of the group are in the prompt, older ones are not', async () => {
+    const { fake: f } = await setup('groupChat:\n  historyLimit: 2\n');
+    const g = spec.group(f);
+    for (const text of ['SAY:one', 'SAY:two', 'SAY:three']) {
+      await f.deliver({ chatType: 'group', chatId: g, userId: bob, text, mentionBot: true });
+      await reply(f, text.slice(4));
+      await settle(gw as ChannelGateway);
+    }
+    await f.deliver({ chatType: 'group', chatId: g, userId: carol, text: 'ECHO-PROMPT now', mentionBot: true });
+    await reply(f, 'ECHO-PROMPT now');
+    const prompt = prompts().at(-1) ?? '';
+    expect(prompt).toContain('Recent messages in this group chat');
+    expect(prompt).toContain('SAY:three');
+    expect(prompt).toMatch(/\(bot\): three/);
+    expect(prompt).not.toContain('SAY:two');
+    expect(prompt).not.toContain('SAY:one');
+  });
+
+  it.skipIf(!spec.botSenders)('maxTurns: after that many bot replies in a row the bot waits for a human', async () => {
+    const { fake: f, gw: g } = await setup('groupChat:\n  groupPolicy: always\n  maxTurns: 2\n');
+    const g0 = spec.group(f);
+    for (const n of [1, 2, 3]) {
+      await f.deliver({ chatType: 'group', chatId: g0, userId: bob, text: `bot says ${n}`, fromBot: true });
+      await settle(g);
+    }
+    expect(g.standIn.runs()).toHaveLength(2);
+    await f.deliver({ chatType: 'group', chatId: g0, userId: alice, text: 'a human speaks' });
+    await settle(g);
+    expect(g.standIn.runs()).toHaveLength(3);
+    expect((g.standIn.runs().at(-1) as Run).prompt).toMatch(/a human speaks$/);
+    expect(replies(f)).toHaveLength(3);
+  });
+
+  it('a reply over the platform limit arrives split, each part within the limit in its own unit', async () => {
+    const { fake: f, gw: g } = await setup();
+    await f.deliver({ chatType: 'direct', userId: alice, text: `LONG:${spec.longChars}` });
+    await reply(f, 'END-OF-LONG-REPLY');
+    await settle(g);
+    const parts = replies(f).filter((o) => o.kind !== 'stream' || o.finished !== false);
+    expect(parts.length).toBeGreaterThanOrEqual(2);
+    for (const p of parts) expect(measure(p.text, f.limit.unit)).toBeLessThanOrEqual(f.limit.max);
+    const all = parts.map((p) => p.text).join('\n');
+    expect(all).toContain('Paragraph 0:');
+    expect(all).toContain('END-OF-LONG-REPLY');
+    expect(f.rejections).toEqual([]);
+  });
+
+  it('streaming: flushed at paragraph breaks, before a tool hint and at the end', async () => {
+    const { fake: f, gw: g } = await setup('streaming:\n  mode: streaming\n  showToolCalls: true\n');
+    await f.deliver({ chatType: 'direct', userId: alice, text: 'PARAGRAPHS' });
+    await reply(f, 'Third paragraph.');
+    await settle(g);
+    const texts = replies(f).map((o) => o.text);
+    const final = texts.at(-1) ?? '';
+    if (texts.some((t) => t.includes('First paragraph.') && t.includes('Third paragraph.'))) {
+      // updated in place: the shown text grows through the flush points
+      const firstOnly = texts.findIndex((t) => t.includes('First paragraph.') && !t.includes('Second paragraph.'));
+      const hint = texts.findIndex((t) => t.includes('search') && !t.includes('Third paragraph.'));
+      expect(firstOnly).toBeGreaterThanOrEqual(0);
+      expect(hint).toBeGreaterThan(firstOnly);
+      expect(final).toMatch(/First paragraph\.[\s\S]*Second paragraph\.[\s\S]*search[\s\S]*Third paragraph\./);
+    } else {
+      // one message per flush
+      expect(texts.map((t) => t.trim())).toEqual(['First paragraph.', 'Second paragraph.', expect.stringContaining('search'), 'Third paragraph.']);
+    }
+  });
+
+  it('proactive send through POST /api/send; a redelivered message is processed once', async () => {
+    const { fake: f, gw: g } = await setup();
+    const res = await g.api('/api/send', { json: { channel: spec.key, chatId: alice, text: 'a *proactive* note' } });
+    expect(await res.json()).toEqual({ ok: true });
+    await f.waitForOutbound((o) => o.kind === 'send' && o.text.includes('proactive'), 10_000);
+    const { messageId } = await f.deliver({ chatType: 'direct', userId: alice, text: 'only once please' });
+    await reply(f, 'ECHO: only once please');
+    await f.redeliver(messageId);
+    await settle(g);
+    expect(g.standIn.runs()).toHaveLength(1);
+    expect(replies(f).filter((o) => o.text.includes('only once please'))).toHaveLength(1);
+  });
+
+  it('config-changing slash commands are refused from the channel; read-only ones work', async () => {
+    const { fake: f, gw: g } = await setup();
+    await f.deliver({ chatType: 'direct', userId: alice, text: '/engine engine_d' });
+    await reply(f, 'can only be run from the terminal or the HTTP API');
+    expect(g.config.current().config.engine).toBe('engine_b');
+    await f.deliver({ chatType: 'direct', userId: alice, text: '/status' });
+    await reply(f, 'tester on engine_b');
+  });
+});
