@@ -1,14 +1,15 @@
 import path from 'node:path';
-import { createEmptyHub } from '../core/channel-hub.js';
 import { resolveGatewayBind } from '../core/config/bind.js';
 import { errorMessage } from '../core/errors.js';
+import { fleetPanelRows, joinFleet, peerAssistants } from '../core/fleet/membership.js';
+import { createFleetRegistry, resolveFleetDir } from '../core/fleet/registry.js';
 import { createLogger } from '../core/logger.js';
 import { resolveAssistantPaths, packageVersion, templatesDir } from '../core/paths.js';
-import { channelNames } from '../channels/registry.js';
 import { openAssistant } from '../open-assistant.js';
 import { createServerApp } from '../server/app.js';
 import { resolveGatewayToken, type TokenSource } from '../server/auth.js';
 import { listenApp } from '../server/listen.js';
+import { createGatewayChannels } from './gateway-channels.js';
 import type { CommandIO } from './io.js';
 
 export interface GatewayOptions {
@@ -33,22 +34,26 @@ const TOKEN_SOURCES: Record<TokenSource, string> = {
  */
 export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<number> {
   const log = createLogger();
-  const opened = openAssistant({ dir: opts.dir, log, watchConfig: true });
+  const fleet = createFleetRegistry({ dir: resolveFleetDir(process.env) });
+  const opened = openAssistant({ dir: opts.dir, log, watchConfig: true, peers: () => peerAssistants(fleet.list(), process.pid) });
   const { config, assistant } = opened;
   const paths = resolveAssistantPaths(opts.dir);
   const bind = resolveGatewayBind(config.current().config, { ...(opts.host ? { host: opts.host } : {}), ...(opts.port ? { port: opts.port } : {}) });
   const { token, source } = resolveGatewayToken({ ...(opts.token ? { flag: opts.token } : {}), env: process.env, ...(config.current().config.gateway.token ? { configToken: config.current().config.gateway.token } : {}), tokenFile: paths.tokenFile });
   log.addSecrets([token]);
-  const hub = createEmptyHub(channelNames);
+  // Built now (the server reports their state), connected once the HTTP server listens.
+  const channels = createGatewayChannels(opened, paths.dir);
 
   const { app, streamsFlushed } = createServerApp({
     assistant,
     config,
-    channels: hub,
+    channels: channels.hub,
+    activity: opened.store,
     token,
     log,
     version: packageVersion(),
     dashboardDir: path.join(templatesDir(), 'dashboard'),
+    fleet: () => fleetPanelRows(fleet.list(), process.pid),
   });
   let server;
   try {
@@ -57,6 +62,10 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
     opened.close();
     throw err;
   }
+  // Registered only now: the entry carries the port actually bound (--port 0 picks one).
+  const membership = joinFleet({ registry: fleet, config, host: server.host, port: server.port, dir: paths.dir, version: packageVersion(), log: log.child('fleet') });
+  process.once('exit', () => membership.leave());
+  channels.start();
   const shown = source === 'generated' || source === 'stored' ? token : '(hidden: you set it)';
   io.out(
     [
@@ -71,12 +80,16 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
     const shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
+      membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
       log.info(`${signal}: shutting down; running turns get ${graceMs() / 1000} s to finish`);
       try {
         server.stopAccepting();
         await assistant.drain(graceMs());
         await streamsFlushed(5_000); // the last events of each turn reach their clients
         await server.close();
+        // Replies of turns that just ended still go out before the adapters disconnect.
+        await Promise.race([channels.bridge.idle(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+        await channels.stop();
       } catch (err) {
         log.error(`shutdown: ${errorMessage(err)}`);
       }
