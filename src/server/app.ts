@@ -4,10 +4,12 @@ import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { Store } from '../core/store/types.js';
 import { presentedToken, tokensMatch } from './auth.js';
 import { HttpFailure, json } from './http.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
+import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
@@ -20,6 +22,8 @@ export interface ServerDeps {
   assistant: Assistant;
   config: ConfigSource;
   channels: ChannelHub;
+  /** The activity queries the dashboard needs beyond what the assistant exposes (the state store). */
+  activity: Pick<Store, 'recentActivity' | 'activityTimeline'>;
   token: string;
   log: Logger;
   version: string;
@@ -115,6 +119,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerSessionRoutes(table, deps);
   registerAdminRoutes(table, deps);
   registerEventRoutes(table, deps);
+  registerDashboardDataRoutes(table, deps);
 
   app.all('/**', (event) => {
     const allowed = methods.get(event.url.pathname);

@@ -11,6 +11,12 @@ export interface StreamOptions {
   onClientGone?: () => void;
   /** Called with a promise that settles once the stream has written its last event. */
   track?: (finished: Promise<void>) => void;
+  /**
+   * Write this comment at once. Node sends the response headers only with the first body bytes,
+   * so a feed that may stay quiet for a while (GET /api/events) would otherwise leave the
+   * client (a browser's EventSource) waiting for `open` until the first event.
+   */
+  openingComment?: string;
 }
 
 export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts: StreamOptions): EventStream {
@@ -28,6 +34,7 @@ export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts:
     void stream.pushComment('heartbeat').catch(() => undefined);
   }, Math.max(10, Math.floor(opts.heartbeatMs / 3)));
   heartbeat.unref();
+  if (opts.openingComment) void stream.pushComment(opts.openingComment).catch(() => undefined);
 
   const finished = (async () => {
     try {

@@ -1,91 +1,116 @@
-// The dashboard page: everything user-controlled is set with textContent, never as HTML.
-// The token comes from the URL fragment (#token=…, never sent to the server) or the form, and
-// is kept in sessionStorage for this tab only.
-(() => {
-  const $ = (id) => document.getElementById(id);
-  const KEY = 'service-token';
+// The dashboard's entry: the public status panel always; every other panel only once a token
+// the API accepts is known (from #token=… or the form), kept in sessionStorage for this tab.
+import { $, api, token } from './api.js';
+import { createActivityFeed, isEscalation, loadEscalations } from './activity.js';
+import { createConfigPanel } from './config-panel.js';
+import { loadTimeline, renderMetrics } from './metrics.js';
+import { loadFleet, renderChannels, renderSkills, renderStatusExtras, showPublicStatus } from './panels.js';
+import { setupQuickTest } from './quick-test.js';
+import { renderSamples } from './samples.js';
 
-  function takeTokenFromFragment() {
-    const m = /(?:^|&)token=([^&]+)/.exec(location.hash.slice(1));
-    if (!m) return;
-    sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
-    history.replaceState(null, '', location.pathname + location.search);
+const REFRESH_MS = 10_000;
+
+const setPill = (text, cls) => {
+  $('connection').textContent = text;
+  $('connection').className = `pill ${cls}`;
+};
+
+const showPrivate = (on) => {
+  for (const node of document.querySelectorAll('.private')) node.hidden = !on;
+  $('panel-token').hidden = on;
+};
+
+const report = (what) => (err) => console.warn(`${what}: ${err.message}`);
+
+/** Coalesce bursts (a busy feed) into one reload of the panels that depend on new activity. */
+function debounce(fn, ms) {
+  let timer;
+  return () => {
+    clearTimeout(timer);
+    timer = setTimeout(fn, ms);
+  };
+}
+
+function start() {
+  const feed = createActivityFeed({ onRecord: (r) => onActivity(r) });
+  const config = createConfigPanel();
+  let unlocked = false;
+  let samplesShown = false;
+
+  const refreshStatus = async () => {
+    const s = await api('/api/status');
+    renderChannels(s.channels);
+    renderSkills(s.skills);
+    renderMetrics(s.metrics);
+    renderStatusExtras(s);
+    if (!samplesShown) {
+      renderSamples(s);
+      samplesShown = true;
+    }
+    return s;
+  };
+  const refreshCharts = debounce(() => void Promise.all([refreshStatus(), loadTimeline()]).catch(report('metrics')), 300);
+  const refreshEscalations = debounce(() => void loadEscalations().catch(report('escalations')), 300);
+  function onActivity(r) {
+    refreshCharts();
+    if (isEscalation(r)) refreshEscalations();
   }
 
-  const token = () => sessionStorage.getItem(KEY);
-
-  async function api(path) {
-    const res = await fetch(path, { headers: { Authorization: `Bearer ${token()}` } });
-    if (res.status === 401) throw Object.assign(new Error('the token was not accepted'), { unauthorized: true });
-    if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
-    return res.json();
-  }
-
-  function formatUptime(ms) {
-    const s = Math.floor(ms / 1000);
-    const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
-    return d ? `${d}d ${h}h` : h ? `${h}h ${m}m` : `${m}m ${s % 60}s`;
-  }
-
-  async function showPublicStatus() {
-    const res = await fetch('/health');
-    const h = await res.json();
-    $('bot-name').textContent = h.name;
-    document.title = `${h.name} · service`;
-    $('f-engine').textContent = h.engine;
-    $('f-model').textContent = h.model || '(engine default)';
-    $('f-uptime').textContent = formatUptime(h.uptime);
-    $('f-version').textContent = h.version;
-    $('connection').textContent = 'online';
-    $('connection').className = 'pill ok';
-  }
-
-  function renderList(el, rows) {
-    el.replaceChildren(...rows.map(([left, right, cls]) => {
-      const li = document.createElement('li');
-      const a = document.createElement('span');
-      a.textContent = left;
-      const b = document.createElement('span');
-      b.textContent = right;
-      if (cls) b.className = cls;
-      li.append(a, b);
-      return li;
-    }));
-  }
-
-  async function showPrivate() {
-    if (!token()) return;
+  const unlock = async () => {
+    if (!token.get()) return;
     try {
-      const s = await api('/api/status');
-      for (const el of document.querySelectorAll('.private')) el.hidden = false;
-      $('panel-token').hidden = true;
-      renderList($('channels'), s.channels.map((c) => [c.type, c.status.replace('_', ' '), `status-${c.status}`]));
-      $('m-total').textContent = String(s.metrics.totalMessages);
-      $('m-cost').textContent = `$${s.metrics.totalCostUsd.toFixed(4)}`;
-      $('m-avg').textContent = `${(s.metrics.avgDurationMs / 1000).toFixed(1)} s`;
-      renderList($('m-sources'), Object.entries(s.metrics.messagesBySource).map(([k, v]) => [k, String(v)]));
+      const s = await refreshStatus();
+      unlocked = true;
+      showPrivate(true);
+      $('token-error').hidden = true;
+      feed.fill(s.recentMessages ?? []);
+      feed.connect();
+      await Promise.all([loadTimeline(), loadEscalations(), loadFleet(), config.load()]);
     } catch (err) {
-      if (err.unauthorized) sessionStorage.removeItem(KEY);
-      $('token-error').textContent = err.message;
+      if (err.status === 401) {
+        token.clear();
+        lock();
+      }
+      $('token-error').textContent = err.status === 401 ? 'The token was not accepted.' : err.message;
       $('token-error').hidden = false;
     }
-  }
+  };
+
+  const lock = () => {
+    unlocked = false;
+    feed.close();
+    showPrivate(false);
+  };
 
   $('token-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    sessionStorage.setItem(KEY, $('token-input').value.trim());
+    const value = $('token-input').value.trim();
     $('token-input').value = '';
-    $('token-error').hidden = true;
-    void showPrivate();
+    if (!value) return;
+    token.set(value);
+    void unlock();
   });
+  $('forget-token').addEventListener('click', () => {
+    token.clear();
+    lock();
+  });
+  $('timeline-range').addEventListener('change', () => void loadTimeline().catch(report('timeline')));
+  setupQuickTest();
 
-  takeTokenFromFragment();
-  const refresh = () => Promise.allSettled([showPublicStatus(), showPrivate()]).then(([pub]) => {
-    if (pub.status === 'rejected') {
-      $('connection').textContent = 'offline';
-      $('connection').className = 'pill bad';
+  const tick = async () => {
+    try {
+      await showPublicStatus();
+      setPill('online', 'ok');
+    } catch {
+      setPill('offline', 'bad');
     }
-  });
-  void refresh();
-  setInterval(refresh, 10_000);
-})();
+    if (unlocked) await Promise.all([refreshStatus(), loadFleet()]).catch(report('refresh'));
+  };
+
+  token.takeFromFragment();
+  void tick();
+  void unlock();
+  setInterval(() => void tick(), REFRESH_MS);
+}
+
+start();

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cliPath } from './cli.js';
+import { testdir } from './testdir.js';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -10,10 +11,14 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Start `service gateway` for real and wait for its "serving on" line. */
+/**
+ * Start `service gateway` for real and wait for its "serving on" line. Unless the test passes
+ * SERVICE_FLEET_DIR, the gateway registers in a fleet directory of its own: never the user's
+ * ~/.service/fleet, and never alongside gateways of other tests.
+ */
 export function startGatewayProcess(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [cliPath, 'gateway', '-d', dir, '--port', '0', ...args], {
-    env: { ...process.env, NO_COLOR: '1', ...env },
+    env: { ...process.env, NO_COLOR: '1', SERVICE_FLEET_DIR: testdir({}, 'service-fleet-'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

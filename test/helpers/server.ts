@@ -16,12 +16,13 @@ export interface TestServer extends TestAssistant {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(opts: { yaml?: string; engine?: string; hub?: ChannelHub; heartbeatMs?: number; maxBodyBytes?: number; maxEventSubscribers?: number; files?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { yaml?: string; engine?: string; hub?: ChannelHub; heartbeatMs?: number; maxBodyBytes?: number; maxEventSubscribers?: number; files?: Record<string, string>; fleet?: () => Array<Record<string, unknown>> } = {}): Promise<TestServer> {
   const t = createTestAssistant({ ...(opts.yaml ? { yaml: opts.yaml } : {}), ...(opts.engine ? { engine: opts.engine } : {}), ...(opts.files ? { files: opts.files } : {}) });
   const { app } = createServerApp({
     assistant: t.assistant,
     config: t.config,
     channels: opts.hub ?? createEmptyHub(['channel_a', 'channel_b', 'channel_c', 'channel_d', 'channel_e', 'channel_f']),
+    activity: t.store,
     token: TEST_TOKEN,
     log: t.log,
     version: '0.0.0-test',
@@ -29,6 +30,7 @@ export async function startTestServer(opts: { yaml?: string; engine?: string; hu
     ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}),
     ...(opts.maxBodyBytes ? { maxBodyBytes: opts.maxBodyBytes } : {}),
     ...(opts.maxEventSubscribers ? { maxEventSubscribers: opts.maxEventSubscribers } : {}),
+    ...(opts.fleet ? { fleet: opts.fleet } : {}),
   });
   const server = await listenApp(app, { host: '127.0.0.1', port: 0 });
   return {

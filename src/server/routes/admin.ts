@@ -53,7 +53,10 @@ export function buildStatus(deps: ServerDeps): Record<string, unknown> {
     model: s.model,
     version: deps.version,
     uptime: s.uptime,
-    channels: deps.channels.statuses().map(({ type, status }) => ({ type, status })),
+    // Beyond the spec's record: the dashboard fills its embedding sample with the directory.
+    dir: deps.config.current().dir,
+    // `reason` (why a channel failed; never a secret) is beyond the spec's record, for the dashboard.
+    channels: deps.channels.statuses().map(({ type, status, reason }) => ({ type, status, ...(reason ? { reason } : {}) })),
     skills: skills.map(({ name, description }) => ({ name, description })),
     metrics: deps.assistant.metrics(),
     recentMessages: deps.assistant.recentActivity(20),

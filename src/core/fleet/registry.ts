@@ -1,0 +1,98 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { writeFileAtomic } from '../atomic-write.js';
+import { fleetEntryFileName, parseFleetEntry, type FleetEntry } from './entry.js';
+import { isProcessAlive } from './process-alive.js';
+
+/**
+ * The local fleet registry: a per-user directory holding one JSON file per running gateway.
+ * No daemon and no lock: each gateway writes only its own file (atomically), and readers skip
+ * and delete the files of processes that are gone, so a gateway killed with SIGKILL disappears
+ * from every list the next time anyone reads it.
+ */
+export interface FleetRegistry {
+  readonly dir: string;
+  /** Write (or rewrite) this gateway's entry. */
+  register(entry: FleetEntry): FleetRegistration;
+  /** Entries of live processes, oldest first; files of dead processes are removed on the way. */
+  list(): FleetEntry[];
+}
+
+export interface FleetRegistration {
+  readonly file: string;
+  /** Rewrite the entry (the name or role changed in service.yaml). */
+  update(entry: FleetEntry): void;
+  /** Remove the entry; safe to call more than once. */
+  remove(): void;
+}
+
+export interface FleetRegistryOptions {
+  dir: string;
+  /** Injected so tests can declare a pid dead without killing anything. */
+  isAlive?: (pid: number) => boolean;
+}
+
+/** Documented default `~/.service/fleet/`; `SERVICE_FLEET_DIR` overrides it (tests use a temp one). */
+export function resolveFleetDir(env: NodeJS.ProcessEnv, home: string = os.homedir()): string {
+  const custom = env.SERVICE_FLEET_DIR?.trim();
+  return path.resolve(custom ? custom : path.join(home, '.service', 'fleet'));
+}
+
+export function createFleetRegistry(opts: FleetRegistryOptions): FleetRegistry {
+  const dir = path.resolve(opts.dir);
+  const alive = opts.isAlive ?? isProcessAlive;
+
+  const write = (file: string, entry: FleetEntry) => {
+    // Other users on the machine have no business reading which assistants run and where.
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileAtomic(file, `${JSON.stringify(entry, null, 2)}\n`, { mode: 0o600 });
+  };
+
+  return {
+    dir,
+    register(entry) {
+      const file = path.join(dir, fleetEntryFileName(entry.pid, entry.port));
+      write(file, entry);
+      let removed = false;
+      return {
+        file,
+        update(next) {
+          if (!removed) write(file, next);
+        },
+        remove() {
+          removed = true;
+          fs.rmSync(file, { force: true });
+        },
+      };
+    },
+    list() {
+      let names: string[];
+      try {
+        names = fs.readdirSync(dir);
+      } catch {
+        return []; // no gateway has registered yet
+      }
+      const entries: FleetEntry[] = [];
+      for (const name of names) {
+        // Dot files are writeFileAtomic's temp files (a writer may be mid-write or have crashed).
+        if (name.startsWith('.') || !name.endsWith('.json')) continue;
+        const file = path.join(dir, name);
+        let text: string;
+        try {
+          text = fs.readFileSync(file, 'utf8');
+        } catch {
+          continue; // removed between readdir and read
+        }
+        const entry = parseFleetEntry(text);
+        if (!entry) continue; // not ours to delete: maybe a newer format or another tool's file
+        if (!alive(entry.pid)) {
+          fs.rmSync(file, { force: true });
+          continue;
+        }
+        entries.push(entry);
+      }
+      return entries.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.port - b.port);
+    },
+  };
+}

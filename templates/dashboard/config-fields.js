@@ -1,0 +1,101 @@
+// Every setting of service.yaml, grouped as the configuration reference groups them. Structured
+// settings (channels, tasks, MCP servers, model maps) are edited as JSON; the rest get a field
+// of their own. `restart` marks what the server reports as needing a gateway restart.
+const ENGINES = ['engine_a', 'engine_b', 'engine_c', 'engine_d'];
+
+const f = (path, type, extra = {}) => ({ path: path.split('.'), type, ...extra });
+
+export const CONFIG_GROUPS = [
+  {
+    title: 'Assistant and engine',
+    fields: [
+      f('name', 'string', { required: true, help: 'assistant name' }),
+      f('engine', 'enum', { options: ENGINES, required: true, restart: true }),
+      f('model', 'string', { restart: true, help: 'engine_c uses provider/model' }),
+      f('skipPermissions', 'bool', { help: 'bypass agent permission prompts' }),
+      f('oauthToken', 'secret', { help: 'subscription token, engine_b only' }),
+    ],
+  },
+  {
+    title: 'Limits',
+    fields: [
+      f('timeout', 'number', { help: 'seconds per engine invocation' }),
+      f('maxConcurrent', 'int', { help: 'parallel turns across sessions' }),
+      f('maxQueuePerSession', 'int', { help: 'queued requests per session key' }),
+      f('sessionTtlDays', 'number', { help: 'idle sessions pruned at startup' }),
+    ],
+  },
+  {
+    title: 'Persona and instructions',
+    fields: [
+      f('systemPrompt', 'text', { help: 'rendered once into the assistant context' }),
+      f('persona.role', 'string', { help: 'also published to the fleet' }),
+      f('persona.displayName', 'string'),
+      f('persona.tone', 'string'),
+      f('persona.boundaries', 'list', { help: 'one per line' }),
+    ],
+  },
+  {
+    title: 'IM delivery and group chats',
+    fields: [
+      f('streaming.mode', 'enum', { options: ['buffered', 'streaming'] }),
+      f('streaming.showToolCalls', 'bool'),
+      f('groupChat.groupPolicy', 'enum', { options: ['mention-only', 'smart', 'always'] }),
+      f('groupChat.historyLimit', 'int'),
+      f('groupChat.maxTurns', 'int'),
+    ],
+  },
+  {
+    title: 'Channels and scheduled tasks',
+    fields: [
+      f('channels', 'json', { restart: true, help: 'channel key → settings; secrets stay masked unless you replace them' }),
+      f('tasks', 'json', { help: 'array of {id, name, schedule, prompt, enabled, target}' }),
+      f('inbox.enabled', 'bool', { restart: true }),
+      f('inbox.retentionDays', 'number', { restart: true }),
+      f('historyFetch.enabled', 'bool', { restart: true }),
+      f('historyFetch.pollIntervalMinutes', 'number', { restart: true }),
+      f('historyFetch.initialLookbackMinutes', 'number', { restart: true }),
+    ],
+  },
+  {
+    title: 'Permissions (engine_a)',
+    fields: [
+      f('permissions.allowedPaths', 'list'),
+      f('permissions.deniedPaths', 'list'),
+      f('permissions.allowedCommands', 'list'),
+      f('permissions.deniedCommands', 'list'),
+    ],
+  },
+  {
+    title: 'Codex (engine_d)',
+    fields: [
+      f('codex.mode', 'enum', { options: ['unrestricted', 'safe'], restart: true }),
+      f('codex.sandbox', 'enum', { options: ['read-only', 'workspace-write', 'danger-full-access'], restart: true }),
+      f('codex.approval', 'enum', { options: ['untrusted', 'on-request', 'never'], restart: true }),
+      f('codex.search', 'bool', { restart: true }),
+      f('codex.addDirs', 'list', { restart: true }),
+    ],
+  },
+  {
+    title: 'Model provider',
+    fields: [
+      f('provider.baseUrl', 'string', { restart: true }),
+      f('provider.apiKey', 'secret', { restart: true }),
+      f('provider.model', 'string'),
+      f('provider.models', 'json', { help: 'engine → model' }),
+      f('provider.fallback', 'json', { restart: true, help: '{baseUrl, apiKey, model}' }),
+      f('provider.failoverThreshold', 'int'),
+    ],
+  },
+  {
+    title: 'Gateway and MCP',
+    fields: [
+      f('gateway.host', 'string', { restart: true }),
+      f('gateway.port', 'int', { restart: true }),
+      f('gateway.token', 'secret', { restart: true }),
+      f('mcp', 'json', { restart: true, help: 'server name → {command, args, env} or {url, type, headers}' }),
+    ],
+  },
+];
+
+export const KNOWN_TOP_LEVEL = new Set(CONFIG_GROUPS.flatMap((g) => g.fields.map((field) => field.path[0])));

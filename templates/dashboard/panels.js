@@ -1,0 +1,58 @@
+// The small panels: bot status (public), channels, skills and the fleet.
+import { $, api, el, formatUptime, renderPairs, safeHref } from './api.js';
+
+/** GET /health needs no token: name, engine, model, version and uptime are not secrets. */
+export async function showPublicStatus() {
+  const res = await fetch('/health', { cache: 'no-store' });
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  const h = await res.json();
+  $('bot-name').textContent = h.name;
+  document.title = `${h.name} · service`;
+  $('f-name').textContent = h.name;
+  $('f-engine').textContent = h.engine;
+  $('f-model').textContent = h.model || '(engine default)';
+  $('f-uptime').textContent = formatUptime(h.uptime);
+  $('f-version').textContent = h.version;
+  return h;
+}
+
+export function renderStatusExtras(status) {
+  $('f-turns').textContent = status.turns ? `${status.turns.running} running, ${status.turns.waiting} waiting` : '–';
+}
+
+export function renderChannels(channels) {
+  const list = $('channels');
+  if (channels.length === 0) return list.replaceChildren(el('li', { class: 'empty', text: 'no channels' }));
+  list.replaceChildren(
+    ...channels.map((c) =>
+      el('li', { attrs: { 'data-channel': c.type } }, [
+        el('span', { text: c.type }),
+        el('span', { class: `pill status-${c.status}`, text: c.status.replace('_', ' ') }),
+        c.reason ? el('small', { class: 'reason', text: c.reason }) : null,
+      ]),
+    ),
+  );
+}
+
+export function renderSkills(skills) {
+  $('skills-count').textContent = String(skills.length);
+  if (skills.length === 0) return $('skills').replaceChildren(el('li', { class: 'empty', text: 'no skills in skills/' }));
+  $('skills').replaceChildren(...skills.map((s) => el('li', { class: 'stack' }, [el('strong', { text: s.name }), el('span', { class: 'muted', text: s.description })])));
+}
+
+export async function loadFleet() {
+  const { peers } = await api('/api/fleet');
+  const list = $('fleet');
+  if (peers.length === 0) return renderPairs(list, [], 'no gateways registered on this machine');
+  list.replaceChildren(
+    ...peers.map((p) => {
+      const href = safeHref(p.dashboardUrl);
+      const name = href && !p.self ? el('a', { text: p.name, attrs: { href, target: '_blank', rel: 'noopener noreferrer' } }) : el('strong', { text: p.name });
+      const health = p.self ? el('span', { class: 'pill', text: 'this gateway' }) : el('span', { class: `pill ${p.healthy ? 'ok' : 'bad'}`, text: p.healthy ? 'answering' : 'not answering', attrs: { title: p.healthError } });
+      return el('li', { class: 'stack', attrs: { 'data-peer': p.name } }, [
+        el('div', { class: 'row' }, [name, health]),
+        el('span', { class: 'muted', text: [p.role, p.engine, p.url].filter(Boolean).join(' · ') }),
+      ]);
+    }),
+  );
+}

@@ -1,0 +1,97 @@
+// Quick test: POST /chat through fetch and a stream reader (EventSource cannot POST), showing
+// the reply as it streams, each tool call, and the completion status.
+import { $, api, el, formatDuration, token } from './api.js';
+
+/** Split an SSE body into `data:` payloads as they arrive; comments (heartbeats) are skipped. */
+async function* sseData(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      if (data) yield data;
+    }
+  }
+}
+
+export function setupQuickTest() {
+  const form = $('qt-form');
+  const out = $('qt-output');
+  const tools = $('qt-tools');
+  const status = $('qt-status');
+  const send = $('qt-send');
+
+  const setStatus = (text, cls = '') => {
+    status.textContent = text;
+    status.className = `pill ${cls}`;
+  };
+
+  const handle = (e) => {
+    if (e.type === 'text') out.append(e.content);
+    else if (e.type === 'tool_call') tools.append(el('li', {}, [el('code', { text: e.name }), el('span', { class: 'muted', text: ` ${e.args ?? ''}` })]));
+    else if (e.type === 'tool_result') tools.append(el('li', { class: 'muted', text: `→ ${String(e.content).slice(0, 200)}` }));
+    else if (e.type === 'error') $('qt-error').textContent = e.message;
+    else if (e.type === 'completion') {
+      const cls = e.status === 'completed' ? 'ok' : e.status === 'silent' ? '' : 'bad';
+      setStatus(e.status, cls);
+      $('qt-meta').textContent = e.durationMs !== undefined ? `${formatDuration(e.durationMs)}${e.sessionId ? ` · engine session ${e.sessionId}` : ''}` : '';
+      if (e.status === 'completed' && out.textContent === '' && e.finalText) out.textContent = e.finalText;
+    }
+  };
+
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const message = $('qt-message').value;
+    const sessionKey = $('qt-session').value.trim() || 'default';
+    if (!message.trim()) return;
+    out.textContent = '';
+    tools.replaceChildren();
+    $('qt-error').textContent = '';
+    $('qt-meta').textContent = '';
+    setStatus('running…');
+    send.disabled = true;
+    try {
+      const res = await fetch('/chat', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token.get() ?? ''}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ message, sessionKey }),
+      });
+      if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error ?? `HTTP ${res.status}`);
+      if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+        // A slash command answers one JSON object.
+        const body = await res.json();
+        out.textContent = body.text ?? JSON.stringify(body, null, 2);
+        setStatus('command', 'ok');
+        return;
+      }
+      for await (const data of sseData(res.body)) {
+        try {
+          handle(JSON.parse(data));
+        } catch {
+          // not JSON: not one of ours
+        }
+      }
+    } catch (err) {
+      $('qt-error').textContent = err.message;
+      setStatus('failed', 'bad');
+    } finally {
+      send.disabled = false;
+    }
+  });
+
+  $('qt-abort').addEventListener('click', async () => {
+    const sessionKey = $('qt-session').value.trim() || 'default';
+    try {
+      const r = await api('/abort', { method: 'POST', json: { sessionKey } });
+      if (!r.aborted) $('qt-meta').textContent = 'nothing was running on that session';
+    } catch (err) {
+      $('qt-error').textContent = err.message;
+    }
+  });
+}

@@ -1,0 +1,105 @@
+// HTTP API and embedding samples, filled with this gateway's address. The token stays out of
+// them ($SERVICE_TOKEN): samples get copied into scripts, tickets and screenshots.
+import { $, el } from './api.js';
+
+function samples({ origin, dir, channel }) {
+  const q = (s) => JSON.stringify(s);
+  return [
+    {
+      id: 'curl-chat',
+      title: 'curl: chat (streams Server-Sent Events until the completion event)',
+      code: `curl -N -X POST ${q(`${origin}/chat`)} \\
+  -H "Authorization: Bearer $SERVICE_TOKEN" \\
+  -H "Content-Type: application/json" \\
+  -d '{"message":"Hello","sessionKey":"user-42"}'`,
+    },
+    {
+      id: 'curl-send',
+      title: 'curl: push a message to an IM channel',
+      code: `curl -X POST ${q(`${origin}/api/send`)} \\
+  -H "Authorization: Bearer $SERVICE_TOKEN" \\
+  -H "Content-Type: application/json" \\
+  -d '{"channel":"${channel}","chatId":"CHAT_ID","text":"Deployment finished"}'`,
+    },
+    {
+      id: 'js-sse',
+      title: 'JavaScript: stream a reply (fetch + reader) and follow the activity feed (EventSource)',
+      code: `const BASE = ${q(origin)};
+const TOKEN = process.env.SERVICE_TOKEN;
+
+const res = await fetch(\`\${BASE}/chat\`, {
+  method: 'POST',
+  headers: { Authorization: \`Bearer \${TOKEN}\`, 'Content-Type': 'application/json' },
+  body: JSON.stringify({ message: 'Hello', sessionKey: 'user-42' }),
+});
+const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+let buffer = '';
+for (;;) {
+  const { value, done } = await reader.read();
+  if (done) break;
+  buffer += value;
+  let cut;
+  while ((cut = buffer.indexOf('\\n\\n')) >= 0) {
+    const block = buffer.slice(0, cut);
+    buffer = buffer.slice(cut + 2);
+    if (!block.startsWith('data: ')) continue; // ": heartbeat" comments
+    const event = JSON.parse(block.slice(6));
+    if (event.type === 'text') process.stdout.write(event.content);
+    if (event.type === 'error') console.error(event.message);
+    if (event.type === 'completion') console.log('\\n[' + event.status + ']');
+  }
+}
+
+// In a browser: every processed message, live.
+const events = new EventSource(\`\${BASE}/api/events?token=\${encodeURIComponent(TOKEN)}\`);
+events.onmessage = (e) => console.log(JSON.parse(e.data));`,
+    },
+    {
+      id: 'embed',
+      title: 'Node.js: the same assistant in your own process (npm package "service")',
+      code: `import { createAssistant } from 'service';
+
+const bot = createAssistant({ dir: ${q(dir || './my-assistant')} });
+for await (const event of bot.chat('Hello', { sessionKey: 'user-42' })) {
+  if (event.type === 'text') process.stdout.write(event.content);
+  if (event.type === 'completion') console.log('\\n', event.status);
+}
+await bot.close();`,
+    },
+  ];
+}
+
+async function copy(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // No clipboard permission (plain http on a LAN address): the user selects it by hand.
+    return false;
+  }
+}
+
+export function renderSamples(status) {
+  const connected = (status.channels ?? []).find((c) => c.status === 'connected');
+  const list = samples({ origin: location.origin, dir: status.dir, channel: connected?.type ?? 'channel_a' });
+  $('samples').replaceChildren(
+    ...list.map((s) => {
+      const code = el('code', { text: s.code });
+      const note = el('span', { class: 'muted copy-note', attrs: { 'aria-live': 'polite' } });
+      const button = el('button', {
+        class: 'secondary',
+        text: 'Copy',
+        attrs: { type: 'button', 'data-copy': s.id },
+        on: {
+          click: async () => {
+            const ok = await copy(s.code);
+            note.textContent = ok ? 'copied' : 'copy failed: select the text';
+            if (!ok) getSelection()?.selectAllChildren(code);
+            setTimeout(() => (note.textContent = ''), 2_000);
+          },
+        },
+      });
+      return el('div', { class: 'sample', attrs: { 'data-sample': s.id } }, [el('div', { class: 'row' }, [el('h3', { text: s.title }), el('span', {}, [note, button])]), el('pre', {}, [code])]);
+    }),
+  );
+}
