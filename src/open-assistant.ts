@@ -1,5 +1,5 @@
 import { createChatCore, type Assistant } from './core/assistant/assistant.js';
-import type { TaskCommands } from './core/assistant/commands.js';
+import type { ChannelHub } from './core/channel-hub.js';
 import { createConfigSource, type ConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';
 import { createLogger, type Logger } from './core/logger.js';
@@ -7,6 +7,7 @@ import { collectSecretValues } from './core/config/secrets.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createSqliteStore } from './core/store/sqlite-store.js';
 import type { Store } from './core/store/types.js';
+import { createTaskRunner, type TaskRunner } from './core/scheduler/task-runner.js';
 import { configChecks, configParts } from './definitions.js';
 
 /** An assistant directory opened for use: its live config, its state database and the chat core. */
@@ -15,6 +16,8 @@ export interface OpenedAssistant {
   config: ConfigSource;
   store: Store;
   log: Logger;
+  /** Runs scheduled tasks on this assistant (the gateway's scheduler, `service cron run`, /cron run). */
+  tasks: TaskRunner;
   /** Stop watching the config and close the database (after draining turns). */
   close(): void;
 }
@@ -27,7 +30,10 @@ export interface OpenAssistantOptions {
   /** Follow outside edits of service.yaml (the gateway does; one-shot commands do not). */
   watchConfig?: boolean;
   peers?: () => PeerAssistant[];
-  tasks?: TaskCommands;
+  /** Where task replies are delivered (the gateway's channels). */
+  hub?: () => ChannelHub | undefined;
+  /** Next run times as the running scheduler sees them, for /cron list. */
+  nextRun?: (id: string) => Date | undefined;
 }
 
 export function openAssistant(opts: OpenAssistantOptions): OpenedAssistant {
@@ -39,6 +45,7 @@ export function openAssistant(opts: OpenAssistantOptions): OpenedAssistant {
   const paths = resolveAssistantPaths(opts.dir);
   const store = createSqliteStore(paths.database);
   const unwatch = opts.watchConfig ? config.watch() : () => undefined;
+  let tasks: TaskRunner | undefined;
   const assistant = createChatCore({
     dir: paths.dir,
     config,
@@ -48,13 +55,15 @@ export function openAssistant(opts: OpenAssistantOptions): OpenedAssistant {
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.peers ? { peers: opts.peers } : {}),
-    ...(opts.tasks ? { tasks: opts.tasks } : {}),
+    tasks: () => (tasks as TaskRunner).commands(opts.nextRun),
   });
+  tasks = createTaskRunner({ assistant, config, store, log, ...(opts.hub ? { hub: opts.hub } : {}) });
   return {
     assistant,
     config,
     store,
     log,
+    tasks,
     close() {
       unwatch();
       store.close();

@@ -131,6 +131,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
         log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`);
         return;
       }
+      // Chats seen live are the ones history catch-up reads back.
+      deps.store.noteChat({ channel: msg.channel, chatId: msg.chatId, chatType: msg.chatType, lastSeen: msg.ts });
       if (msg.chatType === 'group') {
         deps.store.appendGroupMessage({ chatKey: conversationKeyOf(msg), messageId: msg.messageId, ts: msg.ts, sender: msg.senderName ?? msg.senderId, text: msg.text, fromBot: Boolean(msg.fromBot) });
       }

@@ -23,6 +23,8 @@ export interface HubDeps {
   connectTimeoutMs?: number;
   /** Restart delays after failures, last one repeated (default 5 s … 5 min). */
   backoffMs?: readonly number[];
+  /** Start only these channels (`service cron run` connects just its target's). */
+  only?: readonly string[];
 }
 
 export interface RunningHub extends ChannelHub {
@@ -120,6 +122,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     start() {
       const loaded = deps.config.current();
       for (const [name, options] of Object.entries(loaded.config.channels)) {
+        if (deps.only && !deps.only.includes(name)) continue;
         const rt: Runtime = { name, options: options as Record<string, unknown>, status: 'failed', reason: 'connecting', attempt: 0, firstAttempt: Promise.resolve() };
         runtimes.set(name, rt);
         rt.firstAttempt = attempt(rt);

@@ -1,7 +1,93 @@
+import { editTask } from '../core/config/write-back.js';
 import { AppError } from '../core/errors.js';
+import { createLogger } from '../core/logger.js';
+import { nextCronTime } from '../core/scheduler/cron.js';
+import type { TaskRun } from '../core/store/types.js';
+import { openAssistant } from '../open-assistant.js';
+import { createCronDelivery } from './cron-delivery.js';
 import type { CommandIO } from './io.js';
 
-/** Not available yet: the scheduler has not landed. */
-export async function runCron(_opts: unknown, _io: CommandIO): Promise<number> {
-  throw new AppError('not_available', 'service cron is not available yet: the scheduler has not landed in this build', { exitCode: 3 });
+export interface CronOptions {
+  action: 'list' | 'run' | 'enable' | 'disable' | 'del' | 'history';
+  id?: string;
+  dir: string;
+  json?: boolean;
+}
+
+/**
+ * `service cron list|run|enable|disable|del|history`. `run` works without a gateway: the turn
+ * runs in this process, the reply is printed and delivered to the task's target; exit 0 on
+ * success (a silent `[PASS]` run included), 1 on failure, so scripts and system cron can use it.
+ * enable/disable/del edit service.yaml (comments and placeholders kept); a running gateway
+ * picks the change up by itself.
+ */
+export async function runCron(opts: CronOptions, io: CommandIO): Promise<number> {
+  const log = createLogger({ level: 'warn' });
+  let delivery: ReturnType<typeof createCronDelivery> | undefined;
+  const opened = openAssistant({ dir: opts.dir, log, hub: () => delivery });
+  delivery = createCronDelivery({ dir: opts.dir, config: opened.config, log });
+  try {
+    const tasks = opened.config.current().config.tasks;
+    const task = opts.id === undefined ? undefined : tasks.find((t) => t.id === opts.id);
+    if (opts.action !== 'list' && !task) {
+      throw new AppError('task_not_found', `no task "${opts.id}" in service.yaml`, { hint: tasks.length ? `tasks: ${tasks.map((t) => t.id).join(', ')}` : 'add tasks under `tasks:` in service.yaml' });
+    }
+    switch (opts.action) {
+      case 'list': {
+        const rows = tasks.map((t) => {
+          const [last] = opened.store.taskRuns(t.id, 1);
+          return {
+            id: t.id,
+            name: t.name,
+            schedule: t.schedule,
+            enabled: t.enabled,
+            nextRun: t.enabled ? nextCronTime(t.schedule, new Date()).toISOString() : null,
+            target: t.target ?? null,
+            lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
+          };
+        });
+        if (opts.json) io.out(JSON.stringify({ tasks: rows }, null, 2));
+        else if (rows.length === 0) io.out('No tasks. Add them under `tasks:` in service.yaml.');
+        else {
+          for (const r of rows) {
+            io.out(`${r.id}  ${r.enabled ? 'enabled ' : 'disabled'}  ${r.schedule}  next: ${r.nextRun ?? '-'}  last: ${r.lastRun ? `${r.lastRun.status} ${r.lastRun.startedAt}` : '-'}  ${r.name}`);
+          }
+        }
+        return 0;
+      }
+      case 'run': {
+        const outcome = await opened.tasks.run(task!);
+        const { run } = outcome;
+        if (opts.json) io.out(JSON.stringify({ ...run, reply: outcome.reply }, null, 2));
+        else if (run.status === 'completed') io.out(outcome.reply);
+        else if (run.status === 'silent') io.out('(silent: the assistant replied [PASS]; nothing was sent)');
+        if (run.error && !opts.json) io.err(`error: ${run.error}`);
+        return (run.status === 'completed' || run.status === 'silent') && run.delivered !== false ? 0 : 1;
+      }
+      case 'enable':
+      case 'disable':
+      case 'del': {
+        opened.config.edit(editTask(task!.id, opts.action === 'del' ? 'delete' : { enabled: opts.action === 'enable' }));
+        io.out(`Task ${task!.id} ${opts.action === 'del' ? 'deleted' : `${opts.action}d`} in ${opened.config.current().file}`);
+        return 0;
+      }
+      case 'history': {
+        const runs = opened.store.taskRuns(task!.id, 100);
+        if (opts.json) io.out(JSON.stringify({ id: task!.id, runs: runs.map(isoRun) }, null, 2));
+        else if (runs.length === 0) io.out(`Task ${task!.id} has not run yet.`);
+        else for (const r of runs) io.out(`${new Date(r.startedAt).toISOString()}  ${r.status.padEnd(9)}  ${String(r.durationMs).padStart(6)} ms  ${r.error ?? r.preview}`);
+        return 0;
+      }
+      default:
+        throw new AppError('usage', `unknown cron action ${String(opts.action)}`);
+    }
+  } finally {
+    await delivery?.close();
+    await opened.assistant.drain(0);
+    opened.close();
+  }
+}
+
+function isoRun(r: TaskRun): Record<string, unknown> {
+  return { ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() };
 }

@@ -1,17 +1,20 @@
 import { createBridge, type Bridge } from '../channels/bridge.js';
+import { createHistoryFetcher } from '../channels/history-fetch.js';
 import { createChannelHub, type RunningHub } from '../channels/hub.js';
 import { errorMessage } from '../core/errors.js';
 import type { OpenedAssistant } from '../open-assistant.js';
 
 /**
  * The gateway's channel layer: the hub (adapters) and the bridge (messages → chat core). Built
- * before the HTTP server (which reports channel status), started after it listens. With the
- * inbox on, messages left pending by the last run are processed once the channels are up;
- * processed entries older than inbox.retentionDays are purged at start and every 6 hours.
+ * before the HTTP server (which reports channel status), started after it listens. Once the
+ * channels are up: with the inbox on, messages left pending by the last run are processed; with
+ * historyFetch on, missed messages are caught up. Processed entries older than
+ * inbox.retentionDays are purged at start and every 6 hours.
  */
 export interface GatewayChannels {
   hub: RunningHub;
   bridge: Bridge;
+  history: ReturnType<typeof createHistoryFetcher>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -34,6 +37,17 @@ export function createGatewayChannels(opened: OpenedAssistant, dir: string, env:
     ...(Number.isFinite(backoff) && backoff > 0 ? { backoffMs: [backoff] } : {}),
   });
 
+  const history = createHistoryFetcher({
+    config,
+    store,
+    bridge,
+    log,
+    adapters: () => hub.list().flatMap((c) => {
+      const a = hub.adapter(c.name);
+      return a ? [a] : [];
+    }),
+  });
+
   const purge = () => {
     const days = config.current().config.inbox.retentionDays;
     const n = store.purgeMessages(Date.now() - days * DAY);
@@ -43,17 +57,23 @@ export function createGatewayChannels(opened: OpenedAssistant, dir: string, env:
   return {
     hub,
     bridge,
+    history,
     start() {
       purge();
       purgeTimer = setInterval(purge, 6 * 3_600_000);
       purgeTimer.unref();
       hub.start();
-      if (config.current().config.inbox.enabled) {
-        void hub.settled().then(() => bridge.recover()).catch((err: unknown) => log.error(`inbox recovery: ${errorMessage(err)}`));
-      }
+      void hub
+        .settled()
+        .then(() => {
+          if (config.current().config.inbox.enabled) bridge.recover();
+          history.start();
+        })
+        .catch((err: unknown) => log.error(`after connecting: ${errorMessage(err)}`));
     },
     async stop() {
       clearInterval(purgeTimer);
+      await history.stop();
       await hub.stop();
     },
   };

@@ -29,7 +29,8 @@ export interface AssistantDeps {
   env?: NodeJS.ProcessEnv;
   now?: () => number;
   peers?: () => PeerAssistant[];
-  tasks?: TaskCommands;
+  /** The scheduler side of /cron run|history (built lazily: the task runner needs this assistant). */
+  tasks?: () => TaskCommands;
 }
 
 export interface ChatOptions {
@@ -253,7 +254,7 @@ export function createChatCore(deps: AssistantDeps): Assistant {
         reset,
         abort,
         statusText: (key) => statusText(status(), deps.store.getSession(key), key, running.has(key)),
-        ...(deps.tasks ? { tasks: deps.tasks } : {}),
+        ...(deps.tasks ? { tasks: deps.tasks() } : {}),
       }),
     reset,
     abort,

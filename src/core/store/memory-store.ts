@@ -6,6 +6,9 @@ import {
   type GroupMessage,
   type HistoryEntry,
   type InboxEntry,
+  type KnownChat,
+  TASK_RUNS_KEPT,
+  type TaskRun,
   type Metrics,
   type SessionRecord,
   type Store,
@@ -21,6 +24,8 @@ export function createMemoryStore(): Store {
   const values = new Map<string, string>();
   const inbox = new Map<string, InboxEntry>();
   const groups = new Map<string, GroupMessage[]>();
+  const runs = new Map<string, TaskRun[]>();
+  const chats = new Map<string, KnownChat>();
   const inboxKey = (channel: string, id: string) => `${channel}\u0000${id}`;
 
   return {
@@ -114,6 +119,23 @@ export function createMemoryStore(): Store {
       groups.set(m.chatKey, list);
     },
     recentGroupMessages: (chatKey, limit) => (limit <= 0 ? [] : (groups.get(chatKey) ?? []).slice(-limit).map((m) => ({ ...m }))),
+    recordTaskRun(run) {
+      const list = runs.get(run.taskId) ?? [];
+      list.push({ ...run });
+      if (list.length > TASK_RUNS_KEPT) list.splice(0, list.length - TASK_RUNS_KEPT);
+      runs.set(run.taskId, list);
+    },
+    taskRuns: (taskId, limit) => (runs.get(taskId) ?? []).slice(-limit).reverse().map((r) => ({ ...r })),
+    noteChat(c) {
+      const k = inboxKey(c.channel, c.chatId);
+      const prev = chats.get(k);
+      chats.set(k, { ...prev, ...c, lastSeen: Math.max(c.lastSeen, prev?.lastSeen ?? 0) });
+    },
+    knownChats: (channel) => [...chats.values()].filter((c) => c.channel === channel).map((c) => ({ ...c })),
+    setChatFetched(channel, chatId, until) {
+      const c = chats.get(inboxKey(channel, chatId));
+      if (c) c.fetchedUntil = until;
+    },
     getValue: <T>(key: string) => {
       const v = values.get(key);
       return v === undefined ? undefined : (JSON.parse(v) as T);

@@ -71,4 +71,28 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX group_messages_chat ON group_messages(chat_key, id);
   `,
+  // 3: scheduled task runs, and the chats each channel has seen (history catch-up)
+  `
+  CREATE TABLE task_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    preview TEXT NOT NULL,
+    error TEXT,
+    delivered INTEGER
+  );
+  CREATE INDEX task_runs_task ON task_runs(task_id, id);
+  CREATE TABLE chats (
+    channel TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chat_type TEXT NOT NULL,
+    last_seen INTEGER NOT NULL,
+    fetched_until INTEGER,
+    PRIMARY KEY (channel, chat_id)
+  );
+  `,
 ];

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { MIGRATIONS } from './migrations.js';
-import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type ActivityRecord, type InboxEntry, type Metrics, type SessionRecord, type Store } from './types.js';
+import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type ActivityRecord, type InboxEntry, type KnownChat, type Metrics, TASK_RUNS_KEPT, type TaskRun, type SessionRecord, type Store } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -73,6 +73,18 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       'DELETE FROM group_messages WHERE chat_key = ? AND id <= (SELECT id FROM group_messages WHERE chat_key = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
     ),
     recentGroup: db.prepare('SELECT * FROM (SELECT * FROM group_messages WHERE chat_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
+    insertRun: db.prepare(
+      `INSERT INTO task_runs (task_id, started_at, ended_at, status, duration_ms, cost_usd, preview, error, delivered)
+       VALUES (@taskId, @startedAt, @endedAt, @status, @durationMs, @costUsd, @preview, @error, @delivered)`,
+    ),
+    trimRuns: db.prepare('DELETE FROM task_runs WHERE task_id = ? AND id <= (SELECT id FROM task_runs WHERE task_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
+    runs: db.prepare('SELECT * FROM task_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?'),
+    noteChat: db.prepare(
+      `INSERT INTO chats (channel, chat_id, chat_type, last_seen) VALUES (@channel, @chatId, @chatType, @lastSeen)
+       ON CONFLICT(channel, chat_id) DO UPDATE SET chat_type = excluded.chat_type, last_seen = MAX(last_seen, excluded.last_seen)`,
+    ),
+    chats: db.prepare('SELECT * FROM chats WHERE channel = ? ORDER BY chat_id'),
+    chatFetched: db.prepare('UPDATE chats SET fetched_until = ? WHERE channel = ? AND chat_id = ?'),
     getValue: db.prepare('SELECT value FROM kv WHERE key = ?'),
     setValue: db.prepare('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
   };
@@ -121,6 +133,28 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     receivedAt: Number(r.received_at),
     status: String(r.status) as InboxEntry['status'],
     ...(r.payload === null || r.payload === undefined ? {} : { payload: String(r.payload) }),
+  });
+  const recordRun = db.transaction((r: TaskRun) => {
+    q.insertRun.run({ ...r, error: r.error ?? null, delivered: r.delivered === undefined ? null : r.delivered ? 1 : 0 });
+    q.trimRuns.run(r.taskId, r.taskId, TASK_RUNS_KEPT);
+  });
+  const toRun = (r: Row): TaskRun => ({
+    taskId: String(r.task_id),
+    startedAt: Number(r.started_at),
+    endedAt: Number(r.ended_at),
+    status: String(r.status) as TaskRun['status'],
+    durationMs: Number(r.duration_ms),
+    costUsd: Number(r.cost_usd),
+    preview: String(r.preview),
+    ...(r.error === null ? {} : { error: String(r.error) }),
+    ...(r.delivered === null ? {} : { delivered: Boolean(r.delivered) }),
+  });
+  const toChat = (r: Row): KnownChat => ({
+    channel: String(r.channel),
+    chatId: String(r.chat_id),
+    chatType: String(r.chat_type) as KnownChat['chatType'],
+    lastSeen: Number(r.last_seen),
+    ...(r.fetched_until === null ? {} : { fetchedUntil: Number(r.fetched_until) }),
   });
   const record = db.transaction((r: ActivityRecord) => {
     q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0 });
@@ -188,6 +222,11 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
             text: String(r.text),
             fromBot: Boolean(r.from_bot),
           })),
+    recordTaskRun: (r) => recordRun(r),
+    taskRuns: (taskId, limit) => (q.runs.all(taskId, limit) as Row[]).map(toRun),
+    noteChat: (c) => void q.noteChat.run(c),
+    knownChats: (channel) => (q.chats.all(channel) as Row[]).map(toChat),
+    setChatFetched: (channel, chatId, until) => void q.chatFetched.run(until, channel, chatId),
     getValue: <T>(key: string) => {
       const r = q.getValue.get(key) as Row | undefined;
       return r === undefined ? undefined : (JSON.parse(String(r.value)) as T);

@@ -77,6 +77,34 @@ export interface GroupMessage {
   fromBot: boolean;
 }
 
+export type TaskRunStatus = 'completed' | 'silent' | 'failed' | 'aborted' | 'skipped';
+
+/** One scheduled run of a task (kept per task, the newest TASK_RUNS_KEPT). */
+export interface TaskRun {
+  taskId: string;
+  startedAt: number;
+  endedAt: number;
+  status: TaskRunStatus;
+  durationMs: number;
+  costUsd: number;
+  /** Start of the reply. */
+  preview: string;
+  error?: string;
+  /** Whether the reply reached the task's target (absent without a target or when nothing was to send). */
+  delivered?: boolean;
+}
+
+/** A chat a channel has seen, and how far its history was caught up (history fetch). */
+export interface KnownChat {
+  channel: string;
+  chatId: string;
+  chatType: 'direct' | 'group';
+  /** Unix ms of the newest message seen from it. */
+  lastSeen: number;
+  /** Unix ms up to which its history was fetched. */
+  fetchedUntil?: number;
+}
+
 export interface Store {
   getSession(key: string): SessionRecord | undefined;
   saveSession(record: SessionRecord): void;
@@ -113,6 +141,14 @@ export interface Store {
   /** Oldest first; the newest `limit`. */
   recentGroupMessages(chatKey: string, limit: number): GroupMessage[];
 
+  recordTaskRun(run: TaskRun): void;
+  /** Newest first. */
+  taskRuns(taskId: string, limit: number): TaskRun[];
+
+  noteChat(chat: Omit<KnownChat, 'fetchedUntil'>): void;
+  knownChats(channel: string): KnownChat[];
+  setChatFetched(channel: string, chatId: string, until: number): void;
+
   getValue<T>(key: string): T | undefined;
   setValue(key: string, value: unknown): void;
 
@@ -121,6 +157,8 @@ export interface Store {
 
 /** History kept per session key; older entries are dropped (the engine keeps its own transcript). */
 export const HISTORY_PER_KEY = 200;
+/** Runs kept per task. */
+export const TASK_RUNS_KEPT = 100;
 /** Group messages kept per chat (more than any sensible groupChat.historyLimit). */
 export const GROUP_MESSAGES_PER_CHAT = 200;
 /** Activity records kept; metrics are aggregated separately and never lose counts. */

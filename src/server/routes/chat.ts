@@ -41,13 +41,15 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     const key = body.sessionKey ?? 'default';
     if (isSlashCommand(message)) return json(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true }));
     const turn = deps.assistant.chat(message, { sessionKey: key, ...(body.images ? { images: body.images } : {}), source: 'http', sender: 'http' });
-    return streamJson(event, turn, { heartbeatMs, track: table.trackStream, onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`) });
+    // The opening comment sends the headers now: Node holds them until the first body bytes, and a
+    // queued turn's first event can be minutes away.
+    return streamJson(event, turn, { heartbeatMs, openingComment: 'accepted', track: table.trackStream, onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`) });
   });
 
   table.add('POST', '/command', async (event) => {
     const body = await readValidated(event, commandBody, { limit: deps.maxBodyBytes });
     const name = body.command.replace(/^\//, '');
     const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
-    return streamJson(event, turn, { heartbeatMs, track: table.trackStream });
+    return streamJson(event, turn, { heartbeatMs, openingComment: 'accepted', track: table.trackStream });
   });
 }

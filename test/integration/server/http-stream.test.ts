@@ -26,7 +26,22 @@ async function readUntil(res: Response, until: (text: string) => boolean, ms = 1
 }
 
 describe('streams', () => {
-  it('response headers of a queued /chat turn go out at once; idle streams get heartbeat comments', async () => {
+  it('response headers of a queued /chat turn go out at once (default heartbeat)', async () => {
+    s = await startTestServer();
+    const first = s.api('/chat', { json: { message: 'SLEEP:1500 first', sessionKey: 'q' } });
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    const queued = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
+    expect(Date.now() - t0).toBeLessThan(600);
+    const reader = (queued.body as ReadableStream<Uint8Array>).getReader();
+    const { value } = await reader.read();
+    expect(Date.now() - t0).toBeLessThan(800); // the opening comment, long before the first event
+    expect(new TextDecoder().decode(value)).toMatch(/^: accepted\n\n/);
+    await reader.cancel();
+    await (await first).text();
+  });
+
+  it('idle streams get heartbeat comments', async () => {
     s = await startTestServer({ heartbeatMs: 150 });
     const first = s.api('/chat', { json: { message: 'SLEEP:1200 first', sessionKey: 'q' } });
     await new Promise((r) => setTimeout(r, 150));

@@ -196,3 +196,34 @@ describe.each(implementations)('%s store: activity timeline (one contract)', (_n
     s.close();
   });
 });
+
+describe.each(implementations)('%s store: task runs and known chats (one contract)', (_name, make) => {
+  it('keeps the last 100 runs per task, newest first', () => {
+    const s = make();
+    for (let i = 0; i < 105; i++) {
+      s.recordTaskRun({ taskId: 'daily', startedAt: i, endedAt: i + 1, status: i % 2 ? 'completed' : 'failed', durationMs: 1, costUsd: 0, preview: `run ${i}`, ...(i % 2 ? { delivered: true } : { error: 'boom' }) });
+    }
+    s.recordTaskRun({ taskId: 'other', startedAt: 1, endedAt: 2, status: 'skipped', durationMs: 0, costUsd: 0, preview: '' });
+    const runs = s.taskRuns('daily', 1000);
+    expect(runs).toHaveLength(100);
+    expect(runs[0]).toEqual({ taskId: 'daily', startedAt: 104, endedAt: 105, status: 'failed', durationMs: 1, costUsd: 0, preview: 'run 104', error: 'boom' });
+    expect(runs[1]).toMatchObject({ preview: 'run 103', delivered: true });
+    expect(runs.at(-1)?.preview).toBe('run 5');
+    expect(s.taskRuns('other', 5)).toEqual([{ taskId: 'other', startedAt: 1, endedAt: 2, status: 'skipped', durationMs: 0, costUsd: 0, preview: '' }]);
+    s.close();
+  });
+
+  it('remembers chats per channel with the newest message seen and the fetch cursor', () => {
+    const s = make();
+    s.noteChat({ channel: 'channel_d', chatId: 'C1', chatType: 'group', lastSeen: 50 });
+    s.noteChat({ channel: 'channel_d', chatId: 'C1', chatType: 'group', lastSeen: 20 });
+    s.noteChat({ channel: 'channel_d', chatId: 'D1', chatType: 'direct', lastSeen: 10 });
+    s.noteChat({ channel: 'channel_f', chatId: 'X', chatType: 'group', lastSeen: 1 });
+    s.setChatFetched('channel_d', 'C1', 99);
+    expect(s.knownChats('channel_d')).toEqual([
+      { channel: 'channel_d', chatId: 'C1', chatType: 'group', lastSeen: 50, fetchedUntil: 99 },
+      { channel: 'channel_d', chatId: 'D1', chatType: 'direct', lastSeen: 10 },
+    ]);
+    s.close();
+  });
+});

@@ -1,0 +1,100 @@
+import type { TaskConfig } from '../config/schema.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { MAX_TIMER_MS, type Clock } from './clock.js';
+import { nextCronTime } from './cron.js';
+
+/**
+ * Runs the enabled `tasks` of service.yaml at their cron times. One timer per task, re-armed
+ * after each run from the time it actually fired: a gateway that was down at a scheduled time
+ * does not replay it. A run still going when the next time comes is skipped and recorded.
+ * `refresh()` picks up added, removed, re-scheduled, enabled and disabled tasks.
+ */
+export interface SchedulerDeps {
+  tasks: () => readonly TaskConfig[];
+  clock: Clock;
+  run: (task: TaskConfig) => Promise<unknown>;
+  onSkipped: (task: TaskConfig, at: number) => void;
+  log: Logger;
+}
+
+export interface Scheduler {
+  refresh(): void;
+  stop(): void;
+  nextRun(id: string): Date | undefined;
+  isRunning(id: string): boolean;
+}
+
+interface Slot {
+  task: TaskConfig;
+  next: number;
+  timer?: { clear(): void };
+}
+
+export function createScheduler(deps: SchedulerDeps): Scheduler {
+  const slots = new Map<string, Slot>();
+  const running = new Set<string>();
+  let stopped = false;
+
+  const arm = (slot: Slot) => {
+    slot.timer?.clear();
+    const wait = Math.max(0, slot.next - deps.clock.now());
+    slot.timer = deps.clock.setTimer(() => fire(slot), Math.min(wait, MAX_TIMER_MS));
+  };
+
+  const fire = (slot: Slot) => {
+    if (stopped || slots.get(slot.task.id) !== slot) return;
+    const now = deps.clock.now();
+    if (now < slot.next) return arm(slot); // a chained part of a long wait
+    const task = slot.task;
+    if (running.has(task.id)) {
+      deps.log.warn(`task ${task.id}: still running at its next time; this run is skipped`);
+      deps.onSkipped(task, now);
+    } else {
+      running.add(task.id);
+      void deps
+        .run(task)
+        .catch((err: unknown) => deps.log.error(`task ${task.id}: ${errorMessage(err)}`))
+        .finally(() => running.delete(task.id));
+    }
+    slot.next = nextCronTime(task.schedule, new Date(Math.max(now, slot.next))).getTime();
+    arm(slot);
+  };
+
+  return {
+    refresh() {
+      if (stopped) return;
+      const wanted = new Map(deps.tasks().filter((t) => t.enabled).map((t) => [t.id, t]));
+      for (const [id, slot] of slots) {
+        const t = wanted.get(id);
+        if (!t || t.schedule !== slot.task.schedule) {
+          slot.timer?.clear();
+          slots.delete(id);
+        } else {
+          slot.task = t; // prompt or target edits apply to the next run
+        }
+      }
+      for (const [id, task] of wanted) {
+        if (slots.has(id)) continue;
+        try {
+          const slot: Slot = { task, next: nextCronTime(task.schedule, new Date(deps.clock.now())).getTime() };
+          slots.set(id, slot);
+          arm(slot);
+          deps.log.info(`task ${id}: next run ${new Date(slot.next).toISOString()}`);
+        } catch (err) {
+          deps.log.error(`task ${id}: cannot schedule "${task.schedule}": ${errorMessage(err)}`);
+        }
+      }
+    },
+    stop() {
+      stopped = true;
+      for (const slot of slots.values()) slot.timer?.clear();
+      slots.clear();
+    },
+    nextRun: (id) => {
+      const slot = slots.get(id);
+      return slot ? new Date(slot.next) : undefined;
+    },
+    isRunning: (id) => running.has(id),
+  };
+}

@@ -1,0 +1,113 @@
+import type { Assistant } from '../assistant/assistant.js';
+import type { TaskCommands } from '../assistant/commands.js';
+import type { ChannelHub } from '../channel-hub.js';
+import type { TaskConfig } from '../config/schema.js';
+import type { ConfigSource } from '../config/source.js';
+import type { Completion } from '../events.js';
+import type { Logger } from '../logger.js';
+import type { Store, TaskRun } from '../store/types.js';
+import { nextCronTime } from './cron.js';
+
+/**
+ * One run of a scheduled task: the task's prompt through the chat core on a session of its own
+ * (removed afterwards, so every run starts fresh and nothing grows), the reply delivered to the
+ * task's target through the channel's proactive send, the run recorded. Failed runs (engine
+ * error, timeout, empty reply) and silent ones (`[PASS]`) send nothing.
+ */
+export interface TaskRunnerDeps {
+  assistant: Assistant;
+  config: ConfigSource;
+  store: Store;
+  log: Logger;
+  /** The channels to deliver to (the gateway's hub, or one connected just for `service cron run`). */
+  hub?: () => ChannelHub | undefined;
+  now?: () => number;
+}
+
+export interface TaskOutcome {
+  run: TaskRun;
+  completion: Completion | undefined;
+  /** The reply text (empty for failed and silent runs). */
+  reply: string;
+}
+
+export interface TaskRunner {
+  run(task: TaskConfig): Promise<TaskOutcome>;
+  recordSkipped(task: TaskConfig, at: number): void;
+  /** The `/cron run|history` side of the slash commands. */
+  commands(nextRun?: (id: string) => Date | undefined): TaskCommands;
+}
+
+const PREVIEW = 200;
+
+export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
+  const now = deps.now ?? Date.now;
+  const log = deps.log.child('tasks');
+
+  const run = async (task: TaskConfig): Promise<TaskOutcome> => {
+    const startedAt = now();
+    const key = `task:${task.id}:${startedAt}`;
+    let completion: Completion | undefined;
+    let costUsd = 0;
+    try {
+      for await (const e of deps.assistant.chat(task.prompt, { sessionKey: key, source: 'cron', sender: `task ${task.id}`, waitForCapacity: true })) {
+        if (e.type === 'done' && e.costUsd !== undefined) costUsd = e.costUsd;
+        if (e.type === 'completion') completion = e;
+      }
+    } finally {
+      await deps.assistant.reset(key);
+    }
+    const status = completion?.status ?? 'failed';
+    const reply = status === 'completed' ? (completion?.finalText ?? '') : '';
+    const record: TaskRun = {
+      taskId: task.id,
+      startedAt,
+      endedAt: now(),
+      status,
+      durationMs: completion?.durationMs ?? now() - startedAt,
+      costUsd,
+      preview: preview(status === 'silent' ? '[PASS]' : reply),
+      ...(status === 'failed' || status === 'aborted' ? { error: completion?.message ?? status } : {}),
+    };
+    if (status === 'completed' && task.target) {
+      const hub = deps.hub?.();
+      const sent = hub ? await hub.send(task.target.channel, task.target.chatId, reply) : { ok: false as const, error: 'no channels are connected in this process' };
+      record.delivered = sent.ok;
+      if (!sent.ok) record.error = `delivery to ${task.target.channel} failed: ${sent.error}`;
+    }
+    deps.store.recordTaskRun(record);
+    log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`);
+    return { run: record, completion, reply };
+  };
+
+  const findTask = (id: string) => deps.config.current().config.tasks.find((t) => t.id === id);
+
+  return {
+    run,
+    recordSkipped(task, at) {
+      deps.store.recordTaskRun({ taskId: task.id, startedAt: at, endedAt: at, status: 'skipped', durationMs: 0, costUsd: 0, preview: '', error: 'the previous run was still going' });
+    },
+    commands(nextRun) {
+      return {
+        async run(id) {
+          const task = findTask(id);
+          if (!task) return { status: 'failed', text: `no task ${id}` };
+          const outcome = await run(task);
+          return { status: outcome.run.status, text: outcome.reply || outcome.run.error || outcome.run.preview || '(no reply)' };
+        },
+        history: (id, limit) => deps.store.taskRuns(id, limit).map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() })),
+        nextRun: (id) => {
+          const fromScheduler = nextRun?.(id);
+          if (fromScheduler) return fromScheduler;
+          const task = findTask(id);
+          return task?.enabled ? nextCronTime(task.schedule, new Date(now())) : undefined;
+        },
+      };
+    },
+  };
+}
+
+function preview(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW - 1)}…` : flat;
+}

@@ -1,0 +1,39 @@
+import type { Clock } from '../../src/core/scheduler/clock.js';
+
+/** A clock moved by hand: timers fire in time order as `advance` passes them. */
+export interface FakeClock extends Clock {
+  advance(ms: number): Promise<void>;
+  /** Delays of the timers set so far (to see chained long waits). */
+  readonly delays: number[];
+  pending(): number;
+}
+
+export function createFakeClock(start: number): FakeClock {
+  let now = start;
+  let seq = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  const delays: number[] = [];
+  return {
+    now: () => now,
+    delays,
+    pending: () => timers.size,
+    setTimer(fn, ms) {
+      const id = ++seq;
+      delays.push(ms);
+      timers.set(id, { at: now + ms, fn });
+      return { clear: () => void timers.delete(id) };
+    },
+    async advance(ms) {
+      const end = now + ms;
+      for (;;) {
+        const next = [...timers.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
+        if (!next) break;
+        timers.delete(next[0]);
+        now = Math.max(now, next[1].at);
+        next[1].fn();
+        await new Promise((r) => setImmediate(r)); // let runs started by the timer make progress
+      }
+      now = end;
+    },
+  };
+}

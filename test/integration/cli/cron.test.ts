@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
+import type { FakePlatform } from '../../fakes/platforms/types.js';
+import { runCli } from '../../helpers/cli.js';
+import { startGatewayProcess } from '../../helpers/gateway-process.js';
+import { createStandIn } from '../../helpers/stand-in.js';
+import { testdir } from '../../helpers/testdir.js';
+
+let fake: FakePlatform | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+const YAML = (apiRoot: string) => `# scheduled work
+name: cron-bot
+engine: engine_b
+channels:
+  channel_e:
+    botToken: \${TG_TOKEN}   # kept as written
+    apiRoot: ${apiRoot}
+tasks:
+  - id: report
+    name: Daily report
+    schedule: "0 9 * * 1-5"
+    prompt: daily report
+    target: { channel: channel_e, chatId: "1001" }
+  - id: quiet
+    name: Quiet check
+    schedule: "*/30 * * * *"
+    prompt: "SAY:[PASS]"
+    target: { channel: channel_e, chatId: "1001" }
+  - id: broken
+    name: Broken
+    schedule: "0 0 1 * *"
+    prompt: "FAIL: model down"
+    target: { channel: channel_e, chatId: "1001" }
+  - id: plain
+    name: No target
+    schedule: "0 12 * * *"
+    prompt: hello
+`;
+
+async function setup() {
+  fake = await startFakeTelegram();
+  const standIn = createStandIn();
+  const dir = testdir({ 'service.yaml': YAML(String(fake.channelConfig.apiRoot)) });
+  const env = { ...standIn.env, TG_TOKEN: String(fake.channelConfig.botToken), SERVICE_FLEET_DIR: testdir() };
+  return { dir, env, standIn, fake };
+}
+
+const sends = (f: FakePlatform) => f.outbound.filter((o) => o.kind === 'send');
+
+describe('service cron (spawned for real)', () => {
+  it('run: prints the reply, delivers it to the target, records history; a fresh session every run', async () => {
+    const { dir, env, fake: f } = await setup();
+    for (const n of [1, 2]) {
+      const r = await runCli(['cron', 'run', 'report', '-d', dir], { env });
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('ECHO: daily report\nTURN: 1\n'); // TURN 1 both times: no session carried over
+      expect(r.code).toBe(0);
+      expect(sends(f)).toHaveLength(n);
+    }
+    expect(sends(f)[0]).toMatchObject({ chatId: '1001', text: expect.stringContaining('ECHO: daily report') });
+    const history = await runCli(['cron', 'history', 'report', '--json', '-d', dir], { env });
+    const runs = (JSON.parse(history.stdout) as { runs: Array<Record<string, unknown>> }).runs;
+    expect(runs).toHaveLength(2);
+    expect(runs[0]).toMatchObject({ taskId: 'report', status: 'completed', delivered: true, preview: expect.stringContaining('ECHO: daily report') });
+    const text = await runCli(['cron', 'history', 'report', '-d', dir], { env });
+    expect(text.stdout).toMatch(/completed/);
+  });
+
+  it('run: a [PASS] reply is silent (exit 0, nothing sent); a failed turn exits 1 and sends nothing', async () => {
+    const { dir, env, fake: f } = await setup();
+    const quiet = await runCli(['cron', 'run', 'quiet', '-d', dir], { env });
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toContain('silent');
+    const broken = await runCli(['cron', 'run', 'broken', '-d', dir], { env });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('model down');
+    expect(sends(f)).toEqual([]);
+    const runs = JSON.parse((await runCli(['cron', 'history', 'broken', '--json', '-d', dir], { env })).stdout) as { runs: Array<Record<string, unknown>> };
+    expect(runs.runs[0]).toMatchObject({ status: 'failed', error: 'model down' });
+    const silent = JSON.parse((await runCli(['cron', 'history', 'quiet', '--json', '-d', dir], { env })).stdout) as { runs: Array<Record<string, unknown>> };
+    expect(silent.runs[0]).toMatchObject({ status: 'silent' });
+    const plain = await runCli(['cron', 'run', 'plain', '-d', dir], { env });
+    expect(plain).toMatchObject({ code: 0, stdout: 'ECHO: hello\nTURN: 1\n' });
+  });
+
+  it('list shows tasks with next runs; enable/disable/del round trip keeps comments and placeholders', async () => {
+    const { dir, env } = await setup();
+    const list = JSON.parse((await runCli(['cron', 'list', '--json', '-d', dir], { env })).stdout) as { tasks: Array<{ id: string; enabled: boolean; nextRun: string | null }> };
+    expect(list.tasks.map((t) => t.id)).toEqual(['report', 'quiet', 'broken', 'plain']);
+    expect(list.tasks.every((t) => t.enabled && t.nextRun)).toBe(true);
+    expect((await runCli(['cron', 'disable', 'quiet', '-d', dir], { env })).code).toBe(0);
+    let text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
+    expect(text).toContain('    prompt: "SAY:[PASS]"\n    target: { channel: channel_e, chatId: "1001" }\n    enabled: false\n');
+    expect((await runCli(['cron', 'enable', 'quiet', '-d', dir], { env })).code).toBe(0);
+    expect((await runCli(['cron', 'del', 'broken', '-d', dir], { env })).code).toBe(0);
+    text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
+    expect(text).not.toContain('id: broken');
+    expect(text).toContain('enabled: true');
+    expect(text).toContain('# scheduled work\n');
+    expect(text).toContain('botToken: ${TG_TOKEN}   # kept as written');
+    const missing = await runCli(['cron', 'run', 'nope', '-d', dir], { env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no task "nope"');
+  });
+
+  it('with a gateway running: run delivers through it, and a disable is picked up by the gateway', async () => {
+    const { dir, env, fake: f } = await setup();
+    const g = await startGatewayProcess(dir, ['--token', 'tok-cron-1234567890'], env);
+    try {
+      await f.waitForConnection(10_000);
+      const r = await runCli(['cron', 'run', 'report', '-d', dir], { env: { ...env, SERVICE_TOKEN: 'tok-cron-1234567890' } });
+      expect(r.code).toBe(0);
+      expect(sends(f)).toHaveLength(1);
+      // Only the gateway connected to the platform: the cron process sent through its /api/send.
+      const calls = (f as unknown as { calls: Array<{ method: string }> }).calls;
+      expect(calls.filter((c) => c.method.toLowerCase() === 'getme')).toHaveLength(1); // the fake records methods lower-cased
+      await runCli(['cron', 'disable', 'report', '-d', dir], { env });
+      const ask = async () =>
+        (await (await fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-cron-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: '/cron list' }) })).json()) as { text: string };
+      for (let i = 0; i < 50 && !(await ask()).text.includes('report  disabled'); i++) await new Promise((res) => setTimeout(res, 100));
+      expect((await ask()).text).toContain('report  disabled');
+    } finally {
+      await g.stop();
+    }
+  });
+});

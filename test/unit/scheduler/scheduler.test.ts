@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_TIMER_MS } from '../../../src/core/scheduler/clock.js';
+import { nextCronTime } from '../../../src/core/scheduler/cron.js';
+import { createScheduler } from '../../../src/core/scheduler/scheduler.js';
+import type { TaskConfig } from '../../../src/core/config/schema.js';
+import { createSilentLogger } from '../../../src/core/logger.js';
+import { createFakeClock } from '../../fakes/fake-clock.js';
+
+const local = (y: number, mo: number, d: number, h = 0, mi = 0) => new Date(y, mo - 1, d, h, mi).getTime();
+const task = (id: string, schedule: string, over: Partial<TaskConfig> = {}): TaskConfig => ({ id, name: id, schedule, prompt: 'p', enabled: true, ...over });
+
+describe('cron semantics (cron-parser, the machine time zone)', () => {
+  it.each([
+    ['*/15 * * * *', local(2026, 3, 10, 9, 7), local(2026, 3, 10, 9, 15)],
+    ['0 9 * * 1-5', local(2026, 3, 13, 10, 0), local(2026, 3, 16, 9, 0)], // Friday after 9 → Monday
+    ['0 0 * * 7', local(2026, 3, 10), local(2026, 3, 15)], // 7 is Sunday
+    ['0 0 * * 0', local(2026, 3, 10), local(2026, 3, 15)], // and so is 0
+    ['0 0 13 * 5', local(2026, 3, 1), local(2026, 3, 6)], // DOM and DOW restricted: OR, so Friday the 6th comes first
+    ['0 0 13 * 5', local(2026, 3, 7), local(2026, 3, 13)], // ... then the 13th (a Friday here anyway)
+    ['0 0 1 1 *', local(2026, 3, 1), local(2027, 1, 1)],
+  ])('%s after %s', (expr, from, expected) => {
+    expect(nextCronTime(expr, new Date(from)).getTime()).toBe(expected);
+  });
+});
+
+describe('scheduler (injected clock)', () => {
+  const setup = (tasks: TaskConfig[], start: number, runMs = 0) => {
+    const clock = createFakeClock(start);
+    const runs: Array<{ id: string; at: number }> = [];
+    const skipped: Array<{ id: string; at: number }> = [];
+    let list = tasks;
+    const scheduler = createScheduler({
+      tasks: () => list,
+      clock,
+      run: async (t) => {
+        runs.push({ id: t.id, at: clock.now() });
+        if (runMs > 0) await new Promise<void>((resolve) => clock.setTimer(resolve, runMs));
+      },
+      onSkipped: (t, at) => skipped.push({ id: t.id, at }),
+      log: createSilentLogger(),
+    });
+    scheduler.refresh();
+    return { clock, runs, skipped, scheduler, setTasks: (t: TaskConfig[]) => ((list = t), scheduler.refresh()) };
+  };
+
+  it('fires at each cron time and computes the next from there', async () => {
+    const t = setup([task('q', '*/15 * * * *')], local(2026, 3, 10, 9, 1));
+    expect(t.scheduler.nextRun('q')?.getTime()).toBe(local(2026, 3, 10, 9, 15));
+    await t.clock.advance(60 * 60_000);
+    expect(t.runs.map((r) => r.at)).toEqual([local(2026, 3, 10, 9, 15), local(2026, 3, 10, 9, 30), local(2026, 3, 10, 9, 45), local(2026, 3, 10, 10, 0)]);
+  });
+
+  it('a wait longer than the timer limit (40 days) is chained and does not fire early', async () => {
+    const start = local(2026, 1, 1, 12);
+    const t = setup([task('later', '0 0 11 2 *')], start); // 11 February, ~40 days away
+    const target = local(2026, 2, 11);
+    expect(target - start).toBeGreaterThan(MAX_TIMER_MS);
+    expect(t.clock.delays[0]).toBe(MAX_TIMER_MS);
+    await t.clock.advance(target - start - 1);
+    expect(t.runs).toEqual([]);
+    await t.clock.advance(1);
+    expect(t.runs).toEqual([{ id: 'later', at: target }]);
+  });
+
+  it('a run still going at its next time is skipped and recorded as skipped', async () => {
+    const t = setup([task('slow', '* * * * *')], local(2026, 3, 10, 9, 0, ), 90_000);
+    await t.clock.advance(3 * 60_000 + 1);
+    expect(t.runs.map((r) => r.at)).toEqual([local(2026, 3, 10, 9, 1), local(2026, 3, 10, 9, 3)]);
+    expect(t.skipped).toEqual([{ id: 'slow', at: local(2026, 3, 10, 9, 2) }]);
+  });
+
+  it('picks up tasks added, disabled and re-scheduled by a config change', async () => {
+    const t = setup([], local(2026, 3, 10, 9, 0));
+    expect(t.scheduler.nextRun('new')).toBeUndefined();
+    t.setTasks([task('new', '30 9 * * *')]);
+    expect(t.scheduler.nextRun('new')?.getTime()).toBe(local(2026, 3, 10, 9, 30));
+    t.setTasks([task('new', '45 9 * * *')]);
+    t.setTasks([task('new', '45 9 * * *'), task('off', '* * * * *', { enabled: false })]);
+    await t.clock.advance(60 * 60_000);
+    expect(t.runs).toEqual([{ id: 'new', at: local(2026, 3, 10, 9, 45) }]);
+    t.setTasks([task('new', '45 9 * * *', { enabled: false })]);
+    expect(t.scheduler.nextRun('new')).toBeUndefined();
+    expect(t.clock.pending()).toBe(0);
+  });
+
+  it('does not replay times that passed while it was not running', async () => {
+    // A gateway started at 09:50 runs the 09:15 … 09:45 slots never; the first run is 10:00.
+    const t = setup([task('q', '*/15 * * * *')], local(2026, 3, 10, 9, 50));
+    await t.clock.advance(11 * 60_000);
+    expect(t.runs.map((r) => r.at)).toEqual([local(2026, 3, 10, 10, 0)]);
+  });
+});
