@@ -25,14 +25,16 @@ export interface PlatformSpec {
   botSenders: boolean;
   /** Characters of reply that surely need several messages on this platform. */
   longChars: number;
+  /** The fake models incoming images (DingTalk's and WeCom's do not). */
+  images: boolean;
 }
 
 export const PLATFORMS: Record<string, PlatformSpec> = {
-  channel_a: { key: 'channel_a', start: () => startFakeLark(), users: ['ou_alice', 'ou_bob', 'ou_carol'], group: () => 'oc_group_one', deliversUnmentioned: true, botSenders: true, longChars: 32_000 },
-  channel_b: { key: 'channel_b', start: () => startFakeDingtalk(), users: ['staff-alice', 'staff-bob', 'staff-carol'], group: () => 'cidGroupOne==', deliversUnmentioned: false, botSenders: false, longChars: 16_000 },
-  channel_c: { key: 'channel_c', start: () => startFakeWecom(), users: ['alice', 'bob', 'carol'], group: () => 'wrgroupone', deliversUnmentioned: false, botSenders: false, longChars: 45_000 },
-  channel_d: { key: 'channel_d', start: () => startFakeSlack(), users: ['U0ALICE', 'U0BOB', 'U0CAROL'], group: () => 'C0GROUP', deliversUnmentioned: true, botSenders: true, longChars: 9_000 },
-  channel_e: { key: 'channel_e', start: () => startFakeTelegram(), users: ['1001', '1002', '1003'], group: () => '-1001234567890', deliversUnmentioned: true, botSenders: true, longChars: 9_000 },
+  channel_a: { key: 'channel_a', start: () => startFakeLark(), users: ['ou_alice', 'ou_bob', 'ou_carol'], group: () => 'oc_group_one', deliversUnmentioned: true, botSenders: true, longChars: 32_000, images: true },
+  channel_b: { key: 'channel_b', start: () => startFakeDingtalk(), users: ['staff-alice', 'staff-bob', 'staff-carol'], group: () => 'cidGroupOne==', deliversUnmentioned: false, botSenders: false, longChars: 16_000, images: false },
+  channel_c: { key: 'channel_c', start: () => startFakeWecom(), users: ['alice', 'bob', 'carol'], group: () => 'wrgroupone', deliversUnmentioned: false, botSenders: false, longChars: 45_000, images: false },
+  channel_d: { key: 'channel_d', start: () => startFakeSlack(), users: ['U0ALICE', 'U0BOB', 'U0CAROL'], group: () => 'C0GROUP', deliversUnmentioned: true, botSenders: true, longChars: 9_000, images: true },
+  channel_e: { key: 'channel_e', start: () => startFakeTelegram(), users: ['1001', '1002', '1003'], group: () => '-1001234567890', deliversUnmentioned: true, botSenders: true, longChars: 9_000, images: true },
   channel_f: {
     key: 'channel_f',
     start: () => startFakeDiscord(),
@@ -41,6 +43,7 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     deliversUnmentioned: true,
     botSenders: true,
     longChars: 4_500,
+    images: true,
   },
 };
 

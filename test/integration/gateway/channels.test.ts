@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { measure } from '../../../src/channels/split.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
@@ -159,6 +161,16 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
     await settle(g);
     expect(g.standIn.runs()).toHaveLength(1);
     expect(replies(f).filter((o) => o.text.includes('only once please'))).toHaveLength(1);
+  });
+
+  it.skipIf(!spec.images)('an incoming image is downloaded into the turn and removed afterwards', async () => {
+    const { fake: f, gw: g } = await setup();
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a0e80000000049454e44ae426082', 'hex');
+    await f.deliver({ chatType: 'direct', userId: alice, text: 'what is this', images: [{ mimeType: 'image/png', data: png, fileName: 'dot.png' }] });
+    await reply(f, 'ECHO: what is this');
+    const [run] = g.standIn.runs() as Array<{ images: Array<{ exists: boolean; bytes: number }> }>;
+    expect(run?.images).toEqual([{ path: expect.any(String), exists: true, bytes: png.length }]);
+    expect(fs.readdirSync(path.join(g.dir, '.service', 'images'))).toEqual([]);
   });
 
   it('config-changing slash commands are refused from the channel; read-only ones work', async () => {

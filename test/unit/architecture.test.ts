@@ -1,0 +1,74 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../helpers/cli.js';
+
+/** The dependency rules of STYLE.md §2.1, checked on the source instead of trusted. */
+const src = path.join(repoRoot, 'src');
+
+function files(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? files(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const all = files(src).map((file) => ({ file: path.relative(src, file), text: fs.readFileSync(file, 'utf8') }));
+const imports = (text: string) => [...text.matchAll(/(?:from|import\()\s*'([^']+)'/g)].map((m) => m[1] ?? '');
+const importing = (pred: (spec: string) => boolean) => all.filter((f) => imports(f.text).some(pred)).map((f) => f.file).sort();
+
+describe('architecture', () => {
+  it('only the runner imports execa', () => {
+    expect(importing((s) => s === 'execa')).toEqual(['core/engines/runner.ts']);
+  });
+
+  it('only src/server imports h3 and listhen', () => {
+    expect(importing((s) => s === 'h3' || s === 'listhen').every((f) => f.startsWith('server/'))).toBe(true);
+  });
+
+  it('only the CLI layer imports commander, prompts, spinners and colours', () => {
+    const ui = importing((s) => ['commander', '@inquirer/prompts', 'ora', 'chalk'].includes(s));
+    expect(ui.every((f) => f === 'cli.ts' || f.startsWith('commands/'))).toBe(true);
+  });
+
+  it('core imports neither channels, server nor commands; server never imports channels or commands', () => {
+    const bad = all.filter((f) => {
+      const targets = imports(f.text).filter((s) => s.startsWith('.'));
+      const resolved = targets.map((t) => path.relative(src, path.resolve(src, path.dirname(f.file), t)));
+      if (f.file.startsWith('core/')) return resolved.some((r) => /^(channels|server|commands)\//.test(r));
+      if (f.file.startsWith('server/')) return resolved.some((r) => /^(channels|commands)\//.test(r));
+      if (f.file.startsWith('channels/')) return resolved.some((r) => /^(server|commands)\//.test(r));
+      return false;
+    });
+    expect(bad.map((f) => f.file)).toEqual([]);
+  });
+
+  it('no channel adapter imports another channel', () => {
+    const platforms = ['lark', 'dingtalk', 'wecom', 'slack', 'telegram', 'discord'];
+    const bad = all.filter((f) => {
+      const own = platforms.find((p) => f.file.startsWith(`channels/${p}/`));
+      if (!own) return false;
+      return imports(f.text).some((s) => platforms.some((p) => p !== own && s.includes(`/${p}/`)));
+    });
+    expect(bad.map((f) => f.file)).toEqual([]);
+  });
+
+  it('core names engines and channels only in the registries and the engine definitions', () => {
+    const offenders = all.filter(
+      (f) =>
+        f.file.startsWith('core/') &&
+        !/^core\/engines\/(registry|engine-[a-d])\.ts$/.test(f.file) &&
+        /['"`](engine_[a-d]|channel_[a-f])['"`]/.test(f.text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')),
+    );
+    expect(offenders.map((f) => f.file)).toEqual([]);
+  });
+
+  it('no source file exceeds the 400-line budget', () => {
+    const big = all.filter((f) => f.text.split('\n').length > 400).map((f) => f.file);
+    expect(big).toEqual([]);
+  });
+
+  it('nothing calls process.exit (cli.ts sets process.exitCode once the command returns)', () => {
+    expect(all.filter((f) => /process\.exit\(/.test(f.text)).map((f) => f.file)).toEqual([]);
+  });
+});
