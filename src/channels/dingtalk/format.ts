@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { atxHeading, quoteLines, renderMarkdownList, singleLine, stripControlCharacters, stripHtmlTags } from '../markdown.js';
 
 /**
  * Markdown → DingTalk's robot Markdown (pure). DingTalk documents a subset: headings, quotes, bold,
@@ -13,7 +14,7 @@ import { Lexer, type Token, type Tokens } from 'marked';
  *   (see adapter.ts) does not budget for.
  */
 export function renderDingtalkMarkdown(markdown: string): string {
-  const src = markdown.replace(/\r\n?/g, '\n').replace(CONTROL, '');
+  const src = stripControlCharacters(markdown.replace(/\r\n?/g, '\n'));
   const tokens = new Lexer({ gfm: true }).lex(src);
   return blocks(tokens).trim(); // blank lines inside fenced code are content: no global collapse
 }
@@ -35,10 +36,6 @@ export function dingtalkTitle(rendered: string, fallback = 'Reply'): string {
   return fallback;
 }
 
-// C0 controls except tab and newline (\r is normalised above), plus DEL.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
-
 function blocks(tokens: Token[], separator = '\n\n'): string {
   return tokens.map(block).filter((s) => s !== '').join(separator);
 }
@@ -50,7 +47,7 @@ function block(token: Token): string {
       return '';
     case 'heading': {
       const t = token as Tokens.Heading;
-      return `${'#'.repeat(Math.min(Math.max(t.depth, 1), 6))} ${inline(t.tokens).replace(/\s*\n\s*/g, ' ')}`;
+      return atxHeading(t.depth, inline(t.tokens));
     }
     case 'paragraph':
       return inline((token as Tokens.Paragraph).tokens);
@@ -63,35 +60,21 @@ function block(token: Token): string {
       return `\`\`\`${t.lang ?? ''}\n${t.text}\n\`\`\``;
     }
     case 'blockquote':
-      return blocks((token as Tokens.Blockquote).tokens)
-        .split('\n')
-        .map((l) => (l.trim() === '' ? '>' : `> ${l}`))
-        .join('\n');
-    case 'list':
-      return list(token as Tokens.List);
+      return quoteLines(blocks((token as Tokens.Blockquote).tokens), { blankIfWhitespace: true });
+    case 'list': {
+      const t = token as Tokens.List;
+      // A loose list keeps its items apart with a blank line, as the source had them.
+      return renderMarkdownList(t, blocks, t.loose ? '\n\n' : '\n');
+    }
     case 'table':
       return table(token as Tokens.Table);
     case 'hr':
       return '---';
     case 'html':
-      return lineBreaks(stripTags((token as Tokens.HTML).text).trim());
+      return lineBreaks(stripHtmlTags((token as Tokens.HTML).text).trim());
     default:
       return token.raw.trim();
   }
-}
-
-function list(token: Tokens.List): string {
-  const start = typeof token.start === 'number' ? token.start : 1;
-  const items = token.items.map((item, i) => {
-    const marker = token.ordered ? `${start + i}. ` : '- ';
-    const box = item.task ? (item.checked ? '☑ ' : '☐ ') : '';
-    // A tight item's parts (its text, a nested list) stay on consecutive lines.
-    const body = blocks(item.tokens.filter((t) => t.type !== 'checkbox'), token.loose ? '\n\n' : '\n');
-    const pad = ' '.repeat(marker.length);
-    const lines = body.split('\n');
-    return [`${marker}${box}${lines[0] ?? ''}`, ...lines.slice(1).map((l) => (l === '' ? '' : pad + l))].join('\n');
-  });
-  return items.join(token.loose ? '\n\n' : '\n');
 }
 
 /** A table as a list: one item per row, each cell labelled with its column header. */
@@ -141,7 +124,7 @@ function span(token: Token): string {
       return `![${t.text}](${t.href})`;
     }
     case 'html':
-      return stripTags((token as Tokens.Tag).text);
+      return stripHtmlTags((token as Tokens.Tag).text);
     case 'checkbox':
       return '';
     default:
@@ -155,9 +138,5 @@ function lineBreaks(text: string): string {
 }
 
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
-}
-
-function stripTags(html: string): string {
-  return html.replace(/<\/?[A-Za-z][^>]*>/g, '').replace(/<!--[\s\S]*?-->/g, '');
+  return singleLine(text).trim();
 }

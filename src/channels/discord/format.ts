@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { quoteLines, renderMarkdownList, TEXT_RULE } from '../markdown.js';
 import { fenceCode, formatTableText } from '../markdown-table.js';
 
 /**
@@ -16,7 +17,7 @@ export function renderDiscordMarkdown(markdown: string): string {
 }
 
 /** The rule Discord shows for `---` (it has no horizontal rule of its own). */
-export const DISCORD_RULE = '──────────';
+export const DISCORD_RULE = TEXT_RULE;
 
 // --- internal ---
 
@@ -50,12 +51,9 @@ function renderBlock(t: Token): string | undefined {
       return fenceCode(c.text, c.lang);
     }
     case 'blockquote':
-      return renderBlocks((t as Tokens.Blockquote).tokens)
-        .split('\n')
-        .map((l) => (l ? `> ${l}` : '>'))
-        .join('\n');
+      return quoteLines(renderBlocks((t as Tokens.Blockquote).tokens));
     case 'list':
-      return renderList(t as Tokens.List);
+      return renderMarkdownList(t as Tokens.List, renderBlocks);
     case 'table':
       return fenceCode(formatTableText(t as Tokens.Table));
     case 'hr':
@@ -65,19 +63,6 @@ function renderBlock(t: Token): string | undefined {
     default:
       return t.raw.replace(/\n+$/, '');
   }
-}
-
-function renderList(list: Tokens.List): string {
-  const start = typeof list.start === 'number' ? list.start : 1;
-  return list.items
-    .map((item, i) => {
-      const marker = list.ordered ? `${start + i}. ` : '- ';
-      const box = item.task ? (item.checked ? '☑ ' : '☐ ') : '';
-      const body = renderBlocks(item.tokens.filter((x) => x.type !== 'checkbox'), item.loose ? '\n\n' : '\n');
-      const pad = ' '.repeat(marker.length);
-      return marker + box + body.split('\n').map((l, n) => (n === 0 || !l ? l : pad + l)).join('\n');
-    })
-    .join('\n');
 }
 
 function renderInline(tokens: Token[]): string {

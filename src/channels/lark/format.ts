@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { quoteLines, renderMarkdownList, stripControlCharacters } from '../markdown.js';
 import { fenceCode, formatTableText } from '../markdown-table.js';
 
 /**
@@ -13,15 +14,12 @@ import { fenceCode, formatTableText } from '../markdown-table.js';
  *   byte size of the text (see LARK_LIMIT in outbound.ts).
  */
 export function renderLarkMarkdown(markdown: string): string {
-  const clean = markdown.replace(CONTROL, '');
+  const clean = stripControlCharacters(markdown);
   const tokens = new Lexer({ gfm: true }).lex(clean);
   return renderBlocks(tokens).trim();
 }
 
 // --- internal ---
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 
 /** `<at` (any case, any spacing) as a tag opener; a full-width `＜` keeps it readable but inert. */
 function neutraliseAt(s: string): string {
@@ -55,12 +53,9 @@ function renderBlock(t: Token): string | undefined {
       return fenceCode(c.text, c.lang);
     }
     case 'blockquote':
-      return renderBlocks((t as Tokens.Blockquote).tokens)
-        .split('\n')
-        .map((l) => (l ? `> ${l}` : '>'))
-        .join('\n');
+      return quoteLines(renderBlocks((t as Tokens.Blockquote).tokens));
     case 'list':
-      return renderList(t as Tokens.List);
+      return renderMarkdownList(t as Tokens.List, renderBlocks);
     case 'table':
       return fenceCode(formatTableText(t as Tokens.Table));
     case 'hr':
@@ -69,19 +64,6 @@ function renderBlock(t: Token): string | undefined {
       // block html and anything unknown: as written, minus mention tags
       return neutraliseAt(t.raw.replace(/\n+$/, ''));
   }
-}
-
-function renderList(list: Tokens.List): string {
-  const start = typeof list.start === 'number' ? list.start : 1;
-  return list.items
-    .map((item, i) => {
-      const marker = list.ordered ? `${start + i}. ` : '- ';
-      const box = item.task ? (item.checked ? '☑ ' : '☐ ') : '';
-      const body = renderBlocks(item.tokens.filter((x) => x.type !== 'checkbox'), item.loose ? '\n\n' : '\n');
-      const pad = ' '.repeat(marker.length);
-      return marker + box + body.split('\n').map((l, n) => (n === 0 || !l ? l : pad + l)).join('\n');
-    })
-    .join('\n');
 }
 
 function renderInline(tokens: Token[]): string {

@@ -1,4 +1,14 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import {
+  decodeCharacterReferences,
+  isBreakTag,
+  linkOrText,
+  quoteLines,
+  renderTextList,
+  TEXT_RULE,
+  type TextListStyle,
+} from '../markdown.js';
+import { formatTableText, VISIBLE_TEXT_TABLE_LAYOUT } from '../markdown-table.js';
 
 /**
  * Standard Markdown → Slack mrkdwn (pure). Slack has no escape character: only `&`, `<` and `>`
@@ -24,6 +34,7 @@ export function slackTextToMarkdown(text: string): string {
   return decodeSlackEntities(converted);
 }
 
+/** Slack escapes only these three in the text it sends; any other reference was typed by the user. */
 function decodeSlackEntities(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
@@ -68,21 +79,19 @@ function block(t: Token): string | undefined {
       return inline((t as Tokens.Paragraph).tokens);
     case 'text': {
       const tt = t as Tokens.Text;
-      return tt.tokens ? inline(tt.tokens) : escapeSlack(decodeEntities(tt.text));
+      return tt.tokens ? inline(tt.tokens) : escapeSlack(decodeCharacterReferences(tt.text));
     }
     case 'code':
       return fence((t as Tokens.Code).text);
     case 'blockquote':
-      return blocks((t as Tokens.Blockquote).tokens)
-        .split('\n')
-        .map((l) => (l ? `> ${l}` : '>'))
-        .join('\n');
+      return quoteLines(blocks((t as Tokens.Blockquote).tokens));
     case 'list':
-      return list(t as Tokens.List, 0);
+      return renderTextList(t as Tokens.List, LIST_STYLE);
     case 'table':
-      return fence(table(t as Tokens.Table));
+      // Tables have no mrkdwn form: aligned plain text in a code block.
+      return fence(formatTableText(t as Tokens.Table, VISIBLE_TEXT_TABLE_LAYOUT));
     case 'hr':
-      return '──────────';
+      return TEXT_RULE;
     case 'html':
       return escapeSlack((t as Tokens.HTML).text.trim());
     default:
@@ -95,65 +104,8 @@ function fence(code: string): string {
   return `\`\`\`\n${escapeAll(code.replace(/```/g, '``\u200b`'))}\n\`\`\``;
 }
 
-const BULLETS = ['•', '◦', '▪'];
-
-function list(t: Tokens.List, depth: number): string {
-  const start = typeof t.start === 'number' ? t.start : 1;
-  const indent = '    '.repeat(depth);
-  return t.items
-    .map((item, i) => {
-      const marker = t.ordered ? `${start + i}.` : (BULLETS[depth % BULLETS.length] as string);
-      const box = item.task ? (item.checked ? '☑ ' : '☐ ') : '';
-      const lines: string[] = [`${indent}${marker} ${box}`.trimEnd()];
-      let first = true;
-      for (const child of item.tokens) {
-        if (child.type === 'checkbox') continue;
-        if (child.type === 'list') {
-          lines.push(list(child as Tokens.List, depth + 1));
-        } else {
-          const s = block(child);
-          if (!s) continue;
-          const body = s.split('\n').join(`\n${indent}  `);
-          // The item's first paragraph goes on the marker line, later blocks below it.
-          if (first) lines[0] = `${indent}${marker} ${box}${body}`;
-          else lines.push(`${indent}  ${body}`);
-        }
-        first = false;
-      }
-      return lines.join('\n');
-    })
-    .join('\n');
-}
-
-/** Tables have no mrkdwn form: lay them out as aligned plain text (shown in a code block). */
-function layoutTable(t: Tokens.Table, cell: (tokens: Token[]) => string): string {
-  const rows = [t.header.map((c) => cell(c.tokens)), ...t.rows.map((r) => r.map((c) => cell(c.tokens)))];
-  const widths = t.header.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) =>
-    r
-      .map((c, i) => (t.align[i] === 'right' ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
-      .join(' | ')
-      .trimEnd();
-  const [head = [], ...body] = rows;
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('-+-'), ...body.map(line)].join('\n');
-}
-
-function table(t: Tokens.Table): string {
-  return layoutTable(t, plain);
-}
-
-/** Visible text of inline tokens, without any markup. */
-function plain(tokens: Token[] | undefined): string {
-  return (tokens ?? [])
-    .map((t) => {
-      if (t.type === 'br') return '\n';
-      if (t.type === 'image') return (t as Tokens.Image).text;
-      if ('tokens' in t && Array.isArray(t.tokens) && t.tokens.length) return plain(t.tokens as Token[]);
-      if (t.type === 'text' || t.type === 'escape' || t.type === 'codespan') return decodeEntities((t as Tokens.Text).text);
-      return 'text' in t && typeof t.text === 'string' ? t.text : '';
-    })
-    .join('');
-}
+// Slack shows lists as plain text, so nesting is drawn with spaces (Telegram's step is three).
+const LIST_STYLE: TextListStyle = { indent: '    ', renderBlock: block };
 
 function inline(tokens: Token[] | undefined, ctx: Ctx = {}): string {
   return (tokens ?? []).map((t) => inlineToken(t, ctx)).join('');
@@ -163,7 +115,7 @@ function inlineToken(t: Token, ctx: Ctx): string {
   switch (t.type) {
     case 'text': {
       const tt = t as Tokens.Text;
-      return tt.tokens ? inline(tt.tokens, ctx) : escapeSlack(decodeEntities(tt.text));
+      return tt.tokens ? inline(tt.tokens, ctx) : escapeSlack(decodeCharacterReferences(tt.text));
     }
     case 'escape':
       return escapeSlack((t as Tokens.Escape).text);
@@ -174,25 +126,18 @@ function inlineToken(t: Token, ctx: Ctx): string {
     case 'del':
       return ctx.strike ? inline((t as Tokens.Del).tokens, ctx) : wrap('~', inline((t as Tokens.Del).tokens, { ...ctx, strike: true }));
     case 'codespan':
-      return `\`${escapeAll(decodeEntities((t as Tokens.Codespan).text))}\``;
+      return `\`${escapeAll(decodeCharacterReferences((t as Tokens.Codespan).text))}\``;
     case 'br':
       return '\n';
-    case 'link': {
-      const l = t as Tokens.Link;
-      const label = plain(l.tokens);
-      // Bare URLs and addresses: Slack links them itself, and `<mailto:…>` would only add noise.
-      if (label === l.href || `mailto:${label}` === l.href) return escapeSlack(label);
-      if (!LINKABLE.test(l.href)) return escapeSlack(label ? `${label} (${l.href})` : l.href);
-      return `<${escapeUrl(l.href)}|${escapeAll(label || l.href)}>`;
-    }
+    case 'link':
     case 'image': {
-      const img = t as Tokens.Image;
-      if (!LINKABLE.test(img.href)) return escapeSlack(img.text || img.href);
-      return `<${escapeUrl(img.href)}|${escapeAll(img.text || img.href)}>`;
+      // Bare URLs and addresses stay text: Slack links them itself, and `<mailto:…>` would only add noise.
+      const { text, url } = linkOrText(t as Tokens.Link | Tokens.Image, LINKABLE);
+      return url === undefined ? escapeSlack(text) : `<${escapeUrl(url)}|${escapeAll(text)}>`;
     }
     case 'html': {
       const text = (t as Tokens.HTML).text;
-      return /^<br\s*\/?>$/i.test(text) ? '\n' : escapeSlack(text);
+      return isBreakTag(text) ? '\n' : escapeSlack(text);
     }
     default:
       return 'raw' in t && typeof t.raw === 'string' ? escapeSlack(t.raw) : '';
@@ -211,17 +156,4 @@ function wrap(marker: string, inner: string): string {
   const m = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner);
   const [, lead = '', core = '', trail = ''] = m ?? [];
   return core ? `${lead}${marker}${core}${marker}${trail}` : inner;
-}
-
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-
-/** marked leaves character references in text tokens as written; Markdown means the character. */
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, ref: string) => {
-    if (ref[0] === '#') {
-      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : Number(ref.slice(1));
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return NAMED[ref.toLowerCase()] ?? whole;
-  });
 }

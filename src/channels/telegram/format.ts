@@ -1,4 +1,6 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { decodeCharacterReferences, isBreakTag, linkOrText, renderTextList, TEXT_RULE } from '../markdown.js';
+import { formatTableText, VISIBLE_TEXT_TABLE_LAYOUT } from '../markdown-table.js';
 
 /**
  * Standard Markdown → Telegram MarkdownV2 (pure), and the same document as plain text for the
@@ -58,7 +60,7 @@ function block(t: Token, f: Flavour): string | undefined {
       return write(runs((t as Tokens.Paragraph).tokens, []), f);
     case 'text': {
       const tt = t as Tokens.Text;
-      return write(tt.tokens ? runs(tt.tokens, []) : [{ kind: 'text', text: decodeEntities(tt.text), styles: [] }], f);
+      return write(tt.tokens ? runs(tt.tokens, []) : [{ kind: 'text', text: decodeCharacterReferences(tt.text), styles: [] }], f);
     }
     case 'code':
       return pre((t as Tokens.Code).text, (t as Tokens.Code).lang, f);
@@ -70,11 +72,16 @@ function block(t: Token, f: Flavour): string | undefined {
         .join('\n');
     }
     case 'list':
-      return list(t as Tokens.List, 0, f);
+      return renderTextList(t as Tokens.List, {
+        indent: '   ',
+        escapeMarker: (m) => text(m, f),
+        renderBlock: (child) => block(child, f),
+      });
     case 'table':
-      return pre(layoutTable(t as Tokens.Table), undefined, f);
+      // Tables have no MarkdownV2 form: aligned plain text in a pre block.
+      return pre(formatTableText(t as Tokens.Table, VISIBLE_TEXT_TABLE_LAYOUT), undefined, f);
     case 'hr':
-      return '──────────';
+      return TEXT_RULE;
     case 'html':
       return text((t as Tokens.HTML).text.trim(), f);
     default:
@@ -91,35 +98,6 @@ function pre(code: string, lang: string | undefined, f: Flavour): string {
   return `\`\`\`${language}\n${escapeV2Code(code)}\n\`\`\``;
 }
 
-const BULLETS = ['•', '◦', '▪'];
-
-function list(t: Tokens.List, depth: number, f: Flavour): string {
-  const start = typeof t.start === 'number' ? t.start : 1;
-  const indent = '   '.repeat(depth);
-  return t.items
-    .map((item, i) => {
-      const marker = text(t.ordered ? `${start + i}.` : (BULLETS[depth % BULLETS.length] as string), f);
-      const head = `${indent}${marker} ${item.task ? (item.checked ? '☑ ' : '☐ ') : ''}`;
-      const lines = [head.trimEnd()];
-      let first = true;
-      for (const child of item.tokens) {
-        if (child.type === 'checkbox') continue;
-        if (child.type === 'list') {
-          lines.push(list(child as Tokens.List, depth + 1, f));
-        } else {
-          const s = block(child, f);
-          if (!s) continue;
-          const body = s.split('\n').join(`\n${indent}  `);
-          if (first) lines[0] = `${head}${body}`;
-          else lines.push(`${indent}  ${body}`);
-        }
-        first = false;
-      }
-      return lines.join('\n');
-    })
-    .join('\n');
-}
-
 /** Flatten inline tokens into runs of text that share one set of styles. */
 function runs(tokens: Token[] | undefined, styles: Style[], out: Run[] = []): Run[] {
   const add = (s: Style) => (styles.includes(s) ? styles : [...styles, s]);
@@ -128,7 +106,7 @@ function runs(tokens: Token[] | undefined, styles: Style[], out: Run[] = []): Ru
       case 'text': {
         const tt = t as Tokens.Text;
         if (tt.tokens) runs(tt.tokens, styles, out);
-        else out.push({ kind: 'text', text: decodeEntities(tt.text), styles });
+        else out.push({ kind: 'text', text: decodeCharacterReferences(tt.text), styles });
         break;
       }
       case 'escape':
@@ -144,29 +122,22 @@ function runs(tokens: Token[] | undefined, styles: Style[], out: Run[] = []): Ru
         runs((t as Tokens.Del).tokens, add('strike'), out);
         break;
       case 'codespan':
-        out.push({ kind: 'code', text: decodeEntities((t as Tokens.Codespan).text) });
+        out.push({ kind: 'code', text: decodeCharacterReferences((t as Tokens.Codespan).text) });
         break;
       case 'br':
         out.push({ kind: 'text', text: '\n', styles });
         break;
-      case 'link': {
-        const l = t as Tokens.Link;
-        const label = plain(l.tokens);
-        // Bare URLs and addresses: Telegram links them itself.
-        if (label === l.href || `mailto:${label}` === l.href) out.push({ kind: 'text', text: label, styles });
-        else if (!LINKABLE.test(l.href)) out.push({ kind: 'text', text: label ? `${label} (${l.href})` : l.href, styles });
-        else out.push({ kind: 'link', text: label || l.href, url: l.href, styles });
-        break;
-      }
+      case 'link':
       case 'image': {
-        const img = t as Tokens.Image;
-        if (LINKABLE.test(img.href)) out.push({ kind: 'link', text: img.text || img.href, url: img.href, styles });
-        else out.push({ kind: 'text', text: img.text || img.href, styles });
+        // Bare URLs and addresses stay text: Telegram links them itself.
+        const shown = linkOrText(t as Tokens.Link | Tokens.Image, LINKABLE);
+        if (shown.url === undefined) out.push({ kind: 'text', text: shown.text, styles });
+        else out.push({ kind: 'link', text: shown.text, url: shown.url, styles });
         break;
       }
       case 'html': {
         const h = (t as Tokens.HTML).text;
-        out.push({ kind: 'text', text: /^<br\s*\/?>$/i.test(h) ? '\n' : h, styles });
+        out.push({ kind: 'text', text: isBreakTag(h) ? '\n' : h, styles });
         break;
       }
       default:
@@ -212,43 +183,4 @@ function write(list: Run[], f: Flavour): string {
   }
   moveTo([]);
   return out;
-}
-
-/** Tables have no MarkdownV2 form: lay them out as aligned plain text (shown as a pre block). */
-function layoutTable(t: Tokens.Table): string {
-  const rows = [t.header.map((c) => plain(c.tokens)), ...t.rows.map((r) => r.map((c) => plain(c.tokens)))];
-  const widths = t.header.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) =>
-    r
-      .map((c, i) => (t.align[i] === 'right' ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
-      .join(' | ')
-      .trimEnd();
-  const [head = [], ...body] = rows;
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('-+-'), ...body.map(line)].join('\n');
-}
-
-/** Visible text of inline tokens, without any markup. */
-function plain(tokens: Token[] | undefined): string {
-  return (tokens ?? [])
-    .map((t) => {
-      if (t.type === 'br') return '\n';
-      if (t.type === 'image') return (t as Tokens.Image).text;
-      if ('tokens' in t && Array.isArray(t.tokens) && t.tokens.length) return plain(t.tokens as Token[]);
-      if (t.type === 'text' || t.type === 'escape' || t.type === 'codespan') return decodeEntities((t as Tokens.Text).text);
-      return 'text' in t && typeof t.text === 'string' ? t.text : '';
-    })
-    .join('');
-}
-
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-
-/** marked leaves character references in text tokens as written; Markdown means the character. */
-function decodeEntities(s: string): string {
-  return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, ref: string) => {
-    if (ref[0] === '#') {
-      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : Number(ref.slice(1));
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return NAMED[ref.toLowerCase()] ?? whole;
-  });
 }

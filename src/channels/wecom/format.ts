@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { atxHeading, quoteLines, renderMarkdownList, singleLine, stripControlCharacters, stripHtmlTags } from '../markdown.js';
 
 /**
  * Markdown → the Markdown the WeCom AI bot renders (pure). WeCom's documented Markdown takes
@@ -10,14 +11,10 @@ import { Lexer, type Token, type Tokens } from 'marked';
  * "\n" is a line break on WeCom, so soft breaks stay. C0 control characters are dropped.
  */
 export function renderWecomMarkdown(markdown: string): string {
-  const src = markdown.replace(/\r\n?/g, '\n').replace(CONTROL, '');
+  const src = stripControlCharacters(markdown.replace(/\r\n?/g, '\n'));
   const tokens = new Lexer({ gfm: true }).lex(src);
   return blocks(tokens).trim(); // blank lines inside fenced code are content: no global collapse
 }
-
-// C0 controls except tab and newline (\r is normalised above), plus DEL.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
 
 function blocks(tokens: Token[], separator = '\n\n'): string {
   return tokens.map(block).filter((s) => s !== '').join(separator);
@@ -30,7 +27,7 @@ function block(token: Token): string {
       return '';
     case 'heading': {
       const t = token as Tokens.Heading;
-      return `${'#'.repeat(Math.min(Math.max(t.depth, 1), 6))} ${inline(t.tokens).replace(/\s*\n\s*/g, ' ')}`;
+      return atxHeading(t.depth, inline(t.tokens));
     }
     case 'paragraph':
       return inline((token as Tokens.Paragraph).tokens);
@@ -43,40 +40,26 @@ function block(token: Token): string {
       return `\`\`\`${t.lang ?? ''}\n${t.text}\n\`\`\``;
     }
     case 'blockquote':
-      return blocks((token as Tokens.Blockquote).tokens)
-        .split('\n')
-        .map((l) => (l.trim() === '' ? '>' : `> ${l}`))
-        .join('\n');
-    case 'list':
-      return list(token as Tokens.List);
+      return quoteLines(blocks((token as Tokens.Blockquote).tokens), { blankIfWhitespace: true });
+    case 'list': {
+      const t = token as Tokens.List;
+      // A loose list keeps its items apart with a blank line, as the source had them.
+      return renderMarkdownList(t, blocks, t.loose ? '\n\n' : '\n');
+    }
     case 'table':
       return table(token as Tokens.Table);
     case 'hr':
       return '---';
     case 'html':
-      return stripTags((token as Tokens.HTML).text).trim();
+      return stripHtmlTags((token as Tokens.HTML).text).trim();
     default:
       return token.raw.trim();
   }
 }
 
-function list(token: Tokens.List): string {
-  const start = typeof token.start === 'number' ? token.start : 1;
-  const items = token.items.map((item, i) => {
-    const marker = token.ordered ? `${start + i}. ` : '- ';
-    const box = item.task ? (item.checked ? '☑ ' : '☐ ') : '';
-    // A tight item's parts (its text, a nested list) stay on consecutive lines.
-    const body = blocks(item.tokens.filter((t) => t.type !== 'checkbox'), token.loose ? '\n\n' : '\n');
-    const pad = ' '.repeat(marker.length);
-    const lines = body.split('\n');
-    return [`${marker}${box}${lines[0] ?? ''}`, ...lines.slice(1).map((l) => (l === '' ? '' : pad + l))].join('\n');
-  });
-  return items.join(token.loose ? '\n\n' : '\n');
-}
-
 /** A GFM pipe table, re-emitted with cells on one line and literal pipes escaped. */
 function table(token: Tokens.Table): string {
-  const cell = (c: Tokens.TableCell) => inline(c.tokens).replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|').trim();
+  const cell = (c: Tokens.TableCell) => singleLine(inline(c.tokens)).replace(/\|/g, '\\|').trim();
   const rule = token.align.map((a) => (a === 'center' ? ':---:' : a === 'right' ? '---:' : a === 'left' ? ':---' : '---'));
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [row(token.header.map(cell)), row(rule), ...token.rows.map((r) => row(r.map(cell)))].join('\n');
@@ -113,14 +96,10 @@ function span(token: Token): string {
       return `![${t.text}](${t.href})`;
     }
     case 'html':
-      return stripTags((token as Tokens.Tag).text);
+      return stripHtmlTags((token as Tokens.Tag).text);
     case 'checkbox':
       return '';
     default:
       return token.raw;
   }
-}
-
-function stripTags(html: string): string {
-  return html.replace(/<\/?[A-Za-z][^>]*>/g, '').replace(/<!--[\s\S]*?-->/g, '');
 }
