@@ -168,6 +168,47 @@ describe('configuration each engine honours', () => {
   });
 });
 
+describe('mcp servers in each engine\'s own config', () => {
+  const MCP = 'mcp:\n  files:\n    command: mcp-files\n    args: [--root, data]\n    env: { MCP_TOKEN: t0k }\n  remote:\n    url: https://mcp.example/sse\n    type: sse\n';
+
+  it('engine_b: an --mcp-config file in mcpServers form', async () => {
+    const t = setup('engine_b', MCP);
+    await t.run({ prompt: 'hi' });
+    const argv = t.standIn.runs()[0]?.argv as string[];
+    const file = argv[argv.indexOf('--mcp-config') + 1] ?? '';
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
+      mcpServers: { files: { command: 'mcp-files', args: ['--root', 'data'], env: { MCP_TOKEN: 't0k' } }, remote: { type: 'sse', url: 'https://mcp.example/sse', headers: {} } },
+    });
+  });
+
+  it('engine_c: local and remote servers in the OpenCode config', async () => {
+    const t = setup('engine_c', MCP);
+    await t.run({ prompt: 'hi' });
+    const oc = JSON.parse((t.standIn.runs()[0]?.env as Record<string, string>).OPENCODE_CONFIG_CONTENT ?? '{}') as { mcp: unknown };
+    expect(oc.mcp).toEqual({
+      files: { type: 'local', command: ['mcp-files', '--root', 'data'], environment: { MCP_TOKEN: 't0k' }, enabled: true },
+      remote: { type: 'remote', url: 'https://mcp.example/sse', headers: {}, enabled: true },
+    });
+  });
+
+  it('engine_d: -c mcp_servers overrides', async () => {
+    const t = setup('engine_d', MCP);
+    await t.run({ prompt: 'hi' });
+    const argv = t.standIn.runs()[0]?.argv as string[];
+    expect(argv).toEqual(expect.arrayContaining(['mcp_servers.files.command="mcp-files"', 'mcp_servers.files.args=["--root", "data"]', 'mcp_servers.files.env={ MCP_TOKEN = "t0k" }', 'mcp_servers.remote.url="https://mcp.example/sse"']));
+  });
+
+  it('engine_a: merged into .cursor/mcp.json next to the user\'s own servers; ours removed when dropped', async () => {
+    const t = setup('engine_a', MCP, { '.cursor/mcp.json': JSON.stringify({ mcpServers: { mine: { command: 'my-server' } } }) });
+    await t.run({ prompt: 'hi' });
+    const read = () => JSON.parse(fs.readFileSync(path.join(t.dir, '.cursor/mcp.json'), 'utf8')) as { mcpServers: Record<string, unknown> };
+    expect(Object.keys(read().mcpServers).sort()).toEqual(['files', 'mine', 'remote']);
+    fs.writeFileSync(path.join(t.dir, 'service.yaml'), fs.readFileSync(path.join(t.dir, 'service.yaml'), 'utf8').replace(/mcp:[\s\S]*$/, 'mcp:\n  files:\n    command: mcp-files\n'));
+    await t.run({ prompt: 'again' });
+    expect(Object.keys(read().mcpServers).sort()).toEqual(['files', 'mine']);
+  });
+});
+
 describe('provider failover', () => {
   const yaml = 'provider:\n  baseUrl: http://primary.test\n  apiKey: k1\n  failoverThreshold: 2\n  fallback:\n    baseUrl: http://fallback.test\n    apiKey: k2\n';
   const baseUrlOf = (run: Record<string, unknown> | undefined) => (run?.env as Record<string, string>).ANTHROPIC_BASE_URL;
