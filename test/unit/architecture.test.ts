@@ -22,6 +22,11 @@ describe('architecture', () => {
     expect(importing((s) => s === 'execa')).toEqual(['core/engines/runner.ts']);
   });
 
+  it('only the store imports better-sqlite3, only the scheduler cron-parser', () => {
+    expect(importing((s) => s === 'better-sqlite3')).toEqual(['core/store/sqlite-store.ts']);
+    expect(importing((s) => s === 'cron-parser')).toEqual(['core/scheduler/cron.ts']);
+  });
+
   it('only src/server imports h3 and listhen', () => {
     expect(importing((s) => s === 'h3' || s === 'listhen').every((f) => f.startsWith('server/'))).toBe(true);
   });
