@@ -13,7 +13,7 @@
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
 //   SAY:<text>     answer exactly <text> (the last SAY: of the prompt, to the end of its line)
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
-//   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs
+//   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs (LONGCJK:<n> in Chinese)
 // Otherwise the answer is `ECHO: <first line of the prompt>` and `TURN: <n>` (n-th turn of the session).
 //
 // STANDIN_LOG=<file>: one JSON line per run (engine, pid, argv, prompt, sessions, env subset).
@@ -220,12 +220,13 @@ if (has('BIG-LINE')) fmt.tool('bash', { command: 'big' }, 'x'.repeat(500_000));
 
 let answer;
 if (has('SAY:')) answer = own.slice(own.lastIndexOf('SAY:') + 4).split('\n')[0].trim();
-else if (arg('LONG')) {
-  // About <n> characters of numbered paragraphs (split tests)
-  const n = Number(arg('LONG'));
+else if (arg('LONG') || arg('LONGCJK')) {
+  // About <n> characters of numbered paragraphs (split tests); LONGCJK: Chinese text, 3 bytes a character
+  const cjk = Boolean(arg('LONGCJK'));
+  const n = Number(arg('LONG') ?? arg('LONGCJK'));
   const paras = [];
   for (let i = 0, len = 0; len < n; i++) {
-    const p = `Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(6).trim()}.`;
+    const p = cjk ? `Paragraph ${i}: ${'这是用于测试按字节拆分的中文段落，'.repeat(5)}。` : `Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(6).trim()}.`;
     paras.push(p);
     len += p.length + 2;
   }

@@ -116,9 +116,11 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
     expect(replies(f)).toHaveLength(3);
   });
 
-  it('a reply over the platform limit arrives split, each part within the limit in its own unit', async () => {
+  it('a reply over the platform limit arrives split, each part within the limit in its own unit (CJK where bytes count)', async () => {
     const { fake: f, gw: g } = await setup();
-    await f.deliver({ chatType: 'direct', userId: alice, text: `LONG:${spec.longChars}` });
+    // Byte-limited platforms get Chinese text (3 bytes a character): a character count would overflow them.
+    const directive = f.limit.unit === 'bytes' ? `LONGCJK:${Math.ceil(spec.longChars / 3)}` : `LONG:${spec.longChars}`;
+    await f.deliver({ chatType: 'direct', userId: alice, text: directive });
     await reply(f, 'END-OF-LONG-REPLY');
     await settle(g);
     const parts = replies(f).filter((o) => o.kind !== 'stream' || o.finished !== false);
