@@ -2,6 +2,7 @@ import type { ChannelHub, ChannelStatus, SendResult } from '../core/channel-hub.
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { withDeadline } from '../core/util/timeout.js';
 import type { Bridge } from './bridge.js';
 import { loadCustomAdapter } from './custom.js';
 import { channelDefinitions } from './registry.js';
@@ -173,12 +174,4 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       );
     },
   };
-}
-
-function withDeadline<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }

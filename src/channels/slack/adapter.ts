@@ -13,6 +13,7 @@ import {
 import { describe, sdkLogger, slackErrorCode, toSlackChannelError } from './errors.js';
 import { renderSlackMrkdwn } from './format.js';
 import { normaliseSlackMessage, slackMessageId, type SlackIdentity, type SlackMessageEvent } from './inbound.js';
+import { withTimeout } from '../../core/util/timeout.js';
 
 /**
  * channel_d: Slack over Socket Mode. Bolt's `App` is deliberately not used: it acknowledges every
@@ -357,18 +358,5 @@ class SlackAdapter implements ChannelAdapter {
     }
     const data = Buffer.from(await res.arrayBuffer());
     return { data, mimeType: image.mimeType ?? (type || 'application/octet-stream') };
-  }
-}
-
-/** Wait for `p`, but no longer than `ms`; the timer never outlives the wait. */
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

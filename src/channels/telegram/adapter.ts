@@ -12,6 +12,7 @@ import {
 } from '../types.js';
 import { renderTelegramMarkdownV2, renderTelegramPlain } from './format.js';
 import { mimeFromPath, nativeMessageId, normaliseTelegramMessage, type TelegramIdentity } from './inbound.js';
+import { withTimeout } from '../../core/util/timeout.js';
 
 /**
  * channel_e: Telegram with grammy's long polling. Traps handled here: `bot.start()` runs getMe
@@ -297,17 +298,4 @@ const isNotModified = (e: unknown): boolean => e instanceof GrammyError && /mess
 function describe(e: unknown): string {
   if (e instanceof GrammyError) return `${e.error_code} ${e.description}`;
   return e instanceof Error ? e.message : String(e);
-}
-
-/** Wait for `p`, but no longer than `ms`; the timer never outlives the wait. */
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
