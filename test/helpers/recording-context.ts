@@ -1,103 +1,91 @@
 /**
- * Test doubles for driving a channel adapter through its interface: a ChannelContext that records
- * what the adapter hands over, the bridge's split-by-limit (emulated), and an open-handle probe.
+ * Driving a channel adapter through its interface in tests: a ChannelContext that records what
+ * the adapter hands over (with waiters), and probes for what an adapter must not leave behind
+ * (open handles, unhandled rejections).
  */
-import { createLogger, type Logger } from '../../src/core/logger.js';
-import type { ChannelContext, InboundMessage, MessageLimit } from '../../src/channels/types.js';
+import { createLogger } from '../../src/core/logger.js';
+import type { ChannelContext, InboundMessage } from '../../src/channels/types.js';
 
-type Status = Parameters<ChannelContext['onStatus']>[0];
+export type Status = Parameters<ChannelContext['onStatus']>[0];
 
 export interface RecordingContext extends ChannelContext {
   readonly messages: InboundMessage[];
   readonly statuses: Status[];
-  /** When each onMessage call resolved (the moment an adapter may acknowledge). */
-  readonly handedOver: Array<{ messageId: string; at: number }>;
-  /** Debug-level log lines (SDK output routed by the adapter ends up here). */
+  /** Every line the adapter logged through ctx.log (debug and up), SDK output it routes included. */
   readonly logLines: string[];
-  waitForMessages(count: number, timeoutMs?: number): Promise<InboundMessage[]>;
+  /** When onMessage resolved, per message id (the moment an adapter may acknowledge; the last hand-over wins). */
+  readonly handedOverAt: Map<string, number>;
+  /** Runs inside onMessage after the message is recorded: a slow hook delays the hand-over, a throwing one fails it. */
+  onMessageHook: ((m: InboundMessage) => Promise<void> | void) | undefined;
   waitForMessage(pred: (m: InboundMessage) => boolean, timeoutMs?: number): Promise<InboundMessage>;
-  waitForStatus(pred: (s: Status) => boolean, timeoutMs?: number): Promise<Status>;
+  waitForMessages(count: number, timeoutMs?: number): Promise<InboundMessage[]>;
+  /** A status matching `pred`, or with this `state`. */
+  waitForStatus(pred: ((s: Status) => boolean) | Status['state'], timeoutMs?: number): Promise<Status>;
 }
 
-export function createRecordingContext(opts: { onMessage?: (m: InboundMessage) => Promise<void> } = {}): RecordingContext {
-  const messages: InboundMessage[] = [];
-  const statuses: Status[] = [];
-  const handedOver: Array<{ messageId: string; at: number }> = [];
+export function createRecordingContext(opts: { onMessage?: (m: InboundMessage) => Promise<void> | void } = {}): RecordingContext {
   const logLines: string[] = [];
-  const log: Logger = createLogger({ level: 'debug', write: (line) => logLines.push(line) });
-  return {
-    messages, statuses, handedOver, logLines, log,
+  const ctx: RecordingContext = {
+    messages: [],
+    statuses: [],
+    logLines,
+    handedOverAt: new Map(),
+    onMessageHook: opts.onMessage,
+    log: createLogger({ level: 'debug', write: (line) => logLines.push(line) }),
     async onMessage(m) {
-      messages.push(m);
-      await opts.onMessage?.(m);
-      handedOver.push({ messageId: m.messageId, at: Date.now() });
+      ctx.messages.push(m);
+      await ctx.onMessageHook?.(m);
+      ctx.handedOverAt.set(m.messageId, Date.now());
     },
     onStatus(s) {
-      statuses.push(s);
+      ctx.statuses.push(s);
     },
-    async waitForMessages(count, timeoutMs = 5_000) {
-      await until(() => messages.length >= count, timeoutMs, `${count} inbound message(s)`);
-      return messages;
-    },
-    async waitForMessage(pred, timeoutMs = 5_000) {
-      await until(() => messages.some(pred), timeoutMs, 'an inbound message');
-      return messages.find(pred) as InboundMessage;
-    },
-    async waitForStatus(pred, timeoutMs = 5_000) {
-      await until(() => statuses.some(pred), timeoutMs, 'a status');
-      return statuses.find(pred) as Status;
+    waitForMessage: (pred, timeoutMs = 5_000) => poll(() => ctx.messages.find(pred), timeoutMs, 'an inbound message'),
+    waitForMessages: (count, timeoutMs = 5_000) => poll(() => (ctx.messages.length >= count ? ctx.messages : undefined), timeoutMs, `${count} inbound message(s)`),
+    waitForStatus: (pred, timeoutMs = 5_000) => {
+      const match = typeof pred === 'function' ? pred : (s: Status) => s.state === pred;
+      return poll(() => ctx.statuses.find(match), timeoutMs, 'a status change');
     },
   };
+  return ctx;
 }
 
-export async function until(pred: () => boolean, timeoutMs = 3_000, what = 'condition'): Promise<void> {
+export async function poll<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
   const end = Date.now() + timeoutMs;
-  while (!pred()) {
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
 
-export const sizeOf = (text: string, unit: MessageLimit['unit']): number =>
-  unit === 'bytes' ? Buffer.byteLength(text, 'utf8') : [...text].length;
+export const until = (cond: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<true> => poll(() => (cond() ? true : undefined), timeoutMs, what);
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * What the bridge does with a long reply (emulated here; the bridge owns the real one): cut the
- * Markdown into the longest prefixes whose *rendered* form fits the adapter's limit.
+ * Resources that would keep the process alive (sockets, timers, immediates), once transient ones
+ * had time to go: vitest's runner keeps a 100 ms throttle timer that is sometimes pending at the
+ * moment of the check. A leaked interval or socket stays, so it is still reported. Checks made
+ * while a fake platform still runs leave out listening servers (the fake's, not the adapter's).
  */
-export function splitByLimit(markdown: string, render: (md: string) => string, limit: MessageLimit): string[] {
-  const chars = [...markdown];
-  const parts: string[] = [];
-  let start = 0;
-  while (start < chars.length) {
-    let lo = start + 1;
-    let hi = chars.length;
-    while (lo < hi) {
-      const mid = Math.ceil((lo + hi) / 2);
-      if (sizeOf(render(chars.slice(start, mid).join('')), limit.unit) <= limit.max) lo = mid;
-      else hi = mid - 1;
-    }
-    parts.push(chars.slice(start, lo).join(''));
-    start = lo;
-  }
-  return parts;
-}
-
-/** Resources that keep the event loop alive and that an adapter could leak. */
-export function liveHandles(): string[] {
-  return process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'TCPSocketWrap');
-}
-
-/**
- * liveHandles() once transient timers had time to fire: vitest's runner keeps a 100 ms throttle
- * timer for task updates, which is sometimes pending at the moment of the check. A leaked interval
- * or socket stays, so it is still reported.
- */
-export async function lingeringHandles(waitMs = 500): Promise<string[]> {
+export async function openHandles(opts: { waitMs?: number; servers?: boolean } = {}): Promise<string[]> {
+  const kinds = opts.servers === false ? /TCPSocketWrap|Timeout|Immediate/ : /TCP|Timeout|Immediate/;
+  const live = () => process.getActiveResourcesInfo().filter((r) => kinds.test(r));
+  const waitMs = opts.waitMs ?? 500;
   const end = Date.now() + waitMs;
   for (;;) {
-    const live = liveHandles();
-    if (live.length === 0 || Date.now() > end) return live;
+    const now = live();
+    if (now.length === 0 || Date.now() > end) return now;
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Collects unhandled rejections for the duration of a test file (they would crash the gateway). */
+export function trackUnhandled(): { errors: unknown[]; dispose(): void } {
+  const errors: unknown[] = [];
+  const onError = (e: unknown) => void errors.push(e);
+  process.on('unhandledRejection', onError);
+  return { errors, dispose: () => void process.off('unhandledRejection', onError) };
 }

@@ -26,6 +26,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
+import { createWaiters } from './_waiters.js';
 
 export const DINGTALK_TOPIC_ROBOT = '/v1.0/im/bot/messages/get';
 const CLIENT_ID = 'ding-fake-client';
@@ -376,22 +377,3 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
 
 const randomId = (prefix: string): string => `${prefix}_${randomBytes(8).toString('hex')}`;
 const lwcp = (id: string): string => `$:LWCP_v1:$${Buffer.from(id).toString('base64')}`;
-
-/** Change-driven waiting: every state change calls notify(), which re-runs the pending probes. */
-function createWaiters(label: string) {
-  const probes = new Set<{ check: () => void; fail: (e: Error) => void }>();
-  return {
-    notify(): void { for (const p of [...probes]) p.check(); },
-    failWaiters(): void { for (const p of [...probes]) p.fail(new Error(`${label}: closed`)); },
-    waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        const entry = { check: () => { const v = probe(); if (v !== undefined) { done(); resolve(v); } },
-          fail: (e: Error) => { done(); reject(e); } };
-        const timer = setTimeout(() => entry.fail(new Error(`${label}: timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
-        const done = () => { clearTimeout(timer); probes.delete(entry); };
-        probes.add(entry);
-        entry.check();
-      });
-    },
-  };
-}

@@ -34,6 +34,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
+import { createWaiters } from './_waiters.js';
 
 const BOT_ID = 'fake-bot-id';
 const SECRET = 'fake-secret';
@@ -273,23 +274,4 @@ async function readJson(req: IncomingMessage): Promise<Json | undefined> {
     const v: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     return v && typeof v === 'object' ? (v as Json) : undefined;
   } catch { return undefined; }
-}
-
-/** Change-driven waiting: every state change calls notify(), which re-runs the pending probes. */
-function createWaiters(label: string) {
-  const probes = new Set<{ check: () => void; fail: (e: Error) => void }>();
-  return {
-    notify(): void { for (const p of [...probes]) p.check(); },
-    failWaiters(): void { for (const p of [...probes]) p.fail(new Error(`${label}: closed`)); },
-    waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        const entry = { check: () => { const v = probe(); if (v !== undefined) { done(); resolve(v); } },
-          fail: (e: Error) => { done(); reject(e); } };
-        const timer = setTimeout(() => entry.fail(new Error(`${label}: timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
-        const done = () => { clearTimeout(timer); probes.delete(entry); };
-        probes.add(entry);
-        entry.check();
-      });
-    },
-  };
 }

@@ -9,7 +9,8 @@ import { createDingtalkAdapter, DINGTALK_MAX_BYTES, type DingtalkTuning } from '
 import { ChannelError, type ChannelAdapter, type InboundMessage } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
-import { createRecordingContext, lingeringHandles, splitByLimit, until, type RecordingContext } from '../../helpers/recording-context.js';
+import { splitMessage } from '../../../src/channels/split.js';
+import { createRecordingContext, openHandles, until, type RecordingContext } from '../../helpers/recording-context.js';
 
 const FAST: DingtalkTuning = { reconnectMs: 50, maxReconnectMs: 400, heartbeatMs: 0, requestTimeoutMs: 2_000 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,7 +58,7 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     });
     expect(JSON.parse(JSON.stringify(msg.replyTarget))).toEqual(msg.replyTarget); // the inbox can store it
     const ack = await fake.waitForAck(msg.messageId);
-    expect(ack.at).toBeGreaterThanOrEqual(ctx.handedOver[0]!.at);
+    expect(ack.at).toBeGreaterThanOrEqual([...ctx.handedOverAt.values()][0]!);
     expect(ctx.statuses).toEqual([]);
     // The SDK's unconditional console output ("connect success") went to our logger instead.
     for (const spy of consoleCalls) expect(spy).not.toHaveBeenCalled();
@@ -131,7 +132,7 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     await startAdapter();
     const msg = await dm('write a lot');
     const long = Array.from({ length: 60 }, (_, i) => `第${i}段：${'中文内容'.repeat(40)}`).join('\n\n');
-    const parts = splitByLimit(long, adapter.render, adapter.limit);
+    const parts = splitMessage(long, adapter.limit, (md) => adapter.render(md));
     expect(parts.length).toBeGreaterThan(1);
     for (const p of parts) await adapter.reply(msg.replyTarget, p);
     const replies = fake.outbound.filter((o) => o.kind === 'reply');
@@ -236,7 +237,7 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     await adapter.stop();
     expect(fake.connected()).toBe(false);
     await fake.close();
-    expect(await lingeringHandles()).toEqual([]);
+    expect(await openHandles({ servers: false })).toEqual([]);
   });
 
   it('is created through the channel definition with the SDK imported lazily', async () => {

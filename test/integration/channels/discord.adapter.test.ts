@@ -8,7 +8,7 @@ import { createSilentLogger } from '../../../src/core/logger.js';
 import { discord } from '../../../src/channels/discord/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { startFakeDiscord } from '../../fakes/platforms/channel-f-discord.js';
-import { createRecordingContext, type RecordingContext } from './_ctx-discord-lark.js';
+import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeDiscord>>;
 

@@ -13,7 +13,7 @@ import { lark } from '../../../src/channels/lark/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { startFakeLark, type LarkExtras } from '../../fakes/platforms/channel-a-lark.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { createRecordingContext, type RecordingContext } from './_ctx-discord-lark.js';
+import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
 
 type Fake = FakePlatform & LarkExtras;
 

@@ -7,7 +7,7 @@ import { slack } from '../../../src/channels/slack/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
-import { openHandles, recordingContext, sleep, trackUnhandled, until, type Recorded } from './_ctx-slack-telegram.js';
+import { createRecordingContext, openHandles, sleep, trackUnhandled, until, type RecordingContext } from '../../helpers/recording-context.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeSlack>>;
 
@@ -21,20 +21,20 @@ afterAll(async () => {
   await sleep(100);
   unhandled.dispose();
   expect(unhandled.errors).toEqual([]);
-  expect(openHandles()).toEqual([]);
+  expect(await openHandles()).toEqual([]);
 });
 
 async function setup(opts: Parameters<typeof startFakeSlack>[0] = {}, config: Record<string, string> = {}) {
   const fake = await startFakeSlack(opts);
   cleanup.push(() => fake.close());
   const adapter = await slack.create({ ...fake.channelConfig, ...config }, { log: createSilentLogger(), dir: '/tmp', name: 'channel_d' });
-  const rec = recordingContext();
+  const rec = createRecordingContext();
   return { fake, adapter, rec };
 }
 
-async function started(opts: Parameters<typeof startFakeSlack>[0] = {}): Promise<{ fake: Fake; adapter: ChannelAdapter; rec: Recorded }> {
+async function started(opts: Parameters<typeof startFakeSlack>[0] = {}): Promise<{ fake: Fake; adapter: ChannelAdapter; rec: RecordingContext }> {
   const s = await setup(opts);
-  await s.adapter.start(s.rec.ctx);
+  await s.adapter.start(s.rec);
   cleanup.push(() => s.adapter.stop());
   return s;
 }
@@ -55,7 +55,7 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
     });
     expect(Math.abs(m.ts - before)).toBeLessThan(5000);
     const ack = await fake.waitForAck(ts);
-    expect(ack.at).toBeGreaterThanOrEqual(rec.handedAt.get(m.messageId) ?? Infinity);
+    expect(ack.at).toBeGreaterThanOrEqual(rec.handedOverAt.get(m.messageId) ?? Infinity);
 
     const sent = await adapter.reply(m.replyTarget, 'Hello **there** & _you_ <b>');
     const out = await fake.waitForOutbound((o) => o.messageId === sent?.messageId);
@@ -102,11 +102,13 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
     await until(() => rec.messages.length === 2);
     expect(rec.messages[1]?.messageId).toBe(rec.messages[0]?.messageId);
 
-    rec.failWith = new Error('inbox is full');
+    rec.onMessageHook = () => {
+      throw new Error('inbox is full');
+    };
     const { messageId: ts2 } = await fake.deliver({ chatType: 'direct', userId: 'U1', text: 'twice' });
     await sleep(200);
     expect(fake.acks.some((a) => a.messageId === ts2)).toBe(false);
-    rec.failWith = undefined;
+    rec.onMessageHook = undefined;
     await fake.redeliver(ts2);
     await fake.waitForAck(ts2);
     expect(rec.messages.at(-1)).toMatchObject({ messageId: `DU1:${ts2}`, text: 'twice' });
@@ -169,19 +171,19 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
   it('start rejects with a clear reason when the platform refuses or cannot be reached', async () => {
     const { fake, adapter, rec } = await setup();
     fake.setRefuseConnections(true);
-    const err = await adapter.start(rec.ctx).catch((e: unknown) => e);
+    const err = await adapter.start(rec).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChannelError);
     expect(err).toMatchObject({ kind: 'auth', message: expect.stringMatching(/auth\.test.*invalid_auth/) });
     await adapter.stop();
 
     const wrongApp = await setup({}, { appToken: 'xoxb-not-an-app-token' });
-    const app = await wrongApp.adapter.start(wrongApp.rec.ctx).catch((e: unknown) => e);
+    const app = await wrongApp.adapter.start(wrongApp.rec).catch((e: unknown) => e);
     expect(app).toMatchObject({ kind: 'auth', message: expect.stringMatching(/Socket Mode.*invalid_auth/) });
     expect(wrongApp.fake.connected()).toBe(false);
     await wrongApp.adapter.stop();
 
     const closed = await setup({}, { apiUrl: 'http://127.0.0.1:9/api/' });
-    const down = await closed.adapter.start(closed.rec.ctx).catch((e: unknown) => e);
+    const down = await closed.adapter.start(closed.rec).catch((e: unknown) => e);
     expect(down).toMatchObject({ kind: 'network', message: expect.stringMatching(/auth\.test/) });
     await closed.adapter.stop();
   });
@@ -201,7 +203,7 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
 
   it('a token revoked during the reconnect is reported as failed, without crashing', async () => {
     const { fake, adapter, rec } = await setup();
-    await adapter.start(rec.ctx);
+    await adapter.start(rec);
     fake.setRefuseConnections(true);
     fake.dropConnections();
     const failed = await rec.waitForStatus('failed');
@@ -212,7 +214,7 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
 
   it('stops cleanly while a reconnect is pending, and stop is idempotent', async () => {
     const { fake, adapter, rec } = await setup();
-    await adapter.start(rec.ctx);
+    await adapter.start(rec);
     fake.dropConnections();
     await rec.waitForStatus('disconnected');
     await adapter.stop();
@@ -222,7 +224,7 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
     expect(rec.statuses.map((s) => s.state)).toEqual(['disconnected']);
 
     const again = await setup();
-    await again.adapter.start(again.rec.ctx);
+    await again.adapter.start(again.rec);
     again.fake.dropConnections();
     await sleep(320); // inside the first reconnect attempt
     await again.adapter.stop();

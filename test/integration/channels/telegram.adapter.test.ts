@@ -7,7 +7,7 @@ import { telegram } from '../../../src/channels/telegram/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
-import { openHandles, recordingContext, sleep, trackUnhandled, until, type Recorded } from './_ctx-slack-telegram.js';
+import { createRecordingContext, openHandles, sleep, trackUnhandled, until, type RecordingContext } from '../../helpers/recording-context.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTelegram>>;
 const GROUP = '-1001234567890';
@@ -22,20 +22,20 @@ afterAll(async () => {
   await sleep(100);
   unhandled.dispose();
   expect(unhandled.errors).toEqual([]);
-  expect(openHandles()).toEqual([]);
+  expect(await openHandles()).toEqual([]);
 });
 
 async function create(config: Record<string, unknown>) {
   const adapter = await telegram.create(telegram.options.parse(config), { log: createSilentLogger(), dir: '/tmp', name: 'channel_e' });
-  return { adapter, rec: recordingContext() };
+  return { adapter, rec: createRecordingContext() };
 }
 
-async function started(): Promise<{ fake: Fake; adapter: ChannelAdapter; rec: Recorded }> {
+async function started(): Promise<{ fake: Fake; adapter: ChannelAdapter; rec: RecordingContext }> {
   const fake = await startFakeTelegram();
   cleanup.push(() => fake.close());
   // A trailing slash is accepted in the config and dropped (grammy throws on one).
   const { adapter, rec } = await create({ ...fake.channelConfig, apiRoot: `${fake.channelConfig.apiRoot}/` });
-  await adapter.start(rec.ctx);
+  await adapter.start(rec);
   cleanup.push(() => adapter.stop());
   return { fake, adapter, rec };
 }
@@ -55,7 +55,7 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
       text: 'hi there', mentioned: true, ts: 1_700_000_000_000, replyTarget: { chatId: '1001', chatType: 'direct', messageId: `1001:${messageId}` },
     });
     const ack = await fake.waitForAck(messageId);
-    expect(ack.at).toBeGreaterThanOrEqual(rec.handedAt.get(m.messageId) ?? Infinity);
+    expect(ack.at).toBeGreaterThanOrEqual(rec.handedOverAt.get(m.messageId) ?? Infinity);
 
     const sent = await adapter.reply(m.replyTarget, 'Version 1.2 (beta) - costs $5! **bold** `a_b` [x](https://e.x/a_(b)) #tag');
     const out = await fake.waitForOutbound((o) => o.messageId === sent?.messageId);
@@ -136,13 +136,13 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
     cleanup.push(() => fake.close());
     fake.setRefuseConnections(true);
     const refused = await create(fake.channelConfig);
-    const err = await refused.adapter.start(refused.rec.ctx).catch((e: unknown) => e);
+    const err = await refused.adapter.start(refused.rec).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChannelError);
     expect(err).toMatchObject({ kind: 'auth', message: expect.stringMatching(/getMe.*401 Unauthorized/) });
     await refused.adapter.stop();
 
     const down = await create({ botToken: fake.channelConfig.botToken, apiRoot: 'http://127.0.0.1:9' });
-    const starting = down.adapter.start(down.rec.ctx).catch((e: unknown) => e);
+    const starting = down.adapter.start(down.rec).catch((e: unknown) => e);
     await sleep(300); // getMe is failing and being retried
     const t0 = Date.now();
     await down.adapter.stop();
@@ -170,10 +170,10 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
     fake.setRefuseConnections(false);
 
     const first = await create(fake.channelConfig);
-    await first.adapter.start(first.rec.ctx);
+    await first.adapter.start(first.rec);
     cleanup.push(() => first.adapter.stop());
     const second = await create(fake.channelConfig);
-    await second.adapter.start(second.rec.ctx);
+    await second.adapter.start(second.rec);
     cleanup.push(() => second.adapter.stop());
     const conflict = await first.rec.waitForStatus('failed');
     expect(conflict.reason).toMatch(/another process is polling.*409/);

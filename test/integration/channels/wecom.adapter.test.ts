@@ -10,7 +10,8 @@ import { wecom } from '../../../src/channels/wecom/index.js';
 import { createWecomAdapter, WECOM_MAX_BYTES, type WecomTuning } from '../../../src/channels/wecom/adapter.js';
 import { ChannelError, type ChannelAdapter, type InboundMessage } from '../../../src/channels/types.js';
 import { startFakeWecom, type FakeWecom } from '../../fakes/platforms/channel-c-wecom.js';
-import { createRecordingContext, lingeringHandles, splitByLimit, until, type RecordingContext } from '../../helpers/recording-context.js';
+import { splitMessage } from '../../../src/channels/split.js';
+import { createRecordingContext, openHandles, until, type RecordingContext } from '../../helpers/recording-context.js';
 
 const FAST: WecomTuning = { reconnectMs: 20, maxAuthFailureAttempts: 2 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -113,7 +114,7 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     await started();
     const msg = await dm('write a lot');
     const long = Array.from({ length: 40 }, (_, i) => `## 第${i}节\n\n${'企业微信长文本'.repeat(150)}`).join('\n\n');
-    const parts = splitByLimit(long, adapter!.render, adapter!.limit);
+    const parts = splitMessage(long, adapter!.limit, (md) => adapter!.render(md));
     expect(parts.length).toBeGreaterThan(2);
     for (const p of parts) await adapter!.reply(msg.replyTarget, p);
     const visible = fake.outbound.filter((o) => o.kind === 'stream' || o.kind === 'send');
@@ -184,7 +185,7 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     expect(err).toMatchObject({ kind: 'network', message: expect.stringContaining('ECONNREFUSED') });
     await a.stop();
     adapter = undefined;
-    expect(await lingeringHandles()).toEqual([]);
+    expect(await openHandles({ servers: false })).toEqual([]);
   });
 
   it('a server drop is reported disconnected then connected; a reply to a pre-drop message goes out proactively', async () => {
@@ -222,6 +223,6 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     adapter = undefined;
     expect(fake.connected()).toBe(false);
     await fake.close();
-    expect(await lingeringHandles()).toEqual([]);
+    expect(await openHandles({ servers: false })).toEqual([]);
   });
 });

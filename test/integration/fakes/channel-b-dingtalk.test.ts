@@ -10,7 +10,7 @@ import type WebSocket from 'ws';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { DingtalkStreamClient, type StreamClientOptions } from '../../../src/channels/dingtalk/stream-client.js';
 import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
-import { lingeringHandles } from '../../helpers/recording-context.js';
+import { openHandles } from '../../helpers/recording-context.js';
 
 /** DWClient fields that are `private` in its .d.ts but plain JS properties at runtime. */
 interface DWInternals {
@@ -241,7 +241,7 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
     expect(live.size).toBe(0);
     await fake.close();
     // Nothing that keeps the event loop alive: no timer and no socket (vitest's own throttle timer aside).
-    expect(await lingeringHandles()).toEqual([]);
+    expect(await openHandles({ servers: false })).toEqual([]);
   });
 
   it('confirms the 2.1.5 leak: a plain DWClient keeps one keepAlive interval per reconnect after disconnect()', async () => {
