@@ -28,7 +28,7 @@ export function renderMarkdownList(
     .map((item, i) => {
       const marker = list.ordered ? `${start + i}. ` : '- ';
       // A tight item's parts (its text, a nested list) stay on consecutive lines.
-      const body = renderBody(item.tokens.filter((t) => t.type !== 'checkbox'), item.loose ? '\n\n' : '\n');
+      const body = renderBody(itemBlocks(item), item.loose ? '\n\n' : '\n');
       const pad = ' '.repeat(marker.length);
       const [first = '', ...rest] = body.split('\n');
       return [`${marker}${taskBox(item)}${first}`, ...rest.map((l) => (l === '' ? '' : pad + l))].join('\n');
@@ -62,8 +62,7 @@ export function renderTextList(list: Tokens.List, style: TextListStyle, depth = 
       const head = `${indent}${marker} ${taskBox(item)}`;
       const lines = [head.trimEnd()];
       let first = true;
-      for (const child of item.tokens) {
-        if (child.type === 'checkbox') continue;
+      for (const child of itemBlocks(item)) {
         if (child.type === 'list') {
           lines.push(renderTextList(child as Tokens.List, style, depth + 1));
         } else {
@@ -85,6 +84,19 @@ const BULLETS: readonly string[] = ['•', '◦', '▪'];
 /** marked gives `start` as '' for a bullet list. */
 function listStart(list: Tokens.List): number {
   return typeof list.start === 'number' ? list.start : 1;
+}
+
+/**
+ * An item's blocks without its task checkbox token, which taskBox draws instead. marked puts that
+ * token first in a tight item's tokens but first in the paragraph's inline tokens of a loose one.
+ */
+function itemBlocks(item: Tokens.ListItem): Token[] {
+  const blocks = item.tokens.filter((t) => t.type !== 'checkbox');
+  const head = blocks[0];
+  if (!item.task || head?.type !== 'paragraph') return blocks;
+  const inline = (head as Tokens.Paragraph).tokens;
+  if (inline[0]?.type !== 'checkbox') return blocks;
+  return [{ ...head, tokens: inline.slice(1) } as Tokens.Paragraph, ...blocks.slice(1)];
 }
 
 /** No platform renders GFM's `[ ]` / `[x]`, so a task item starts with a box character instead. */

@@ -25,6 +25,7 @@ describe('renderDiscordMarkdown', () => {
     expect(render('- a\n- b\n  1. c\n  2. d')).toBe('- a\n- b\n  1. c\n  2. d');
     expect(render('3. three\n4. four')).toBe('3. three\n4. four');
     expect(render('- [ ] todo\n- [x] done')).toBe('- ☐ todo\n- ☑ done');
+    expect(render('1. [x] done\n\n2. [ ] todo')).toBe('1. ☑ done\n2. ☐ todo'); // loose: the box sits in the paragraph
   });
 
   it('quotes every line of a block quote, blank lines included', () => {

@@ -8,6 +8,7 @@ describe('renderLarkMarkdown (post md tag)', () => {
     expect(render('**b** _i_ ~~s~~ `c` [l](https://x.dev)')).toBe('**b** *i* ~~s~~ `c` [l](https://x.dev)');
     expect(render('- a\n  - b\n1. c')).toBe('- a\n  - b\n\n1. c');
     expect(render('> q\n>\n> r')).toBe('> q\n>\n> r');
+    expect(render('- [x] a\n\n- [ ] b')).toBe('- ☑ a\n- ☐ b'); // a loose task list's box sits in the paragraph
     expect(render('```py\nprint(1)\n```')).toBe('```py\nprint(1)\n```');
   });
 

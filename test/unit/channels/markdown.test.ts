@@ -42,6 +42,19 @@ describe('renderMarkdownList (platforms that parse Markdown lists)', () => {
     expect(renderMarkdownList(loose, rawBlocks)).toBe('- a\n\n  more\n- b');
     expect(renderMarkdownList(loose, rawBlocks, '\n\n')).toBe('- a\n\n  more\n\n- b');
   });
+
+  it('boxes the tasks of a loose list too, where marked puts the checkbox inside the paragraph', () => {
+    // Paragraphs rendered from their inline tokens, as the platform renderers do.
+    const inlineBlocks = (tokens: Token[], separator: string): string =>
+      tokens
+        .filter((t) => t.type !== 'space')
+        .map((t) => ('tokens' in t && t.tokens ? (t.tokens as Token[]).map((x) => x.raw).join('') : t.raw).replace(/\n+$/, ''))
+        .join(separator);
+    const loose = first<Tokens.List>('1. [x] done\n\n2. [ ] todo', 'list');
+    expect(renderMarkdownList(loose, inlineBlocks)).toBe('1. ☑ done\n2. ☐ todo');
+    const style = { indent: '  ', renderBlock: (t: Token) => inlineBlocks([t], '') };
+    expect(renderTextList(loose, style)).toBe('1. ☑ done\n2. ☐ todo');
+  });
 });
 
 describe('renderTextList (platforms without list syntax)', () => {

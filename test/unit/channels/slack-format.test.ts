@@ -38,6 +38,7 @@ describe('Slack mrkdwn rendering', () => {
     expect(r('- a\n  - b\n    - c\n- d')).toBe('• a\n    ◦ b\n        ▪ c\n• d');
     expect(r('3. three\n4. four')).toBe('3. three\n4. four');
     expect(r('- [ ] todo\n- [x] done')).toBe('• ☐ todo\n• ☑ done');
+    expect(r('1. [x] done\n\n2. [ ] todo')).toBe('1. ☑ done\n2. ☐ todo'); // loose: the box sits in the paragraph
     expect(r('> quoted\n> lines\n\nafter')).toBe('> quoted\n> lines\n\nafter');
     expect(r('one\n\n---\n\ntwo')).toBe('one\n\n──────────\n\ntwo');
     expect(r('a<br>b  \nc')).toBe('a\nb\nc');

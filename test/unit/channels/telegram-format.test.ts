@@ -57,6 +57,7 @@ describe('Telegram MarkdownV2 rendering', () => {
     );
     const p = parsed(md);
     expect(p.entities.map((e) => e.type)).toEqual(['bold', 'blockquote', 'pre']);
+    expect(r('1. [x] done\n\n2. [ ] todo')).toBe('1\\. ☑ done\n2\\. ☐ todo'); // loose: the box sits in the paragraph
   });
 
   it('handles a mixed reply the way the adapter sends it', () => {
