@@ -3,9 +3,10 @@ import type { Token, Tokens } from 'marked';
 /**
  * Pieces the per-platform Markdown renderers (each channel's `format.ts`) have in common. A rule
  * two or more platforms follow lives here once; where they follow it with a different detail (an
- * indent width, a separator, a body renderer) the detail is a parameter. The token dispatch of each
- * renderer stays in its own file: that is where the platform's rules are. Tables: markdown-table.ts.
- * Pure; depends only on marked's token types.
+ * indent width, a separator, a body renderer) the detail is a parameter. The platforms that read
+ * Markdown themselves share one renderer (markdown-dialect.ts) and state only their differences;
+ * Slack and Telegram, which escape their own syntax, dispatch in their own files. Tables:
+ * markdown-table.ts. Pure; depends only on marked's token types.
  */
 
 // --- lists ---

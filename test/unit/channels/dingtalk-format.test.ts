@@ -11,6 +11,8 @@ describe('DingTalk Markdown rendering', () => {
     expect(render('```ts\nconst a = 1 < 2;\n```')).toBe('```ts\nconst a = 1 < 2;\n```');
     expect(render('use `npm ci`')).toBe('use `npm ci`');
     expect(render('```\na\n\n\nb\n```')).toBe('```\na\n\n\nb\n```'); // code keeps its blank lines
+    expect(render('````\na ``` b\n````')).toBe('```\na `\u200b`` b\n```'); // a fence inside code cannot close the block
+    expect(render('run ``a`b`` now')).toBe('run ``a`b`` now'); // a backtick inside inline code keeps its double fence
   });
 
   it('writes line breaks inside a paragraph as "  \\n" (DingTalk merges bare newlines on some clients)', () => {
@@ -31,6 +33,7 @@ describe('DingTalk Markdown rendering', () => {
 
   it('makes bare URLs explicit links, keeps escapes, drops control characters, trims', () => {
     expect(render('see https://x.y/z')).toBe('see [https://x.y/z](https://x.y/z)');
+    expect(render('mail me@x.y')).toBe('mail [me@x.y](mailto:me@x.y)');
     expect(render('a\\*b\\_c')).toBe('a\\*b\\_c');
     expect(render('\n\nbe\u0007ll\u0000\n\n\n')).toBe('bell');
     expect(render('中文 **加粗**')).toBe('中文 **加粗**');

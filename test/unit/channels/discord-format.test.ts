@@ -14,6 +14,7 @@ describe('renderDiscordMarkdown', () => {
 
   it('keeps headings 1-3 and turns deeper ones into bold lines', () => {
     expect(render('# One\n\n## Two\n\n### Three\n\n#### Four **x**')).toBe('# One\n\n## Two\n\n### Three\n\n**Four **x****');
+    expect(render('Two\nlines\n===')).toBe('# Two lines'); // an ATX heading ends at the line break
   });
 
   it('renders a table as an aligned code block (right alignment, wide CJK cells)', () => {

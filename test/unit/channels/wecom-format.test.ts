@@ -10,12 +10,15 @@ describe('WeCom Markdown rendering', () => {
     expect(render('> q1\n> q2')).toBe('> q1\n> q2');
     expect(render('```\na\n\n\nb\n```')).toBe('```\na\n\n\nb\n```'); // code keeps its blank lines
     expect(render('```py\nprint(1)\n```\n\n---\n\n![p](http://i/p.png)')).toBe('```py\nprint(1)\n```\n\n---\n\n![p](http://i/p.png)');
+    expect(render('````\na ``` b\n````')).toBe('```\na `\u200b`` b\n```'); // a fence inside code cannot close the block
+    expect(render('run ``a`b`` now')).toBe('run ``a`b`` now'); // a backtick inside inline code keeps its double fence
   });
 
   it('keeps single newlines (a line break on WeCom) and bare URLs', () => {
     expect(render('one\ntwo')).toBe('one\ntwo');
     expect(render('a  \nb')).toBe('a\nb');
     expect(render('see https://x.y/z')).toBe('see https://x.y/z');
+    expect(render('mail me@x.y or <https://x.y>')).toBe('mail me@x.y or https://x.y');
   });
 
   it('re-emits tables as normalised pipe tables with escaped pipes', () => {
