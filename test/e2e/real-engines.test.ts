@@ -20,6 +20,7 @@ import { openAssistant, type OpenedAssistant } from '../../src/open-assistant.js
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
 import { assertEnding, collect, completionOf } from '../helpers/assistant.js';
 import { repoRoot } from '../helpers/cli.js';
+import { until } from '../helpers/wait.js';
 
 interface EngineSpec {
   engine: 'engine_b' | 'engine_c' | 'engine_d';
@@ -197,7 +198,7 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
     const dir = path.join(root, 'main');
     const aborted = turn(main, 'SLOW-60000 turn to abort', 'abort', { watchDir: dir });
     // Abort only once the engine is mid-turn: its model request is waiting on the fake.
-    await waitFor(() => llm.requests.slice(requestsBefore).some(isSlowToolRequest), 30_000);
+    await until(() => llm.requests.slice(requestsBefore).some(isSlowToolRequest), 30_000, 'the slow tool request', 50);
     const abortAt = Date.now();
     expect(main.assistant.abort('abort')).toBe(true);
     const { events, procs } = await aborted;
@@ -333,14 +334,6 @@ const isInside = (p: string | undefined, dir: string) => p !== undefined && (p =
 function isSlowToolRequest(r: FakeLlm['requests'][number]): boolean {
   const body = r.body as { tools?: unknown[] } | undefined;
   return r.api !== 'other' && Array.isArray(body?.tools) && body.tools.length > 0 && JSON.stringify(body).includes('SLOW-60000');
-}
-
-async function waitFor(cond: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function base62(n: number): string {

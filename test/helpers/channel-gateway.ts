@@ -99,4 +99,3 @@ export async function startChannelGateway(channels: Record<string, Record<string
 export const replies = (fake: FakePlatform, chatId?: string): FakeOutbound[] =>
   fake.outbound.filter((o) => o.kind !== 'typing' && o.text.trim() !== '' && (chatId === undefined || o.chatId === chatId));
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -10,10 +10,11 @@ import { ChannelError, type ChannelAdapter, type InboundMessage } from '../../..
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
 import { splitMessage } from '../../../src/channels/split.js';
-import { createRecordingContext, openHandles, until, type RecordingContext } from '../../helpers/recording-context.js';
+import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
+import { openHandles } from '../../helpers/resources.js';
+import { sleep, until } from '../../helpers/wait.js';
 
 const FAST: DingtalkTuning = { reconnectMs: 50, maxReconnectMs: 400, heartbeatMs: 0, requestTimeoutMs: 2_000 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let fake: FakeDingtalk;
 let adapter: ChannelAdapter;

@@ -9,6 +9,8 @@ import { discord } from '../../../src/channels/discord/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { startFakeDiscord } from '../../fakes/platforms/channel-f-discord.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
+import { releasedTo, resourceTally } from '../../helpers/resources.js';
+import { sleep } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeDiscord>>;
 
@@ -21,7 +23,6 @@ async function createAdapter(fake: Fake): Promise<ChannelAdapter> {
   return discord.create(options, { log: createSilentLogger(), dir: '/tmp', name: 'channel_f' });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Discord adapter (channel_f) against the fake Discord', () => {
   let fake: Fake;
@@ -201,20 +202,15 @@ describe('Discord adapter: refusal and shutdown', () => {
   });
 
   it('stop releases every socket and timer', async () => {
-    const tally = () => {
-      const r = process.getActiveResourcesInfo();
-      return { tcp: r.filter((x) => x.startsWith('TCP')).length, timers: r.filter((x) => x === 'Timeout').length };
-    };
     await sleep(50);
-    const before = tally();
+    const before = resourceTally();
     const fake = await startFakeDiscord();
     const adapter = await createAdapter(fake);
     await adapter.start(createRecordingContext());
     await adapter.send!(fake.defaultChannelId, 'bye');
-    expect(tally().tcp).toBeGreaterThan(before.tcp);
+    expect(resourceTally().tcp).toBeGreaterThan(before.tcp);
     await adapter.stop();
     await fake.close();
-    // <=: a transient vitest timer may have been pending when `before` was taken
-    await expect.poll(() => { const now = tally(); return now.tcp <= before.tcp && now.timers <= before.timers; }, { timeout: 2000 }).toBe(true);
+    await releasedTo(before);
   });
 });

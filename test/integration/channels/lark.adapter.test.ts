@@ -14,10 +14,11 @@ import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.j
 import { startFakeLark, type LarkExtras } from '../../fakes/platforms/channel-a-lark.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
+import { releasedTo, resourceTally } from '../../helpers/resources.js';
+import { sleep } from '../../helpers/wait.js';
 
 type Fake = FakePlatform & LarkExtras;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function createAdapter(fake: Fake): Promise<ChannelAdapter> {
   const options = lark.options.parse({ ...fake.channelConfig });
@@ -263,20 +264,15 @@ describe('Lark adapter: refusal and shutdown', () => {
   });
 
   it('stop releases every socket and timer', async () => {
-    const tally = () => {
-      const r = process.getActiveResourcesInfo();
-      return { tcp: r.filter((x) => x.startsWith('TCP')).length, timers: r.filter((x) => x === 'Timeout').length };
-    };
     await sleep(50);
-    const before = tally();
+    const before = resourceTally();
     const fake = await startFakeLark();
     const adapter = await createAdapter(fake);
     await adapter.start(createRecordingContext());
     await adapter.send!('oc_bye', 'bye');
-    expect(tally().tcp).toBeGreaterThan(before.tcp);
+    expect(resourceTally().tcp).toBeGreaterThan(before.tcp);
     await adapter.stop();
     await fake.close();
-    // <=: a transient vitest timer may have been pending when `before` was taken
-    await expect.poll(() => { const now = tally(); return now.tcp <= before.tcp && now.timers <= before.timers; }, { timeout: 2000 }).toBe(true);
+    await releasedTo(before);
   });
 });

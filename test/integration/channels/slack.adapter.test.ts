@@ -7,7 +7,9 @@ import { slack } from '../../../src/channels/slack/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
-import { createRecordingContext, openHandles, sleep, trackUnhandled, until, type RecordingContext } from '../../helpers/recording-context.js';
+import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
+import { openHandles, trackUnhandled } from '../../helpers/resources.js';
+import { sleep, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeSlack>>;
 

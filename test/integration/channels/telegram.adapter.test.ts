@@ -7,7 +7,9 @@ import { telegram } from '../../../src/channels/telegram/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
-import { createRecordingContext, openHandles, sleep, trackUnhandled, until, type RecordingContext } from '../../helpers/recording-context.js';
+import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
+import { openHandles, trackUnhandled } from '../../helpers/resources.js';
+import { sleep, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTelegram>>;
 const GROUP = '-1001234567890';

@@ -11,10 +11,11 @@ import { createWecomAdapter, WECOM_MAX_BYTES, type WecomTuning } from '../../../
 import { ChannelError, type ChannelAdapter, type InboundMessage } from '../../../src/channels/types.js';
 import { startFakeWecom, type FakeWecom } from '../../fakes/platforms/channel-c-wecom.js';
 import { splitMessage } from '../../../src/channels/split.js';
-import { createRecordingContext, openHandles, until, type RecordingContext } from '../../helpers/recording-context.js';
+import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
+import { openHandles } from '../../helpers/resources.js';
+import { sleep, until } from '../../helpers/wait.js';
 
 const FAST: WecomTuning = { reconnectMs: 20, maxAuthFailureAttempts: 2 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let fake: FakeWecom;
 let adapter: ChannelAdapter | undefined;

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliPath, runCli } from '../../helpers/cli.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
+import { startTerminal } from '../../helpers/terminal.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
+import { poll } from '../../helpers/wait.js';
 
 function setup() {
   const standIn = createStandIn();
@@ -53,48 +53,25 @@ describe('service chat -m / --json (spawned for real)', () => {
 describe('service chat REPL in a terminal (tmux)', () => {
   it('a turn, a slash command, Ctrl-C stops the running turn, Ctrl-C twice quits', async () => {
     const { dir, standIn } = setup();
-    const socket = `service-test-${process.pid}-${Date.now()}`;
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-    const screen = () => tmux('capture-pane', '-p', '-t', 'chat', '-S', '-200');
-    const until = async (pred: (s: string) => boolean, what: string) => {
-      const end = Date.now() + 15_000;
-      while (Date.now() < end) {
-        const s = screen();
-        if (pred(s)) return s;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`never saw ${what}; screen:\n${screen()}`);
-    };
     const env = Object.entries({ ...standIn.env, NO_COLOR: '1', HOME: dir }).map(([k, v]) => `${k}='${v}'`).join(' ');
-    tmux('new-session', '-d', '-s', 'chat', '-x', '160', '-y', '50', `cd '${dir}' && env ${env} '${process.execPath}' '${cliPath}' chat; echo EXITED-$?; sleep 30`);
+    const term = startTerminal(`cd '${dir}' && env ${env} '${process.execPath}' '${cliPath}' chat`, { width: 160, height: 50 });
     try {
-      await until((s) => s.includes('you>'), 'the prompt');
-      tmux('send-keys', '-t', 'chat', 'hello from tmux', 'Enter');
-      await until((s) => s.includes('ECHO: hello from tmux'), 'the reply');
-      tmux('send-keys', '-t', 'chat', '/status', 'Enter');
-      await until((s) => s.includes('Session "default": engine session'), 'the /status answer');
-      tmux('send-keys', '-t', 'chat', 'HANG', 'Enter');
-      const pid = await (async () => {
-        for (;;) {
-          const run = standIn.runs().find((r) => r.prompt === 'HANG');
-          if (run) return run.pid as number;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })();
-      tmux('send-keys', '-t', 'chat', 'C-c');
-      await until((s) => s.includes('(stopped)'), 'the stopped turn');
+      await term.waitFor('you>', 'the prompt');
+      term.keys('hello from tmux', 'Enter');
+      await term.waitFor('ECHO: hello from tmux', 'the reply');
+      term.keys('/status', 'Enter');
+      await term.waitFor('Session "default": engine session', 'the /status answer');
+      term.keys('HANG', 'Enter');
+      const pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, 10_000, 'the HANG turn', 50);
+      term.keys('C-c');
+      await term.waitFor('(stopped)', 'the stopped turn');
       expect(isAlive(pid)).toBe(false);
-      tmux('send-keys', '-t', 'chat', 'C-c');
-      await until((s) => s.includes('press Ctrl-C again'), 'the quit hint');
-      tmux('send-keys', '-t', 'chat', 'C-c');
-      await until((s) => s.includes('EXITED-0'), 'the exit');
+      term.keys('C-c');
+      await term.waitFor('press Ctrl-C again', 'the quit hint');
+      term.keys('C-c');
+      await term.waitFor('EXITED-0', 'the exit');
     } finally {
-      try {
-        tmux('kill-server');
-      } catch {
-        // already gone
-      }
+      term.close();
     }
-    void path;
   });
 });

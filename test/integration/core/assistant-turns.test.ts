@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mergePatch } from '../../../src/core/config/write-back.js';
 import { assertEnding, collect, completionOf, createTestAssistant } from '../../helpers/assistant.js';
 import { isAlive } from '../../helpers/stand-in.js';
+import { poll, until } from '../../helpers/wait.js';
 
 type Run = { prompt: string; pid: number; startedAt: number; sessionIn: string | null; sessionOut: string };
 const runsOf = (t: ReturnType<typeof createTestAssistant>) => t.standIn.runs().filter((r) => r.pid) as unknown as Run[];
@@ -104,7 +105,7 @@ describe('chat core: queueing, limits and endings', () => {
       for await (const e of t.assistant.chat('HANG', { sessionKey: 'k' })) events.push(e);
     })();
     const next = collect(t.assistant.chat('after', { sessionKey: 'k' }));
-    const pid = await waitFor(() => runsOf(t)[0]?.pid);
+    const pid = await poll(() => runsOf(t)[0]?.pid, 10_000, 'the engine to start', 20);
     expect(t.assistant.abort('k')).toBe(true);
     await running;
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'aborted', finalText: '' });
@@ -122,7 +123,7 @@ describe('chat core: queueing, limits and endings', () => {
       void e;
       break; // the reader goes away after the first event (or none)
     }
-    await waitFor(() => (t.store.readHistory('gone').length === 2 ? true : undefined));
+    await until(() => t.store.readHistory('gone').length === 2, 10_000, 'both history entries', 20);
     expect(t.store.readHistory('gone')[1]?.text).toContain('ECHO: SLEEP:300 disconnected client');
     t.close();
   });
@@ -140,12 +141,3 @@ describe('chat core: queueing, limits and endings', () => {
   });
 });
 
-async function waitFor<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -6,6 +6,7 @@ import { runProcess, type LineParser } from '../../../src/core/engines/runner.js
 import type { AgentEvent } from '../../../src/core/events.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
+import { poll } from '../../helpers/wait.js';
 
 async function collect(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
   const all: AgentEvent[] = [];
@@ -36,16 +37,6 @@ function claude(prompt: string, opts: { timeoutMs?: number; signal?: AbortSignal
   return { events, standIn: s };
 }
 
-async function waitFor<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 describe('the subprocess runner', () => {
   it('streams parsed events and ends with exactly one done', async () => {
     const { events } = claude('TOOL:Bash hello');
@@ -66,7 +57,7 @@ describe('the subprocess runner', () => {
   it('an abort is reported as aborted, not as a timeout, and kills the process', async () => {
     const ac = new AbortController();
     const { events, standIn } = claude('HANG', { signal: ac.signal });
-    const pid = await waitFor(() => standIn.runs()[0]?.pid as number | undefined);
+    const pid = await poll(() => standIn.runs()[0]?.pid as number | undefined, 10_000, 'the engine to start', 25);
     ac.abort();
     const all = await events;
     expect(terminals(all)).toEqual([{ type: 'error', code: 'aborted', message: 'Aborted' }]);
@@ -75,7 +66,7 @@ describe('the subprocess runner', () => {
 
   it('a grandchild dies with the process group', async () => {
     const { events, standIn } = claude('GRANDCHILD', { timeoutMs: 1_500 });
-    const grandchild = await waitFor(() => standIn.runs().find((r) => r.grandchild)?.grandchild as number | undefined);
+    const grandchild = await poll(() => standIn.runs().find((r) => r.grandchild)?.grandchild as number | undefined, 10_000, 'the grandchild', 25);
     expect(isAlive(grandchild)).toBe(true);
     const all = await events;
     expect(terminals(all)[0]).toMatchObject({ code: 'timeout' });
@@ -85,7 +76,7 @@ describe('the subprocess runner', () => {
   it('a tool shell in a session of its own (setsid, as the real CLIs run tools) dies with the run on abort', async () => {
     const ac = new AbortController();
     const { events, standIn } = claude('SETSID-CHILD', { signal: ac.signal });
-    const orphan = await waitFor(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined);
+    const orphan = await poll(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined, 10_000, 'the setsid child', 25);
     await new Promise((r) => setTimeout(r, 1_200)); // let a snapshot see it
     ac.abort();
     await events;

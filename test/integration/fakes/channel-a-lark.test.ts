@@ -6,22 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as lark from '@larksuiteoapi/node-sdk';
 import { startFakeLark, type LarkExtras } from '../../fakes/platforms/channel-a-lark.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
+import { releasedTo, resourceTally, type ResourceTally } from '../../helpers/resources.js';
+import { poll } from '../../helpers/wait.js';
 
 type Fake = FakePlatform & LarkExtras;
 type ReceiveEvent = Parameters<NonNullable<Parameters<lark.EventDispatcher['register']>[0]['im.message.receive_v1']>>[0];
 
 const sdkErrors: unknown[][] = [];
 const logger = { error: (...a: unknown[]) => void sdkErrors.push(a), warn: () => {}, info: () => {}, debug: () => {}, trace: () => {} };
-
-async function waitUntil<T>(fn: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('waitUntil timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** The Lark error code of a failed SDK call (axios error: response.data.code). */
 async function larkCode(p: Promise<unknown>): Promise<number | undefined> {
@@ -33,12 +25,6 @@ async function larkCode(p: Promise<unknown>): Promise<number | undefined> {
   throw new Error('expected the call to fail');
 }
 
-const resourceKinds = (): Record<string, number> => {
-  const out: Record<string, number> = {};
-  for (const r of process.getActiveResourcesInfo()) if (/TCP|Timeout|Immediate/.test(r)) out[r] = (out[r] ?? 0) + 1;
-  return out;
-};
-
 describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   let fake: Fake;
   let ws: lark.WSClient;
@@ -46,11 +32,11 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   const received: ReceiveEvent[] = [];
   let handlerDelayMs = 0;
   let handlerThrows = false;
-  let before: Record<string, number>;
+  let before: ResourceTally;
   let reconnected = 0;
 
   beforeAll(async () => {
-    before = resourceKinds();
+    before = resourceTally();
     fake = await startFakeLark();
     const { appId, appSecret, domain } = fake;
     const dispatcher = new lark.EventDispatcher({ loggerLevel: lark.LoggerLevel.error, logger }).register({
@@ -81,13 +67,13 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   it('connects: endpoint discovery, websocket, ping answered with pong', async () => {
     expect(fake.connected()).toBe(true);
     expect(fake.connectionCount()).toBe(1);
-    await waitUntil(() => fake.pingCount() >= 1); // the SDK pings as soon as the socket opens (pong errors would be logged)
+    await poll(() => fake.pingCount() >= 1); // the SDK pings as soon as the socket opens (pong errors would be logged)
     expect(fake.badFrames).toEqual([]);
   });
 
   it('delivers a DM in 3 fragments and records the ack', async () => {
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'ou_alice', userName: 'Alice', text: 'hi there' });
-    const ev = await waitUntil(() => received.find((e) => e.message.message_id === messageId));
+    const ev = await poll(() => received.find((e) => e.message.message_id === messageId));
     expect(ev.message.chat_type).toBe('p2p');
     expect(ev.message.chat_id).toBe(fake.dmChatId('ou_alice'));
     expect(ev.message.message_type).toBe('text');
@@ -106,7 +92,7 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
       chatType: 'group', chatId: 'oc_group1', userId: 'ou_bob', userName: 'Bob', text: 'hello', mentionBot: true,
       mentionUsers: [{ userId: 'ou_carol', userName: 'Carol' }],
     });
-    const ev = await waitUntil(() => received.find((e) => e.message.message_id === messageId));
+    const ev = await poll(() => received.find((e) => e.message.message_id === messageId));
     expect(ev.message.chat_type).toBe('group');
     expect(JSON.parse(ev.message.content)).toEqual({ text: '@_user_1 hello @_user_2' });
     const bot = ev.message.mentions?.find((m) => m.id.open_id === info.bot.open_id);
@@ -189,7 +175,7 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   it('delivers an image message and serves the image download', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'ou_alice', text: 'look', images: [{ mimeType: 'image/png', data: png }] });
-    const ev = await waitUntil(() => received.find((e) => e.message.message_id === messageId));
+    const ev = await poll(() => received.find((e) => e.message.message_id === messageId));
     expect(ev.message.message_type).toBe('post');
     const content = JSON.parse(ev.message.content) as { content: Array<Array<{ tag: string; image_key?: string }>> };
     const key = content.content.flat().find((e) => e.tag === 'img')!.image_key!;
@@ -240,12 +226,12 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'ou_alice', text: 'again' });
     await fake.waitForAck(messageId);
     await fake.redeliver(messageId);
-    const both = await waitUntil(() => {
+    const both = await poll(() => {
       const hits = received.filter((e) => e.message.message_id === messageId);
       return hits.length === 2 && hits;
     });
     expect(both[0]?.event_id).toBe(both[1]?.event_id);
-    await waitUntil(() => fake.acks.filter((a) => a.messageId === messageId).length === 2);
+    await poll(() => fake.acks.filter((a) => a.messageId === messageId).length === 2);
   });
 
   it('token traps: disableTokenCache sends no token (99991661); withTenantToken needs it; a foreign token is refused (99991663)', async () => {
@@ -259,8 +245,8 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
 
   it('reconnects after the server drops the socket', async () => {
     fake.dropConnections();
-    await waitUntil(() => fake.connectionCount() === 2 && fake.connected());
-    await waitUntil(() => reconnected === 1);
+    await poll(() => fake.connectionCount() === 2 && fake.connected());
+    await poll(() => reconnected === 1);
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'ou_alice', text: 'after reconnect' });
     await fake.waitForAck(messageId);
   });
@@ -292,7 +278,7 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     await c2.start({ eventDispatcher: d });
     await f2.waitForConnection();
     const { messageId } = await f2.deliver({ chatType: 'direct', userId: 'ou_x', text: 'slow ack' });
-    await waitUntil(() => f2.acks.filter((a) => a.messageId === messageId).length === 2);
+    await poll(() => f2.acks.filter((a) => a.messageId === messageId).length === 2);
     expect(seen.length).toBe(2);
     expect(seen[0]).toBe(seen[1]);
     c2.close({ force: true });
@@ -301,14 +287,9 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
 
   it('shuts down cleanly: WSClient.close() then fake.close() leaves no sockets or timers', async () => {
     ws.close(); // graceful close frame; the fake's ws answers it
-    await waitUntil(() => !fake.connected());
+    await poll(() => !fake.connected());
     await fake.close();
-    await waitUntil(() => {
-      const now = resourceKinds();
-      return Object.keys(now).every((k) => (now[k] ?? 0) <= (before[k] ?? 0)) && now;
-    }, 2000).catch(() => {
-      throw new Error(`leaked handles: before ${JSON.stringify(before)} after ${JSON.stringify(resourceKinds())}`);
-    });
+    await releasedTo(before);
     // The only SDK error logs are the expected ones: the throwing handler and the 400s this file provoked.
     const text = (e: unknown[]): string => e.map((x) => (x instanceof Error ? x.message : JSON.stringify(x))).join(' ');
     expect(sdkErrors.filter((e) => !/handler failed|status code 400/.test(text(e)))).toEqual([]);

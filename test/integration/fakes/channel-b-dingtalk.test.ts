@@ -10,7 +10,8 @@ import type WebSocket from 'ws';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { DingtalkStreamClient, type StreamClientOptions } from '../../../src/channels/dingtalk/stream-client.js';
 import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
-import { openHandles } from '../../helpers/recording-context.js';
+import { openHandles } from '../../helpers/resources.js';
+import { until } from '../../helpers/wait.js';
 
 /** DWClient fields that are `private` in its .d.ts but plain JS properties at runtime. */
 interface DWInternals {
@@ -53,14 +54,6 @@ async function startClient(opts: Partial<GatewayOptions> & { ack?: boolean } = {
   client = c;
   await c.connect();
   return c;
-}
-
-async function until(pred: () => boolean, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 async function openApiToken(): Promise<string> {

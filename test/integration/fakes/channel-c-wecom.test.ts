@@ -5,6 +5,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WSClient, type Logger, type TextMessage, type WSClientEventMap, type WSClientOptions, type WsFrame } from '@wecom/aibot-node-sdk';
 import { startFakeWecom, type FakeWecom } from '../../fakes/platforms/channel-c-wecom.js';
+import { openHandles } from '../../helpers/resources.js';
+import { until } from '../../helpers/wait.js';
 
 const silentLogger: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -37,14 +39,6 @@ async function connected(extra: Partial<WSClientOptions> = {}) {
 function once<K extends keyof WSClientEventMap>(client: WSClient, event: K): Promise<Parameters<WSClientEventMap[K]>> {
   const emitter = client as unknown as { once(e: string, fn: (...args: unknown[]) => void): unknown };
   return new Promise((resolve) => emitter.once(event, (...args) => resolve(args as Parameters<WSClientEventMap[K]>)));
-}
-
-async function until(pred: () => boolean, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 beforeEach(async () => {
@@ -196,8 +190,7 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     client.disconnect(); // terminate(): no close handshake, clears heartbeat, pending acks and reconnect timer
     await closed;
     await fake.close();
-    await new Promise((r) => setTimeout(r, 20));
     // Nothing that keeps the event loop alive: no timer (heartbeat, reply-ack, reconnect) and no socket.
-    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'TCPSocketWrap')).toEqual([]);
+    expect(await openHandles({ waitMs: 20, servers: false })).toEqual([]);
   });
 });

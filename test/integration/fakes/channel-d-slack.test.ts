@@ -6,6 +6,8 @@
 import { App, LogLevel, SocketModeReceiver, type Logger } from '@slack/bolt';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
+import { openHandles } from '../../helpers/resources.js';
+import { until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeSlack>>;
 
@@ -32,14 +34,6 @@ function makeApp(fake: Fake) {
   return { app, receiver };
 }
 
-const until = async (cond: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
 /** Shutdown order from the notes: stop only while connected, wait for the close handshake, then close the fake. */
 async function stopApp(fake: Fake, app: App, receiver: SocketModeReceiver) {
   const client = receiver.client;
@@ -56,9 +50,7 @@ afterEach(async () => {
   cleanup = [];
 });
 afterAll(async () => {
-  await new Promise((r) => setTimeout(r, 100));
-  const leaked = process.getActiveResourcesInfo().filter((r) => /TCP|Timeout|Immediate/.test(r));
-  expect(leaked).toEqual([]);
+  expect(await openHandles({ waitMs: 100 })).toEqual([]);
 });
 
 async function setup(opts: Parameters<typeof startFakeSlack>[0] = {}) {

@@ -5,16 +5,10 @@
 import { Bot, GrammyError, InputFile } from 'grammy';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
+import { openHandles } from '../../helpers/resources.js';
+import { until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTelegram>>;
-
-const until = async (cond: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -22,9 +16,7 @@ afterEach(async () => {
   cleanup = [];
 });
 afterAll(async () => {
-  await new Promise((r) => setTimeout(r, 100));
-  const leaked = process.getActiveResourcesInfo().filter((r) => /TCP|Timeout|Immediate/.test(r));
-  expect(leaked).toEqual([]);
+  expect(await openHandles({ waitMs: 100 })).toEqual([]);
 });
 
 async function setup() {

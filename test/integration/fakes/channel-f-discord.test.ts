@@ -9,6 +9,8 @@ import {
 } from 'discord.js';
 import { WebSocket } from 'ws';
 import { startFakeDiscord, type FakeDiscordOptions } from '../../fakes/platforms/channel-f-discord.js';
+import { releasedTo, resourceTally } from '../../helpers/resources.js';
+import { sleep } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeDiscord>>;
 
@@ -50,7 +52,6 @@ function nextMessage(client: Client, pred: (m: Message) => boolean = () => true,
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('fake Discord (channel_f) against discord.js', () => {
   let fake: Fake;
@@ -361,26 +362,15 @@ describe('fake Discord: intents, refusal and shutdown', () => {
   });
 
   it('leaves no sockets, servers or timers behind after client.destroy() then fake.close()', async () => {
-    // Handles are released on the loop turn after close(), so poll briefly before comparing.
-    const tally = () => {
-      const r = process.getActiveResourcesInfo();
-      return { tcp: r.filter((x) => x.startsWith('TCP')).length, timers: r.filter((x) => x === 'Timeout').length };
-    };
     await sleep(50); // let earlier tests' sockets finish closing
-    const before = tally();
+    const before = resourceTally();
     await withFake(async (fake) => {
       const client = createClient(fake);
       await login(client, fake);
       await (client.channels.cache.get(fake.defaultChannelId) as TextChannel).send('bye');
-      expect(tally().tcp).toBeGreaterThan(before.tcp);
+      expect(resourceTally().tcp).toBeGreaterThan(before.tcp);
       await client.destroy();
     });
-    let after = tally();
-    for (let i = 0; i < 20 && (after.tcp > before.tcp || after.timers > before.timers); i++) {
-      await sleep(25);
-      after = tally();
-    }
-    expect(after.tcp).toBeLessThanOrEqual(before.tcp);
-    expect(after.timers).toBeLessThanOrEqual(before.timers);
+    await releasedTo(before); // handles go on the loop turn after close()
   });
 });

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { measure } from '../../../src/channels/split.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { PLATFORMS, replies, sleep, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { sleep } from '../../helpers/wait.js';
 
 type Run = { prompt: string };
 

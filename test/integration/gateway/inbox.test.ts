@@ -4,10 +4,11 @@ import { createGatewayChannels } from '../../../src/commands/gateway-channels.js
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { createTestAssistant } from '../../helpers/assistant.js';
-import { PLATFORMS, replies, sleep, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
+import { sleep, until } from '../../helpers/wait.js';
 
 let fake: FakePlatform | undefined;
 let gw: ChannelGateway | undefined;
@@ -19,14 +20,6 @@ afterEach(async () => {
   gw = undefined;
   fake = undefined;
 });
-
-async function until(pred: () => boolean, ms = 20_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const telegramYaml = (f: FakePlatform, extra = '') =>
   `name: inbox-bot\nengine: engine_b\nchannels:\n  channel_e:\n    botToken: "${String(f.channelConfig.botToken)}"\n    apiRoot: ${String(f.channelConfig.apiRoot)}\n${extra}`;
@@ -44,14 +37,14 @@ describe('persistent inbox', () => {
     await fake.waitForOutbound((o) => o.text.includes('quick one'), 15_000);
     const users = ['3001', '3002', '3003', '3004'];
     for (const [i, u] of users.entries()) await fake.deliver({ chatType: 'direct', userId: u, text: `SLEEP:4000 slow ${i}` });
-    await until(() => standIn.runs().filter((r) => String(r.prompt).includes('slow')).length === users.length, 20_000, 'all slow turns to start');
+    await until(() => standIn.runs().filter((r) => String(r.prompt).includes('slow')).length === users.length, 20_000, 'all slow turns to start', 100);
     expect(await first.stop('SIGKILL')).toBeNull();
     processes.splice(0);
 
     const second = await startGatewayProcess(dir, ['--token', 'tok-inbox-1234567890'], env);
     processes.push(second);
     const f = fake;
-    await until(() => users.every((_, i) => replies(f).some((o) => o.text.includes(`slow ${i}`))), 30_000, 'replies after the restart');
+    await until(() => users.every((_, i) => replies(f).some((o) => o.text.includes(`slow ${i}`))), 30_000, 'replies after the restart', 100);
     await sleep(1_000);
     for (const i of users.keys()) expect(replies(f).filter((o) => o.text.includes(`slow ${i}`))).toHaveLength(1);
     expect(replies(f).filter((o) => o.text.includes('quick one'))).toHaveLength(1);
@@ -66,7 +59,7 @@ describe('persistent inbox', () => {
     await fake.deliver({ chatType: 'direct', userId: '1001', text: 'same words' });
     await fake.deliver({ chatType: 'direct', userId: '1001', text: 'same words' });
     const f = fake;
-    await until(() => replies(f).filter((o) => o.text.includes('ECHO: same words')).length === 2, 15_000, 'two replies');
+    await until(() => replies(f).filter((o) => o.text.includes('ECHO: same words')).length === 2, 15_000, 'two replies', 100);
     expect(gw.standIn.runs()).toHaveLength(2);
   });
 
@@ -101,7 +94,7 @@ describe('scheduled tasks inside the gateway', () => {
     const g = await startGatewayProcess(dir, ['--token', 'tok-sched-1234567890'], { ...standIn.env, SERVICE_FLEET_DIR: testdir() });
     processes.push(g);
     const f = fake;
-    await until(() => f.outbound.some((o) => o.kind === 'send' && o.text.includes('ECHO: tick report')), 15_000, 'a scheduled send');
+    await until(() => f.outbound.some((o) => o.kind === 'send' && o.text.includes('ECHO: tick report')), 15_000, 'a scheduled send', 100);
     await sleep(3_000);
     const history = async (id: string) =>
       ((await (await fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-sched-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: `/cron history ${id}` }) })).json()) as { runs: Array<{ status: string }> }).runs;
@@ -124,13 +117,13 @@ describe.each(['channel_d', 'channel_f', 'channel_a'] as const)('history catch-u
     await fake.deliver({ chatType: 'direct', userId: alice, text: 'live hello' });
     await fake.deliver({ chatType: 'group', chatId: group, userId: bob, text: 'live in group', mentionBot: true });
     const f = fake;
-    await until(() => replies(f).length >= 2, 15_000, 'live replies');
+    await until(() => replies(f).length >= 2, 15_000, 'live replies', 100);
     // Missed: stored by the platform, never pushed to us.
     f.addHistory({ chatType: 'direct', userId: alice, text: 'missed while away', ts: Date.now() });
     f.addHistory({ chatType: 'group', chatId: group, userId: bob, text: 'missed mention', mentionBot: true, ts: Date.now() });
     f.addHistory({ chatType: 'group', chatId: group, userId: bob, text: 'missed chatter', ts: Date.now() });
     await gw.channels.history.catchUp();
-    await until(() => replies(f).some((o) => o.text.includes('missed while away')) && gw!.standIn.runs().length >= 4, 15_000, 'catch-up replies');
+    await until(() => replies(f).some((o) => o.text.includes('missed while away')) && gw!.standIn.runs().length >= 4, 15_000, 'catch-up replies', 100);
     await gw.channels.history.catchUp(); // a second pass finds nothing new
     await sleep(500);
     await gw.channels.bridge.idle();

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { repoRoot } from '../../helpers/cli.js';
-import { PLATFORMS, sleep, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { sleep, until } from '../../helpers/wait.js';
 
 let gw: ChannelGateway | undefined;
 let fakes: FakePlatform[] = [];
@@ -16,14 +17,6 @@ afterEach(async () => {
 
 const statusOf = async (g: ChannelGateway) =>
   Object.fromEntries(((await (await g.api('/api/status')).json()) as { channels: Array<{ type: string; status: string }> }).channels.map((c) => [c.type, c.status]));
-
-async function waitFor(pred: () => Promise<boolean> | boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(100);
-  }
-}
 
 describe.each([
   ['part 1', 'channel_d', ['channel_e', 'channel_f']],
@@ -47,7 +40,7 @@ describe.each([
     }
     bad.setRefuseConnections(false);
     const g = gw;
-    await waitFor(async () => (await statusOf(g))[refusing] === 'connected', 20_000);
+    await until(async () => (await statusOf(g))[refusing] === 'connected', 20_000, 'the refusing platform to connect', 100);
   });
 });
 
@@ -70,7 +63,7 @@ describe('custom adapters', () => {
     expect((await statusOf(gw)).folder).toBe('connected');
     fs.writeFileSync(path.join(gw.dir, 'chat/in/001.json'), JSON.stringify({ id: 'm1', chatId: 'room', userId: 'ada', text: 'hello folder' }));
     const out = path.join(gw.dir, 'chat/out/room.jsonl');
-    await waitFor(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8').includes('ECHO: hello folder'));
+    await until(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8').includes('ECHO: hello folder'), 15_000, 'the folder adapter reply', 100);
     expect(await (await gw.api('/api/channels')).json()).toEqual({ channels: [{ name: 'folder', canSend: true }] });
     expect(await (await gw.api('/api/send', { json: { channel: 'folder', chatId: 'room', text: 'pushed' } })).json()).toEqual({ ok: true });
     expect(fs.readFileSync(out, 'utf8')).toContain('"text":"pushed"');

@@ -1,0 +1,54 @@
+/**
+ * Probes for what code under test must not leave behind: handles that keep the process alive
+ * (sockets, timers, immediates) and unhandled rejections (they would crash the gateway).
+ */
+import { poll } from './wait.js';
+
+/**
+ * Resources that would keep the process alive, once transient ones had time to go: vitest's runner
+ * keeps a 100 ms throttle timer that is sometimes pending at the moment of the check. A leaked
+ * interval or socket stays, so it is still reported. Checks made while a fake platform still runs
+ * leave out listening servers (the fake's, not the code under test's).
+ */
+export async function openHandles(opts: { waitMs?: number; servers?: boolean } = {}): Promise<string[]> {
+  const kinds = opts.servers === false ? /TCPSocketWrap|Timeout|Immediate/ : /TCP|Timeout|Immediate/;
+  const live = () => process.getActiveResourcesInfo().filter((r) => kinds.test(r));
+  const end = Date.now() + (opts.waitMs ?? 500);
+  for (;;) {
+    const now = live();
+    if (now.length === 0 || Date.now() > end) return now;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export interface ResourceTally {
+  tcp: number;
+  timers: number;
+}
+
+/** Sockets (and servers), timers and immediates alive now; taken before a test to compare with after it. */
+export function resourceTally(): ResourceTally {
+  const r = process.getActiveResourcesInfo();
+  return { tcp: r.filter((x) => x.startsWith('TCP')).length, timers: r.filter((x) => x === 'Timeout' || x === 'Immediate').length };
+}
+
+/**
+ * Waits until no more sockets or timers are alive than in `before`, failing with both counts.
+ * At most as many, not exactly as many: a transient vitest timer may have been pending at `before`.
+ */
+export async function releasedTo(before: ResourceTally, timeoutMs = 2_000): Promise<void> {
+  await poll(() => {
+    const now = resourceTally();
+    return now.tcp <= before.tcp && now.timers <= before.timers;
+  }, timeoutMs).catch(() => {
+    throw new Error(`leaked handles: before ${JSON.stringify(before)}, after ${JSON.stringify(resourceTally())}`);
+  });
+}
+
+/** Collects unhandled rejections for the duration of a test file. */
+export function trackUnhandled(): { errors: unknown[]; dispose(): void } {
+  const errors: unknown[] = [];
+  const onError = (e: unknown) => void errors.push(e);
+  process.on('unhandledRejection', onError);
+  return { errors, dispose: () => void process.off('unhandledRejection', onError) };
+}
