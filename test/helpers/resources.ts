@@ -2,7 +2,8 @@
  * Probes for what code under test must not leave behind: handles that keep the process alive
  * (sockets, timers, immediates) and unhandled rejections (they would crash the gateway).
  */
-import { poll } from './wait.js';
+import { afterAll, afterEach, expect } from 'vitest';
+import { poll, sleep } from './wait.js';
 
 /**
  * Resources that would keep the process alive, once transient ones had time to go: vitest's runner
@@ -51,4 +52,32 @@ export function trackUnhandled(): { errors: unknown[]; dispose(): void } {
   const onError = (e: unknown) => void errors.push(e);
   process.on('unhandledRejection', onError);
   return { errors, dispose: () => void process.off('unhandledRejection', onError) };
+}
+
+/**
+ * Cleanup that runs after each test, last registered first, so a failing test still stops its
+ * clients before their fakes. Returns the function that registers one step.
+ */
+export function cleanupAfterEach(): (step: () => Promise<void> | void) => void {
+  let steps: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    const run = steps.reverse();
+    steps = [];
+    for (const step of run) await step();
+  });
+  return (step) => void steps.push(step);
+}
+
+/**
+ * Fails the calling test file, after its last test, on an unhandled rejection or a handle left
+ * open. Late rejections get 100 ms to surface; open handles `waitMs` more to close.
+ */
+export function failOnLeaksAfterAll(waitMs = 500): void {
+  const unhandled = trackUnhandled();
+  afterAll(async () => {
+    await sleep(100);
+    unhandled.dispose();
+    expect(unhandled.errors).toEqual([]);
+    expect(await openHandles({ waitMs })).toEqual([]);
+  });
 }

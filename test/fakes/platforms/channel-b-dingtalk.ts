@@ -73,7 +73,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   let subscriptions: Conn['subscriptions'] = [];
   let refuse = false, closed = false;
   const ttl = opts.sessionWebhookTtlMs ?? 90 * 60_000;
-  const { notify, waitFor, failWaiters } = createWaiters('fake dingtalk');
+  const { notify, waitFor, failWaiters, recordWaits } = createWaiters('fake dingtalk');
 
   const wss = new WebSocketServer({ noServer: true });
   const server = createServer((req, res) => {
@@ -306,9 +306,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       await pushCallback(d); // same headers.messageId and msgId, as a platform re-push
     },
     addHistory: () => ({ messageId: randomId('msg') }), // DingTalk has no history API for bots
-    waitForOutbound: (pred, timeoutMs = 5_000) => waitFor(() => outbound.find(pred), timeoutMs, 'outbound'),
-    waitForAck: (messageId, timeoutMs = 5_000) =>
-      waitFor(() => acks.find((a) => a.messageId === messageId), timeoutMs, `ack of ${messageId}`),
+    ...recordWaits({ outbound, acks, connected: isConnected }),
     async ping(timeoutMs = 5_000) {
       const id = randomId('ping');
       pendingPings.add(id);
@@ -317,7 +315,6 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     },
     expireSessionWebhooks() { for (const s of sessions.values()) s.expiresAt = 0; },
     connected: isConnected,
-    waitForConnection: async (timeoutMs = 5_000) => { await waitFor(() => isConnected() || undefined, timeoutMs, 'connection'); },
     setRefuseConnections(r) { refuse = r; },
     dropConnections() { for (const c of conns) c.ws.terminate(); },
     async close() {

@@ -66,7 +66,7 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
   const stats = { subscribes: 0, refused: 0, pings: 0 };
   let active: Conn | undefined; // the subscribed connection that receives callbacks
   let refuse = false, closed = false;
-  const { notify, waitFor, failWaiters } = createWaiters('fake wecom');
+  const { notify, waitFor, failWaiters, recordWaits } = createWaiters('fake wecom');
 
   const wss = new WebSocketServer({ noServer: true });
   const server = createServer((req, res) => {
@@ -239,11 +239,8 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
       await push(cb); // same msgid, new req_id
     },
     addHistory: () => ({ messageId: randomId('msg') }), // WeCom has no history API for bots
-    waitForOutbound: (pred, timeoutMs = 5_000) => waitFor(() => outbound.find(pred), timeoutMs, 'outbound'),
-    waitForAck: (messageId, timeoutMs = 5_000) =>
-      waitFor(() => acks.find((a) => a.messageId === messageId), timeoutMs, `ack of ${messageId}`),
+    ...recordWaits({ outbound, acks, connected: isConnected }),
     connected: isConnected,
-    waitForConnection: async (timeoutMs = 5_000) => { await waitFor(() => isConnected() || undefined, timeoutMs, 'connection'); },
     setRefuseConnections(r) { refuse = r; },
     dropConnections() { for (const c of conns) c.ws.terminate(); },
     async close() {

@@ -2,33 +2,23 @@
  * channel_d (Slack) adapter against the fake Slack: the real @slack/bolt SocketModeReceiver and
  * WebClient inside the adapter, driven through the ChannelAdapter interface only.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { slack } from '../../../src/channels/slack/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
-import { openHandles, trackUnhandled } from '../../helpers/resources.js';
+import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
 import { sleep, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeSlack>>;
 
-const unhandled = trackUnhandled();
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanup.reverse()) await c();
-  cleanup = [];
-});
-afterAll(async () => {
-  await sleep(100);
-  unhandled.dispose();
-  expect(unhandled.errors).toEqual([]);
-  expect(await openHandles()).toEqual([]);
-});
+const defer = cleanupAfterEach();
+failOnLeaksAfterAll();
 
 async function setup(opts: Parameters<typeof startFakeSlack>[0] = {}, config: Record<string, string> = {}) {
   const fake = await startFakeSlack(opts);
-  cleanup.push(() => fake.close());
+  defer(() => fake.close());
   const adapter = await slack.create({ ...fake.channelConfig, ...config }, { log: createSilentLogger(), dir: '/tmp', name: 'channel_d' });
   const rec = createRecordingContext();
   return { fake, adapter, rec };
@@ -37,7 +27,7 @@ async function setup(opts: Parameters<typeof startFakeSlack>[0] = {}, config: Re
 async function started(opts: Parameters<typeof startFakeSlack>[0] = {}): Promise<{ fake: Fake; adapter: ChannelAdapter; rec: RecordingContext }> {
   const s = await setup(opts);
   await s.adapter.start(s.rec);
-  cleanup.push(() => s.adapter.stop());
+  defer(() => s.adapter.stop());
   return s;
 }
 

@@ -2,30 +2,20 @@
  * channel_e (Telegram) adapter against the fake Bot API: the real grammy Bot (long polling)
  * inside the adapter, driven through the ChannelAdapter interface only.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { telegram } from '../../../src/channels/telegram/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
-import { openHandles, trackUnhandled } from '../../helpers/resources.js';
+import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
 import { sleep, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTelegram>>;
 const GROUP = '-1001234567890';
 
-const unhandled = trackUnhandled();
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanup.reverse()) await c();
-  cleanup = [];
-});
-afterAll(async () => {
-  await sleep(100);
-  unhandled.dispose();
-  expect(unhandled.errors).toEqual([]);
-  expect(await openHandles()).toEqual([]);
-});
+const defer = cleanupAfterEach();
+failOnLeaksAfterAll();
 
 async function create(config: Record<string, unknown>) {
   const adapter = await telegram.create(telegram.options.parse(config), { log: createSilentLogger(), dir: '/tmp', name: 'channel_e' });
@@ -34,11 +24,11 @@ async function create(config: Record<string, unknown>) {
 
 async function started(): Promise<{ fake: Fake; adapter: ChannelAdapter; rec: RecordingContext }> {
   const fake = await startFakeTelegram();
-  cleanup.push(() => fake.close());
+  defer(() => fake.close());
   // A trailing slash is accepted in the config and dropped (grammy throws on one).
   const { adapter, rec } = await create({ ...fake.channelConfig, apiRoot: `${fake.channelConfig.apiRoot}/` });
   await adapter.start(rec);
-  cleanup.push(() => adapter.stop());
+  defer(() => adapter.stop());
   return { fake, adapter, rec };
 }
 
@@ -135,7 +125,7 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
 
   it('start rejects with a clear reason on a refused token, and stop aborts a start against an unreachable API', async () => {
     const fake = await startFakeTelegram();
-    cleanup.push(() => fake.close());
+    defer(() => fake.close());
     fake.setRefuseConnections(true);
     const refused = await create(fake.channelConfig);
     const err = await refused.adapter.start(refused.rec).catch((e: unknown) => e);
@@ -173,10 +163,10 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
 
     const first = await create(fake.channelConfig);
     await first.adapter.start(first.rec);
-    cleanup.push(() => first.adapter.stop());
+    defer(() => first.adapter.stop());
     const second = await create(fake.channelConfig);
     await second.adapter.start(second.rec);
-    cleanup.push(() => second.adapter.stop());
+    defer(() => second.adapter.stop());
     const conflict = await first.rec.waitForStatus('failed');
     expect(conflict.reason).toMatch(/another process is polling.*409/);
   });

@@ -4,9 +4,9 @@
  * the way an adapter would drive them.
  */
 import { App, LogLevel, SocketModeReceiver, type Logger } from '@slack/bolt';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
-import { openHandles } from '../../helpers/resources.js';
+import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
 import { until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeSlack>>;
@@ -44,26 +44,20 @@ async function stopApp(fake: Fake, app: App, receiver: SocketModeReceiver) {
   await until(() => !fake.connected());
 }
 
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanup.reverse()) await c();
-  cleanup = [];
-});
-afterAll(async () => {
-  expect(await openHandles({ waitMs: 100 })).toEqual([]);
-});
+const defer = cleanupAfterEach();
+failOnLeaksAfterAll(0);
 
 async function setup(opts: Parameters<typeof startFakeSlack>[0] = {}) {
   const fake = await startFakeSlack(opts);
   const { app, receiver } = makeApp(fake);
-  cleanup.push(() => fake.close());
+  defer(() => fake.close());
   return { fake, app, receiver };
 }
 
 async function start(fake: Fake, app: App, receiver: SocketModeReceiver) {
   await app.init();
   await app.start();
-  cleanup.push(() => stopApp(fake, app, receiver));
+  defer(() => stopApp(fake, app, receiver));
   expect(fake.connected()).toBe(true);
 }
 
@@ -199,7 +193,7 @@ describe('fake Slack (channel_d) against @slack/bolt 5.1.0 Socket Mode', () => {
     expect(fake.rejections.map((r) => r.method)).toEqual(['apps.connections.open', 'auth.test']);
     fake.setRefuseConnections(false);
     await app.start();
-    cleanup.push(() => stopApp(fake, app, receiver));
+    defer(() => stopApp(fake, app, receiver));
     expect(fake.connected()).toBe(true);
   });
 
@@ -223,7 +217,7 @@ describe('fake Slack (channel_d) against @slack/bolt 5.1.0 Socket Mode', () => {
     // invalid_auth from apps.connections.open during a reconnect becomes an unhandledRejection (crashes Node).
     // The safe pattern: autoReconnectEnabled: false and reconnect on 'disconnected' yourself.
     const fake = await startFakeSlack();
-    cleanup.push(() => fake.close());
+    defer(() => fake.close());
     const { botToken, appToken, apiUrl } = fake.channelConfig;
     const logger = quietLogger();
     const clientOptions = { slackApiUrl: apiUrl, retryConfig: { retries: 0 } };

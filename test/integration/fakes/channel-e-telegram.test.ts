@@ -3,25 +3,19 @@
  * simple long polling) pointed at the fake, driven the way an adapter would drive it.
  */
 import { Bot, GrammyError, InputFile } from 'grammy';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
-import { openHandles } from '../../helpers/resources.js';
+import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
 import { until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTelegram>>;
 
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanup.reverse()) await c();
-  cleanup = [];
-});
-afterAll(async () => {
-  expect(await openHandles({ waitMs: 100 })).toEqual([]);
-});
+const defer = cleanupAfterEach();
+failOnLeaksAfterAll(0);
 
 async function setup() {
   const fake = await startFakeTelegram();
-  cleanup.push(() => fake.close());
+  defer(() => fake.close());
   const { botToken, apiRoot } = fake.channelConfig;
   const bot = new Bot(botToken, { client: { apiRoot } });
   return { fake, bot };
@@ -32,7 +26,7 @@ async function run(fake: Fake, bot: Bot) {
   const errors: unknown[] = [];
   bot.catch((e) => void errors.push(e.error));
   const polling = bot.start().catch((e: unknown) => void errors.push(e));
-  cleanup.push(async () => {
+  defer(async () => {
     if (bot.isRunning()) await bot.stop(); // aborts the held poll, then one final getUpdates({offset, limit: 1})
     await polling;
   });
@@ -208,7 +202,7 @@ describe('fake Telegram (channel_e) against grammy 1.46.0 long polling', () => {
     const init = bot.init(ac.signal as Parameters<typeof bot.init>[0]);
     setTimeout(() => ac.abort(), 200);
     await expect(init).rejects.toThrow(/Abort/);
-    // afterAll asserts that no retry timer is left behind.
+    // failOnLeaksAfterAll asserts that no retry timer is left behind.
   });
 
   it('shuts down cleanly: stop() aborts the held poll and confirms with a final getUpdates', async () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { PLATFORMS, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
-import { sleep, until } from '../../helpers/wait.js';
+import { until } from '../../helpers/wait.js';
 
 let gw: ChannelGateway | undefined;
 let fakes: FakePlatform[] = [];
