@@ -21,6 +21,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { median, ms, quantile } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
@@ -47,20 +48,6 @@ const { loadServiceConfig } = await import(pathToFileURL(path.join(DIST, 'defini
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'service-bench-'));
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 const SYSTEM_PATH = [path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'];
-
-// --- statistics ---
-
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const quantile = (xs, q) => {
-  const s = sorted(xs);
-  return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] : NaN;
-};
-const median = (xs) => {
-  const s = sorted(xs);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const ms = (x) => `${x.toFixed(1).padStart(7)} ms`;
 
 // --- an assistant directory for the runner ---
 

@@ -21,6 +21,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { median, ms, quantile } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'bin', 'service.js');
@@ -45,19 +46,8 @@ if (!fs.existsSync('/proc/self/stat')) {
   process.exit(1);
 }
 
-// --- statistics and formatting (same conventions as bench/engines.mjs) ---
+// --- formatting (statistics: stats.mjs) ---
 
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const quantile = (xs, q) => {
-  const s = sorted(xs);
-  return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] : NaN;
-};
-const median = (xs) => {
-  const s = sorted(xs);
-  const m = s.length >> 1;
-  return s.length ? (s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2) : NaN;
-};
-const ms = (x) => `${x.toFixed(1).padStart(7)} ms`;
 const mb = (kb) => `${(kb / 1024).toFixed(1)} MB`;
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
 
