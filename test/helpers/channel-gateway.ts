@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { createGatewayChannels, type GatewayChannels } from '../../src/commands/gateway-channels.js';
+import { createGatewayChannels, type GatewayChannels } from '../../src/gateway-channels.js';
 import { templatesDir } from '../../src/core/paths.js';
 import { createServerApp } from '../../src/server/app.js';
 import { listenApp, type RunningServer } from '../../src/server/listen.js';

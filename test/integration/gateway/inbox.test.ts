@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGatewayChannels } from '../../../src/commands/gateway-channels.js';
+import { createGatewayChannels } from '../../../src/gateway-channels.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { createTestAssistant } from '../../helpers/assistant.js';

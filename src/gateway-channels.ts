@@ -1,8 +1,8 @@
-import { createBridge, type Bridge } from '../channels/bridge.js';
-import { createHistoryFetcher } from '../channels/history-fetch.js';
-import { createChannelHub, type RunningHub } from '../channels/hub.js';
-import { errorMessage } from '../core/errors.js';
-import type { OpenedAssistant } from '../open-assistant.js';
+import { createBridge, type Bridge } from './channels/bridge.js';
+import { createHistoryFetcher } from './channels/history-fetch.js';
+import { createChannelHub, type RunningHub } from './channels/hub.js';
+import { errorMessage } from './core/errors.js';
+import type { OpenedAssistant } from './open-assistant.js';
 
 /**
  * The gateway's channel layer: the hub (adapters) and the bridge (messages → chat core). Built
