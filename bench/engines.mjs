@@ -133,7 +133,9 @@ async function overhead() {
   const row = (label, key) => {
     const d = runs.direct.map((x) => x[key]);
     const o = runs.ours.map((x) => x[key]);
-    console.log(`  ${label.padEnd(20)} direct ${ms(median(d))} / p90 ${ms(quantile(d, 0.9))}   ours ${ms(median(o))} / p90 ${ms(quantile(o, 0.9))}   overhead (median) ${ms(median(o) - median(d))}`);
+    console.log(
+      `  ${label.padEnd(20)} direct ${ms(median(d))} / p90 ${ms(quantile(d, 0.9))}   ours ${ms(median(o))} / p90 ${ms(quantile(o, 0.9))}   overhead (median) ${ms(median(o) - median(d))}`,
+    );
   };
   console.log(`\nOur runner's overhead: stand-in engine (engine_b format), ${TURNS} turns each side, interleaved`);
   console.log('  (start = spawn() for direct, runner.run() for ours: our side includes the workspace prepare)');
@@ -177,7 +179,13 @@ async function realClis() {
       const home = path.join(tmp, `home-${e.engine}`);
       fs.mkdirSync(home);
       // No credentials from this shell reach the CLIs: the environment is built from scratch.
-      const env = { HOME: home, PATH: [path.join(ROOT, 'node_modules', '.bin'), ...SYSTEM_PATH].join(':'), NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1', LANG: 'C.UTF-8' };
+      const env = {
+        HOME: home,
+        PATH: [path.join(ROOT, 'node_modules', '.bin'), ...SYSTEM_PATH].join(':'),
+        NO_PROXY: '127.0.0.1',
+        no_proxy: '127.0.0.1',
+        LANG: 'C.UTF-8',
+      };
       const yaml = `name: bench\nengine: ${e.engine}\n${e.extra ?? ''}timeout: 120\nprovider:\n  baseUrl: ${e.baseUrl}\n  apiKey: fake-key\n  model: fake-model\n`;
       if (e.engine === 'engine_d') {
         // As in the e2e test: no plugin-marketplace DNS lookups (github.com, chatgpt.com).
@@ -213,7 +221,17 @@ async function realClis() {
   }
 }
 
-console.log(`engines bench: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `engines bench: node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 await overhead();
 if (!opts['skip-real']) await realClis();
-console.log(`\nload average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `\nload average at the end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);

@@ -85,7 +85,14 @@ fs.writeFileSync(path.join(binDir, 'claude'), `#!/bin/sh\nexec "${process.execPa
 async function startGateway() {
   // PATH: the stand-in first, and no node_modules/.bin (where the real `claude` may live).
   const PATH = [binDir, ...(process.env.PATH ?? '').split(':').filter((p) => p && !p.includes('node_modules'))].join(':');
-  const env = { ...process.env, PATH, NO_COLOR: '1', HOME: path.join(tmp, 'home'), SERVICE_FLEET_DIR: path.join(tmp, 'fleet'), STANDIN_STATE_DIR: path.join(tmp, 'standin') };
+  const env = {
+    ...process.env,
+    PATH,
+    NO_COLOR: '1',
+    HOME: path.join(tmp, 'home'),
+    SERVICE_FLEET_DIR: path.join(tmp, 'fleet'),
+    STANDIN_STATE_DIR: path.join(tmp, 'standin'),
+  };
   delete env.SERVICE_TOKEN; // --token wins anyway; keep the environment from looking like it matters
   const t0 = performance.now();
   const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', '--token', TOKEN, '-d', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -152,9 +159,13 @@ async function sequentialTurns(gw) {
   const failed = runs.filter((r) => !answered(r)).length;
   const col = (k) => runs.map((r) => r[k]);
   console.log(`\nPOST /chat, ${TURNS} sequential turns on one session key (after ${WARMUP} warm-up turns)`);
-  console.log(`  gateway CPU (own utime+stime)     ${ms((c1.self - c0.self) / TURNS)} per turn   (${(c1.self - c0.self).toFixed(0)} ms in total, ${(1000 / CLK_TCK).toFixed(0)} ms resolution)`);
+  console.log(
+    `  gateway CPU (own utime+stime)     ${ms((c1.self - c0.self) / TURNS)} per turn   (${(c1.self - c0.self).toFixed(0)} ms in total, ${(1000 / CLK_TCK).toFixed(0)} ms resolution)`,
+  );
   console.log(`  engine CPU (reaped children)      ${ms((c1.children - c0.children) / TURNS)} per turn   (sh + node stand-in, for scale)`);
-  console.log(`  wall per turn                      median ${ms(median(col('end')))}   p90 ${ms(quantile(col('end'), 0.9))}   (${ms(wall / TURNS)} mean incl. client)`);
+  console.log(
+    `  wall per turn                      median ${ms(median(col('end')))}   p90 ${ms(quantile(col('end'), 0.9))}   (${ms(wall / TURNS)} mean incl. client)`,
+  );
   console.log(`  request → response headers        median ${ms(median(col('headers')))}   p90 ${ms(quantile(col('headers'), 0.9))}`);
   console.log(`  request → first body byte         median ${ms(median(col('firstByte')))}   p90 ${ms(quantile(col('firstByte'), 0.9))}`);
   if (failed) console.log(`  !! ${failed} of ${TURNS} turns did not answer; first: ${runs.find((r) => !answered(r)).text.slice(0, 300)}`);
@@ -181,9 +192,15 @@ async function healthThroughput(gw) {
   const c1 = cpuOf(gw.child.pid);
   agent.destroy();
   console.log(`\nGET /health, 8 concurrent keep-alive connections for ${(elapsed / 1000).toFixed(1)} s`);
-  console.log(`  throughput                        ${((latencies.length / elapsed) * 1000).toFixed(0).padStart(7)} req/s   (${latencies.length} requests, ${errors} errors)`);
-  console.log(`  latency                            median ${ms(median(latencies))}   p90 ${ms(quantile(latencies, 0.9))}   p99 ${ms(quantile(latencies, 0.99))}`);
-  console.log(`  gateway CPU per request           ${((c1.self - c0.self) / latencies.length * 1000).toFixed(0).padStart(7)} µs   (gateway busy ${(((c1.self - c0.self) / elapsed) * 100).toFixed(0)}% of one core)`);
+  console.log(
+    `  throughput                        ${((latencies.length / elapsed) * 1000).toFixed(0).padStart(7)} req/s   (${latencies.length} requests, ${errors} errors)`,
+  );
+  console.log(
+    `  latency                            median ${ms(median(latencies))}   p90 ${ms(quantile(latencies, 0.9))}   p99 ${ms(quantile(latencies, 0.99))}`,
+  );
+  console.log(
+    `  gateway CPU per request           ${(((c1.self - c0.self) / latencies.length) * 1000).toFixed(0).padStart(7)} µs   (gateway busy ${(((c1.self - c0.self) / elapsed) * 100).toFixed(0)}% of one core)`,
+  );
 }
 
 // Headers and first byte are timed apart because Node sends the headers only with the first body
@@ -203,8 +220,16 @@ async function queuedTurns(gw) {
   }
   const col = (k) => runs.map((r) => r[k]);
   console.log(`\nA turn queued behind a running SLEEP:2000 turn on the same key, ${QUEUED_RUNS} runs (from sending the queued request)`);
-  console.log(`  → response headers                median ${ms(median(col('headers')))}   (${col('headers').map((x) => x.toFixed(0)).join(', ')})`);
-  console.log(`  → first body byte                 median ${ms(median(col('firstByte')))}   (${col('firstByte').map((x) => x.toFixed(0)).join(', ')})`);
+  console.log(
+    `  → response headers                median ${ms(median(col('headers')))}   (${col('headers')
+      .map((x) => x.toFixed(0))
+      .join(', ')})`,
+  );
+  console.log(
+    `  → first body byte                 median ${ms(median(col('firstByte')))}   (${col('firstByte')
+      .map((x) => x.toFixed(0))
+      .join(', ')})`,
+  );
   console.log(`  → end of the queued turn          median ${ms(median(col('end')))}`);
   console.log(`  (the running turn ended           median ${ms(median(col('blockerLeft')))} after the queued request was sent)`);
   const bad = runs.filter((r) => !r.ok).length;
@@ -225,14 +250,21 @@ function coldStart() {
   }
   const m = (xs) => median(xs.map((x) => x.ms));
   console.log(`\nCLI cold start, 10 runs each, interleaved`);
-  console.log(`  node bin/service.js --version      median ${ms(m(runs.cli))}   min ${ms(Math.min(...runs.cli.map((x) => x.ms)))}${runs.cli.every((x) => x.ok) ? '' : '   !! some runs failed'}`);
+  console.log(
+    `  node bin/service.js --version      median ${ms(m(runs.cli))}   min ${ms(Math.min(...runs.cli.map((x) => x.ms)))}${runs.cli.every((x) => x.ok) ? '' : '   !! some runs failed'}`,
+  );
   console.log(`  node -e 0                          median ${ms(m(runs.bare))}   min ${ms(Math.min(...runs.bare.map((x) => x.ms)))}`);
   console.log(`  ours on top of bare node           median ${ms(m(runs.cli) - m(runs.bare))}`);
 }
 
 // --- main ---
 
-console.log(`gateway bench: node ${process.version}, ${os.cpus().length} CPUs, CLK_TCK ${CLK_TCK}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `gateway bench: node ${process.version}, ${os.cpus().length} CPUs, CLK_TCK ${CLK_TCK}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const benchStart = performance.now();
 const gw = await startGateway();
 let stopped = false;
@@ -261,4 +293,9 @@ try {
   console.log(`Gateway stop: SIGTERM → exit ${code ?? signal} in ${ms(performance.now() - t0)}`);
 }
 coldStart();
-console.log(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(1)} s; load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `\ntotal ${((performance.now() - benchStart) / 1000).toFixed(1)} s; load average at the end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);

@@ -41,43 +41,59 @@ function dirOf(cmd: Command): string {
 
 command('init', 'create an assistant directory from a scenario template')
   .argument('[dir]', 'directory to create the assistant in')
-  .addOption(new Option('-t, --template <name>', 'scenario template').choices(['customer-support', 'data-analyst', 'code-reviewer', 'ops-assistant', 'meeting-notes', 'research']))
+  .addOption(
+    new Option('-t, --template <name>', 'scenario template').choices([
+      'customer-support',
+      'data-analyst',
+      'code-reviewer',
+      'ops-assistant',
+      'meeting-notes',
+      'research',
+    ]),
+  )
   .addOption(new Option('-e, --engine <engine>', 'engine').choices(['engine_a', 'engine_b', 'engine_c', 'engine_d']))
   .option('-n, --name <name>', 'assistant name (default: the directory name)')
   .option('-y, --yes', 'never prompt; use defaults for what is not given')
   .option('-f, --force', 'overwrite an existing service.yaml')
-  .action(act(async (dir: string | undefined, opts: { template?: string; engine?: string; name?: string; yes?: boolean; force?: boolean }, cmd: Command) => {
-    const { runInit } = await import('./commands/init.js');
-    return runInit({ ...opts, dir: dir ? path.resolve(dir) : dirOf(cmd) }, processIO);
-  }));
+  .action(
+    act(async (dir: string | undefined, opts: { template?: string; engine?: string; name?: string; yes?: boolean; force?: boolean }, cmd: Command) => {
+      const { runInit } = await import('./commands/init.js');
+      return runInit({ ...opts, dir: dir ? path.resolve(dir) : dirOf(cmd) }, processIO);
+    }),
+  );
 
 command('chat', 'talk to the assistant in the terminal')
   .option('-s, --session <key>', 'session key', 'default')
   .option('-m, --message <text>', 'send one message, print the reply and exit')
   .option('--json', 'print the stream events as NDJSON')
-  .action(act(async (opts: { session: string; message?: string; json?: boolean }, cmd: Command) => {
-    const { runChat } = await import('./commands/chat.js');
-    return runChat({ ...opts, dir: dirOf(cmd) }, processIO);
-  }));
+  .action(
+    act(async (opts: { session: string; message?: string; json?: boolean }, cmd: Command) => {
+      const { runChat } = await import('./commands/chat.js');
+      return runChat({ ...opts, dir: dirOf(cmd) }, processIO);
+    }),
+  );
 
 command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channels, run scheduled tasks')
   .option('--host <host>', 'bind address (default: gateway.host or 127.0.0.1)')
   .option('-p, --port <port>', 'port (default: SERVICE_PORT, gateway.port or 3000)')
   .option('--token <token>', 'bearer token (default: SERVICE_TOKEN, gateway.token, or a generated one)')
-  .action(act(async (opts: { host?: string; port?: string; token?: string }, cmd: Command) => {
-    const { runGateway } = await import('./commands/gateway.js');
-    return runGateway({ ...opts, dir: dirOf(cmd) }, processIO);
-  }));
+  .action(
+    act(async (opts: { host?: string; port?: string; token?: string }, cmd: Command) => {
+      const { runGateway } = await import('./commands/gateway.js');
+      return runGateway({ ...opts, dir: dirOf(cmd) }, processIO);
+    }),
+  );
 
 const cron = command('cron', 'list, run and manage scheduled tasks');
-const cronSub = (name: string, description: string) =>
-  cron.command(name).description(description).option('-d, --dir <path>', 'assistant directory');
+const cronSub = (name: string, description: string) => cron.command(name).description(description).option('-d, --dir <path>', 'assistant directory');
 cronSub('list', 'list tasks with their schedule and next run')
   .option('--json', 'print JSON')
-  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
-    const { runCron } = await import('./commands/cron.js');
-    return runCron({ action: 'list', dir: dirOf(cmd), json: opts.json }, processIO);
-  }));
+  .action(
+    act(async (opts: { json?: boolean }, cmd: Command) => {
+      const { runCron } = await import('./commands/cron.js');
+      return runCron({ action: 'list', dir: dirOf(cmd), json: opts.json }, processIO);
+    }),
+  );
 for (const [name, description] of [
   ['run', 'run a task now in this process, print the reply and deliver it to its target'],
   ['enable', 'enable a task in service.yaml'],
@@ -88,10 +104,12 @@ for (const [name, description] of [
   cronSub(name, description)
     .argument('<id>', 'task id')
     .option('--json', 'print JSON (history)')
-    .action(act(async (id: string, opts: { json?: boolean }, cmd: Command) => {
-      const { runCron } = await import('./commands/cron.js');
-      return runCron({ action: name, id, dir: dirOf(cmd), json: opts.json }, processIO);
-    }));
+    .action(
+      act(async (id: string, opts: { json?: boolean }, cmd: Command) => {
+        const { runCron } = await import('./commands/cron.js');
+        return runCron({ action: name, id, dir: dirOf(cmd), json: opts.json }, processIO);
+      }),
+    );
 }
 
 const skill = command('skill', 'list, add and remove skills');
@@ -100,53 +118,65 @@ skill
   .description('list installed skills')
   .option('-d, --dir <path>', 'assistant directory')
   .option('--json', 'print JSON')
-  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
-    const { runSkillList } = await import('./commands/skill.js');
-    return runSkillList({ dir: dirOf(cmd), json: opts.json }, processIO);
-  }));
+  .action(
+    act(async (opts: { json?: boolean }, cmd: Command) => {
+      const { runSkillList } = await import('./commands/skill.js');
+      return runSkillList({ dir: dirOf(cmd), json: opts.json }, processIO);
+    }),
+  );
 skill
   .command('add')
   .description('copy a local skill folder (holding SKILL.md) into skills/')
   .argument('<path>', 'skill folder')
   .option('-d, --dir <path>', 'assistant directory')
   .option('-f, --force', 'replace an installed skill of the same name')
-  .action(act(async (source: string, opts: { force?: boolean }, cmd: Command) => {
-    const { runSkillAdd } = await import('./commands/skill.js');
-    return runSkillAdd({ dir: dirOf(cmd), source, force: opts.force }, processIO);
-  }));
+  .action(
+    act(async (source: string, opts: { force?: boolean }, cmd: Command) => {
+      const { runSkillAdd } = await import('./commands/skill.js');
+      return runSkillAdd({ dir: dirOf(cmd), source, force: opts.force }, processIO);
+    }),
+  );
 skill
   .command('remove')
   .description('remove an installed skill')
   .argument('<name>', 'skill name')
   .option('-d, --dir <path>', 'assistant directory')
-  .action(act(async (name: string, _opts: unknown, cmd: Command) => {
-    const { runSkillRemove } = await import('./commands/skill.js');
-    return runSkillRemove({ dir: dirOf(cmd), name }, processIO);
-  }));
+  .action(
+    act(async (name: string, _opts: unknown, cmd: Command) => {
+      const { runSkillRemove } = await import('./commands/skill.js');
+      return runSkillRemove({ dir: dirOf(cmd), name }, processIO);
+    }),
+  );
 
 command('status', 'show the assistant: name, engine, model, skills, config problems')
   .option('--json', 'print JSON')
-  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
-    const { runStatus } = await import('./commands/status.js');
-    return runStatus({ dir: dirOf(cmd), json: opts.json }, processIO);
-  }));
+  .action(
+    act(async (opts: { json?: boolean }, cmd: Command) => {
+      const { runStatus } = await import('./commands/status.js');
+      return runStatus({ dir: dirOf(cmd), json: opts.json }, processIO);
+    }),
+  );
 
 command('doctor', 'check config, engine, credentials, channel SDKs and the gateway port')
   .option('--json', 'print JSON')
-  .action(act(async (opts: { json?: boolean }, cmd: Command) => {
-    const { runDoctor } = await import('./commands/doctor.js');
-    return runDoctor({ dir: dirOf(cmd), json: opts.json }, processIO);
-  }));
+  .action(
+    act(async (opts: { json?: boolean }, cmd: Command) => {
+      const { runDoctor } = await import('./commands/doctor.js');
+      return runDoctor({ dir: dirOf(cmd), json: opts.json }, processIO);
+    }),
+  );
 
 const fleet = command('fleet', 'assistants running on this machine');
 fleet
   .command('ls')
   .description('list running gateways and whether each answers /health')
   .option('--json', 'print JSON')
-  .action(act(async (opts: { json?: boolean }) => {
-    const { runFleetList } = await import('./commands/fleet.js');
-    return runFleetList({ json: opts.json }, processIO);
-  }));
+  .action(
+    act(async (opts: { json?: boolean }) => {
+      const { runFleetList } = await import('./commands/fleet.js');
+      return runFleetList({ json: opts.json }, processIO);
+    }),
+  );
 
 await main();
 

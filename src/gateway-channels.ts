@@ -42,10 +42,11 @@ export function createGatewayChannels(opened: OpenedAssistant, dir: string, env:
     store,
     bridge,
     log,
-    adapters: () => hub.list().flatMap((c) => {
-      const a = hub.adapter(c.name);
-      return a ? [a] : [];
-    }),
+    adapters: () =>
+      hub.list().flatMap((c) => {
+        const a = hub.adapter(c.name);
+        return a ? [a] : [];
+      }),
   });
 
   const purge = () => {

@@ -73,9 +73,17 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   let token: string;
   let tokenSource: TokenSource;
   try {
-    bind = resolveGatewayBind(config.current().config, { ...(opts.hostname ? { host: opts.hostname } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) });
+    bind = resolveGatewayBind(config.current().config, {
+      ...(opts.hostname ? { host: opts.hostname } : {}),
+      ...(opts.port !== undefined ? { port: opts.port } : {}),
+    });
     const configToken = config.current().config.gateway.token;
-    ({ token, source: tokenSource } = resolveGatewayToken({ ...(opts.token ? { flag: opts.token } : {}), env: process.env, ...(configToken ? { configToken } : {}), tokenFile: paths.tokenFile }));
+    ({ token, source: tokenSource } = resolveGatewayToken({
+      ...(opts.token ? { flag: opts.token } : {}),
+      env: process.env,
+      ...(configToken ? { configToken } : {}),
+      tokenFile: paths.tokenFile,
+    }));
   } catch (err) {
     opened.close();
     throw err;
@@ -103,7 +111,15 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     throw err;
   }
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
-  const membership = joinFleet({ registry: fleet, config, host: server.host, port: server.port, dir: paths.dir, version: packageVersion(), log: log.child('fleet') });
+  const membership = joinFleet({
+    registry: fleet,
+    config,
+    host: server.host,
+    port: server.port,
+    dir: paths.dir,
+    version: packageVersion(),
+    log: log.child('fleet'),
+  });
   const leaveOnExit = () => membership.leave();
   process.once('exit', leaveOnExit);
   channels.start();

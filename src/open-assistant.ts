@@ -38,7 +38,13 @@ export interface OpenAssistantOptions {
 
 export function openAssistant(opts: OpenAssistantOptions): OpenedAssistant {
   const log = opts.log ?? createLogger();
-  const config = createConfigSource({ dir: opts.dir, parts: configParts(), checks: configChecks, ...(opts.env ? { env: opts.env } : {}), log: log.child('config') });
+  const config = createConfigSource({
+    dir: opts.dir,
+    parts: configParts(),
+    checks: configChecks,
+    ...(opts.env ? { env: opts.env } : {}),
+    log: log.child('config'),
+  });
   log.addSecrets(collectSecretValues(config.current().config));
   config.onChange((next) => log.addSecrets(collectSecretValues(next.config)));
   for (const w of config.current().warnings) log.warn(w);

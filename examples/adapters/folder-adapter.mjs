@@ -27,7 +27,10 @@ export function createAdapter(options, { log, dir, name }) {
 
   const write = (chatId, text, replyTo) => {
     const messageId = `${name}-${Date.now()}-${++seq}`;
-    fs.appendFileSync(path.join(outbox, `${chatId.replace(/[^\w.-]/g, '_')}.jsonl`), `${JSON.stringify({ messageId, chatId, replyTo, text, at: new Date().toISOString() })}\n`);
+    fs.appendFileSync(
+      path.join(outbox, `${chatId.replace(/[^\w.-]/g, '_')}.jsonl`),
+      `${JSON.stringify({ messageId, chatId, replyTo, text, at: new Date().toISOString() })}\n`,
+    );
     return { chatId, messageId };
   };
 
@@ -42,7 +45,10 @@ export function createAdapter(options, { log, dir, name }) {
       fs.mkdirSync(inbox, { recursive: true });
       fs.mkdirSync(outbox, { recursive: true });
       const poll = async () => {
-        for (const file of fs.readdirSync(inbox).filter((f) => f.endsWith('.json')).sort()) {
+        for (const file of fs
+          .readdirSync(inbox)
+          .filter((f) => f.endsWith('.json'))
+          .sort()) {
           const full = path.join(inbox, file);
           let m;
           try {

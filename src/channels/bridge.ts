@@ -81,7 +81,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
       }
       const onSent = (s: { messageId: string } | undefined, text: string) => {
         noteSent(msg.channel, s?.messageId);
-        if (msg.chatType === 'group') deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
+        if (msg.chatType === 'group')
+          deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
       };
 
       if (isSlashCommand(msg.text)) {
@@ -93,7 +94,11 @@ export function createBridge(deps: BridgeDeps): Bridge {
 
       const prompt =
         msg.chatType === 'group'
-          ? groupPrompt(msg, contextBefore(deps.store.recentGroupMessages(chat, cfg.groupChat.historyLimit + 50), msg, cfg.groupChat.historyLimit), cfg.groupChat.groupPolicy)
+          ? groupPrompt(
+              msg,
+              contextBefore(deps.store.recentGroupMessages(chat, cfg.groupChat.historyLimit + 50), msg, cfg.groupChat.historyLimit),
+              cfg.groupChat.groupPolicy,
+            )
           : msg.text;
       const images = await downloadImages(adapter, msg, log);
       const delivered = await deliverTurn(
@@ -134,7 +139,14 @@ export function createBridge(deps: BridgeDeps): Bridge {
       // Chats seen live are the ones history catch-up reads back.
       deps.store.noteChat({ channel: msg.channel, chatId: msg.chatId, chatType: msg.chatType, lastSeen: msg.ts });
       if (msg.chatType === 'group') {
-        deps.store.appendGroupMessage({ chatKey: conversationKeyOf(msg), messageId: msg.messageId, ts: msg.ts, sender: msg.senderName ?? msg.senderId, text: msg.text, fromBot: Boolean(msg.fromBot) });
+        deps.store.appendGroupMessage({
+          chatKey: conversationKeyOf(msg),
+          messageId: msg.messageId,
+          ts: msg.ts,
+          sender: msg.senderName ?? msg.senderId,
+          text: msg.text,
+          fromBot: Boolean(msg.fromBot),
+        });
       }
       enqueue(key, () => process(msg, key));
     },

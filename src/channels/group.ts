@@ -30,7 +30,8 @@ export type Decision = { respond: true } | { respond: false; why: string };
 export function decide(msg: InboundMessage, group: ServiceConfig['groupChat'], consecutiveBotReplies: number): Decision {
   if (msg.chatType === 'direct') return msg.fromBot ? { respond: false, why: 'a bot in a direct chat' } : { respond: true };
   if (group.groupPolicy === 'mention-only' && !msg.mentioned) return { respond: false, why: 'not mentioned (mention-only)' };
-  if (consecutiveBotReplies >= group.maxTurns) return { respond: false, why: `${consecutiveBotReplies} bot replies in a row (maxTurns ${group.maxTurns}); waiting for a human` };
+  if (consecutiveBotReplies >= group.maxTurns)
+    return { respond: false, why: `${consecutiveBotReplies} bot replies in a row (maxTurns ${group.maxTurns}); waiting for a human` };
   return { respond: true };
 }
 
@@ -43,7 +44,8 @@ export function groupPrompt(msg: InboundMessage, context: readonly GroupMessage[
   const lines: string[] = [];
   if (context.length > 0) {
     lines.push('Recent messages in this group chat (oldest first):');
-    for (const m of context) lines.push(`[${new Date(m.ts).toISOString().slice(11, 16)}] ${m.sender}${m.fromBot ? ' (bot)' : ''}: ${m.text.replace(/\s*\n\s*/g, ' ')}`);
+    for (const m of context)
+      lines.push(`[${new Date(m.ts).toISOString().slice(11, 16)}] ${m.sender}${m.fromBot ? ' (bot)' : ''}: ${m.text.replace(/\s*\n\s*/g, ' ')}`);
     lines.push('');
   }
   lines.push(`Message from ${msg.senderName ?? msg.senderId} in the group:`, msg.text);

@@ -124,7 +124,14 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       const loaded = deps.config.current();
       for (const [name, options] of Object.entries(loaded.config.channels)) {
         if (deps.only && !deps.only.includes(name)) continue;
-        const rt: Runtime = { name, options: options as Record<string, unknown>, status: 'failed', reason: 'connecting', attempt: 0, firstAttempt: Promise.resolve() };
+        const rt: Runtime = {
+          name,
+          options: options as Record<string, unknown>,
+          status: 'failed',
+          reason: 'connecting',
+          attempt: 0,
+          firstAttempt: Promise.resolve(),
+        };
         runtimes.set(name, rt);
         rt.firstAttempt = attempt(rt);
       }
@@ -150,7 +157,8 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       const rt = runtimes.get(channel);
       if (!rt) return { ok: false, status: 404, error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };
       const adapter = rt.adapter;
-      if (!adapter || rt.status !== 'connected') return { ok: false, status: 503, error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
+      if (!adapter || rt.status !== 'connected')
+        return { ok: false, status: 503, error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
       if (!adapter.send) return { ok: false, status: 501, error: `channel ${channel} cannot send proactive messages` };
       try {
         for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) {

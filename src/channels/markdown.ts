@@ -19,11 +19,7 @@ import type { Token, Tokens } from 'marked';
  * @param renderBody an item's blocks joined by the separator it is given (a blank line in a loose list)
  * @param itemSeparator between items: DingTalk and WeCom put a blank line between loose items, Discord and Lark do not
  */
-export function renderMarkdownList(
-  list: Tokens.List,
-  renderBody: (tokens: Token[], separator: string) => string,
-  itemSeparator = '\n',
-): string {
+export function renderMarkdownList(list: Tokens.List, renderBody: (tokens: Token[], separator: string) => string, itemSeparator = '\n'): string {
   const start = listStart(list);
   return list.items
     .map((item, i) => {

@@ -82,9 +82,17 @@ function splitBlock(block: string, fits: (md: string) => boolean): string[] {
     const hasClose = FENCE.test(lines[lines.length - 1] ?? '') && lines.length > 1;
     const body = lines.slice(1, hasClose ? -1 : undefined);
     const wrap = (inner: string[]) => `${open}\n${inner.join('\n')}\n${close}`;
-    return pack(body, (group) => fits(wrap(group)), (line) => hardSplit(line, (s) => fits(wrap([s])))).map(wrap);
+    return pack(
+      body,
+      (group) => fits(wrap(group)),
+      (line) => hardSplit(line, (s) => fits(wrap([s]))),
+    ).map(wrap);
   }
-  const packed = pack(lines, (group) => fits(group.join('\n')), (line) => splitLine(line, fits));
+  const packed = pack(
+    lines,
+    (group) => fits(group.join('\n')),
+    (line) => splitLine(line, fits),
+  );
   return packed.map((g) => g.join('\n'));
 }
 

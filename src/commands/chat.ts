@@ -71,7 +71,9 @@ async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO,
 
   if (io.isTTY) {
     const { name, engine } = assistant.status();
-    renderer.note(`${name} on ${engine}, session "${opts.session}". /help for commands; end a line with \\ to continue it; Ctrl-C stops a reply; Ctrl-C twice or Ctrl-D quits.`);
+    renderer.note(
+      `${name} on ${engine}, session "${opts.session}". /help for commands; end a line with \\ to continue it; Ctrl-C stops a reply; Ctrl-C twice or Ctrl-D quits.`,
+    );
   }
   const ask = () => {
     rl.setPrompt(buffer.length > 0 ? '...> ' : prompt);

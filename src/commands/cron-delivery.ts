@@ -21,7 +21,9 @@ export function createCronDelivery(opts: { dir: string; config: ConfigSource; lo
 
   const viaGateway = async (channel: string, chatId: string, text: string): Promise<SendResult | undefined> => {
     const dir = resolveAssistantPaths(opts.dir).dir;
-    const gateway = createFleetRegistry({ dir: resolveFleetDir(env) }).list().find((e) => e.dir === dir);
+    const gateway = createFleetRegistry({ dir: resolveFleetDir(env) })
+      .list()
+      .find((e) => e.dir === dir);
     if (!gateway) return undefined;
     const token = env.SERVICE_TOKEN || opts.config.current().config.gateway.token || readStoredToken(dir);
     if (!token) return undefined;
@@ -36,7 +38,11 @@ export function createCronDelivery(opts: { dir: string; config: ConfigSource; lo
       if (res.ok) return { ok: true };
       return res.status === 404
         ? { ok: false, status: 404, error: body.error ?? 'not found', availableChannels: body.availableChannels ?? [] }
-        : { ok: false, status: res.status === 501 ? 501 : res.status === 503 ? 503 : 502, error: `the running gateway at ${gateway.url}: ${body.error ?? res.status}` };
+        : {
+            ok: false,
+            status: res.status === 501 ? 501 : res.status === 503 ? 503 : 502,
+            error: `the running gateway at ${gateway.url}: ${body.error ?? res.status}`,
+          };
     } catch (err) {
       opts.log.warn(`the gateway at ${gateway.url} did not take the message (${errorMessage(err)}); connecting the channel here`);
       return undefined;

@@ -30,7 +30,9 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
     const tasks = opened.config.current().config.tasks;
     const task = opts.id === undefined ? undefined : tasks.find((t) => t.id === opts.id);
     if (opts.action !== 'list' && !task) {
-      throw new AppError('task_not_found', `no task "${opts.id}" in service.yaml`, { hint: tasks.length ? `tasks: ${tasks.map((t) => t.id).join(', ')}` : 'add tasks under `tasks:` in service.yaml' });
+      throw new AppError('task_not_found', `no task "${opts.id}" in service.yaml`, {
+        hint: tasks.length ? `tasks: ${tasks.map((t) => t.id).join(', ')}` : 'add tasks under `tasks:` in service.yaml',
+      });
     }
     switch (opts.action) {
       case 'list': {
@@ -50,7 +52,9 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
         else if (rows.length === 0) io.out('No tasks. Add them under `tasks:` in service.yaml.');
         else {
           for (const r of rows) {
-            io.out(`${r.id}  ${r.enabled ? 'enabled ' : 'disabled'}  ${r.schedule}  next: ${r.nextRun ?? '-'}  last: ${r.lastRun ? `${r.lastRun.status} ${r.lastRun.startedAt}` : '-'}  ${r.name}`);
+            io.out(
+              `${r.id}  ${r.enabled ? 'enabled ' : 'disabled'}  ${r.schedule}  next: ${r.nextRun ?? '-'}  last: ${r.lastRun ? `${r.lastRun.status} ${r.lastRun.startedAt}` : '-'}  ${r.name}`,
+            );
           }
         }
         return 0;
@@ -75,7 +79,9 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
         const runs = opened.store.taskRuns(task!.id, 100);
         if (opts.json) io.out(JSON.stringify({ id: task!.id, runs: runs.map(isoRun) }, null, 2));
         else if (runs.length === 0) io.out(`Task ${task!.id} has not run yet.`);
-        else for (const r of runs) io.out(`${new Date(r.startedAt).toISOString()}  ${r.status.padEnd(9)}  ${String(r.durationMs).padStart(6)} ms  ${r.error ?? r.preview}`);
+        else
+          for (const r of runs)
+            io.out(`${new Date(r.startedAt).toISOString()}  ${r.status.padEnd(9)}  ${String(r.durationMs).padStart(6)} ms  ${r.error ?? r.preview}`);
         return 0;
       }
       default:

@@ -26,7 +26,8 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
   try {
     loaded = loadServiceConfig(opts.dir);
     checks.push({ ok: true, title: 'service.yaml', detail: `valid (${loaded.file})` });
-    for (const w of loaded.warnings) checks.push({ ok: false, title: 'service.yaml', detail: w, fix: 'set the variable (or a .env file) or remove the channel block' });
+    for (const w of loaded.warnings)
+      checks.push({ ok: false, title: 'service.yaml', detail: w, fix: 'set the variable (or a .env file) or remove the channel block' });
   } catch (err) {
     const detail = err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
     checks.push({ ok: false, title: 'service.yaml', detail, fix: err instanceof ConfigError ? `edit ${err.file}` : 'run `service init`' });
@@ -56,7 +57,7 @@ async function checkEngine(id: string, loaded: LoadedConfig | undefined): Promis
   const def = engineDefinitions[id];
   if (!def) return [];
   const bin = findEngineBinary(def);
-  const install = def.npmPackage ? `npm install -g ${def.npmPackage}` : 'install it with the vendor\'s installer';
+  const install = def.npmPackage ? `npm install -g ${def.npmPackage}` : "install it with the vendor's installer";
   if (!bin) {
     return [{ ok: false, title: `${id} (${def.title})`, detail: `${def.binaries.join(' / ')} not found on PATH`, fix: install }];
   }
@@ -107,7 +108,12 @@ function checkPort(host: string, port: number): Promise<Check> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', (err: NodeJS.ErrnoException) =>
-      resolve({ ok: false, title: 'gateway port', detail: `${host}:${port} is not free (${err.code})`, fix: 'stop what uses it (maybe a running gateway), or set gateway.port / SERVICE_PORT' }),
+      resolve({
+        ok: false,
+        title: 'gateway port',
+        detail: `${host}:${port} is not free (${err.code})`,
+        fix: 'stop what uses it (maybe a running gateway), or set gateway.port / SERVICE_PORT',
+      }),
     );
     server.listen(port, host, () => server.close(() => resolve({ ok: true, title: 'gateway port', detail: `${host}:${port} is free` })));
   });

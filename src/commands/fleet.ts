@@ -21,7 +21,13 @@ export async function runFleetList(opts: FleetListOptions, io: CommandIO): Promi
   const probes = await Promise.all(entries.map((e) => probeHealth(e.url, opts.healthTimeoutMs ?? 1_500)));
   const rows = entries.map((e, i) => ({ ...e, health: probes[i] as HealthProbe }));
   if (opts.json) {
-    io.out(JSON.stringify({ dir: registry.dir, gateways: rows.map(({ health, ...e }) => ({ ...e, healthy: health.ok, ...(health.error ? { healthError: health.error } : {}) })) }, null, 2));
+    io.out(
+      JSON.stringify(
+        { dir: registry.dir, gateways: rows.map(({ health, ...e }) => ({ ...e, healthy: health.ok, ...(health.error ? { healthError: health.error } : {}) })) },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   if (rows.length === 0) {

@@ -5,14 +5,7 @@ import { findEngineBinary } from '../core/engines/detect.js';
 import { engineDefinitions, getEngine } from '../core/engines/registry.js';
 import { AppError } from '../core/errors.js';
 import { CONFIG_FILE_NAME, STATE_DIR_NAME, resolveAssistantPaths } from '../core/paths.js';
-import {
-  DEFAULT_TEMPLATE,
-  TEMPLATE_META_FILE,
-  builtinSkillsDir,
-  copyTree,
-  getTemplate,
-  listTemplates,
-} from '../core/templates/templates.js';
+import { DEFAULT_TEMPLATE, TEMPLATE_META_FILE, builtinSkillsDir, copyTree, getTemplate, listTemplates } from '../core/templates/templates.js';
 import type { CommandIO } from './io.js';
 
 export interface InitOptions {
@@ -69,11 +62,7 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
 
 // --- internal ---
 
-async function chooseOptions(
-  opts: InitOptions,
-  io: CommandIO,
-  defaultName: string,
-): Promise<{ template: string; engine: string; name: string }> {
+async function chooseOptions(opts: InitOptions, io: CommandIO, defaultName: string): Promise<{ template: string; engine: string; name: string }> {
   const installed = ENGINE_PREFERENCE.filter((id) => {
     const def = engineDefinitions[id];
     return def !== undefined && findEngineBinary(def) !== undefined;

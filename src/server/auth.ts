@@ -9,12 +9,10 @@ import { writeFileAtomic } from '../core/atomic-write.js';
  */
 export type TokenSource = 'flag' | 'env' | 'config' | 'stored' | 'generated';
 
-export function resolveGatewayToken(opts: {
-  flag?: string;
-  env: NodeJS.ProcessEnv;
-  configToken?: string;
-  tokenFile: string;
-}): { token: string; source: TokenSource } {
+export function resolveGatewayToken(opts: { flag?: string; env: NodeJS.ProcessEnv; configToken?: string; tokenFile: string }): {
+  token: string;
+  source: TokenSource;
+} {
   if (opts.flag) return { token: opts.flag, source: 'flag' };
   if (opts.env.SERVICE_TOKEN) return { token: opts.env.SERVICE_TOKEN, source: 'env' };
   if (opts.configToken) return { token: opts.configToken, source: 'config' };

@@ -28,11 +28,14 @@ export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts:
     closed = true;
     opts.onClientGone?.();
   });
-  const heartbeat = setInterval(() => {
-    if (closed || Date.now() - lastWrite < opts.heartbeatMs) return;
-    lastWrite = Date.now();
-    void stream.pushComment('heartbeat').catch(() => undefined);
-  }, Math.max(10, Math.floor(opts.heartbeatMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      if (closed || Date.now() - lastWrite < opts.heartbeatMs) return;
+      lastWrite = Date.now();
+      void stream.pushComment('heartbeat').catch(() => undefined);
+    },
+    Math.max(10, Math.floor(opts.heartbeatMs / 3)),
+  );
   heartbeat.unref();
   if (opts.openingComment) void stream.pushComment(opts.openingComment).catch(() => undefined);
 

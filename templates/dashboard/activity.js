@@ -20,7 +20,14 @@ function activityItem(r) {
 }
 
 export function isEscalation(r) {
-  return r.status === 'failed' || r.status === 'aborted' || r.escalated === true || String(r.responsePreview ?? '').trimStart().startsWith(ESCALATE);
+  return (
+    r.status === 'failed' ||
+    r.status === 'aborted' ||
+    r.escalated === true ||
+    String(r.responsePreview ?? '')
+      .trimStart()
+      .startsWith(ESCALATE)
+  );
 }
 
 /** Feed of processed messages, newest first; reconnects when the stream drops. */

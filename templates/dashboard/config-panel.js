@@ -30,7 +30,8 @@ function control(field, raw, effective) {
     return select;
   }
   if (['text', 'list', 'json'].includes(field.type)) {
-    const text = field.type === 'list' ? (start ?? []).join('\n') : field.type === 'json' ? (start === undefined ? '' : JSON.stringify(start, null, 2)) : (raw ?? '');
+    const text =
+      field.type === 'list' ? (start ?? []).join('\n') : field.type === 'json' ? (start === undefined ? '' : JSON.stringify(start, null, 2)) : (raw ?? '');
     const area = el('textarea', { attrs: { id, rows: field.type === 'json' ? 8 : 4, spellcheck: 'false', 'aria-label': field.path.join('.') } });
     area.value = text;
     return area;
@@ -71,7 +72,10 @@ function readControl(field, node, raw, effective) {
       next = v === '' ? null : v;
       break;
     case 'list': {
-      const items = v.split('\n').map((s) => s.trim()).filter(Boolean);
+      const items = v
+        .split('\n')
+        .map((s) => s.trim())
+        .filter(Boolean);
       next = items.length ? items : null;
       break;
     }
@@ -158,18 +162,29 @@ export function createConfigPanel() {
           node,
           el('div', { class: 'row' }, [
             el('button', { text: 'Save', attrs: { type: 'button', 'data-action': 'save' }, on: { click: () => void save(field, node) } }),
-            el('button', { class: 'secondary', text: 'Cancel', attrs: { type: 'button' }, on: { click: () => ((state.editing = null), state.errors.delete(key), render()) } }),
+            el('button', {
+              class: 'secondary',
+              text: 'Cancel',
+              attrs: { type: 'button' },
+              on: { click: () => ((state.editing = null), state.errors.delete(key), render()) },
+            }),
           ]),
         ]),
       );
     } else {
       const shown = display(field, raw ?? effective);
-      const valueNode = field.type === 'json' || field.type === 'text' ? el('pre', { class: 'value', text: shown }) : el('span', { class: 'value', text: shown });
+      const valueNode =
+        field.type === 'json' || field.type === 'text' ? el('pre', { class: 'value', text: shown }) : el('span', { class: 'value', text: shown });
       children.push(
         el('div', { class: 'setting-value' }, [
           valueNode,
           raw === undefined && effective !== undefined ? el('span', { class: 'muted', text: '(default)' }) : null,
-          el('button', { class: 'secondary', text: 'Edit', attrs: { type: 'button', 'data-action': 'edit' }, on: { click: () => ((state.editing = key), state.notices.delete(key), render()) } }),
+          el('button', {
+            class: 'secondary',
+            text: 'Edit',
+            attrs: { type: 'button', 'data-action': 'edit' },
+            on: { click: () => ((state.editing = key), state.notices.delete(key), render()) },
+          }),
           notice ? el('span', { class: `notice pill ${notice.cls}`, text: notice.text, attrs: { role: 'status' } }) : null,
         ]),
       );
@@ -179,7 +194,9 @@ export function createConfigPanel() {
   };
 
   const render = () => {
-    const extra = Object.keys(state.raw).filter((k) => !KNOWN_TOP_LEVEL.has(k)).map((k) => ({ path: [k], type: 'json', help: 'kept in the file, ignored by service' }));
+    const extra = Object.keys(state.raw)
+      .filter((k) => !KNOWN_TOP_LEVEL.has(k))
+      .map((k) => ({ path: [k], type: 'json', help: 'kept in the file, ignored by service' }));
     const groups = [...CONFIG_GROUPS, ...(extra.length ? [{ title: 'Other keys in service.yaml', fields: extra }] : [])];
     $('config').replaceChildren(...groups.map((g) => el('section', { class: 'config-group' }, [el('h3', { text: g.title }), ...g.fields.map(row)])));
     const banner = $('config-restart');

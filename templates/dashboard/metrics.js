@@ -12,7 +12,11 @@ export function renderMetrics(m) {
   $('m-cost').textContent = formatCost(m.totalCostUsd);
   $('m-avg').textContent = formatDuration(m.avgDurationMs);
   const rows = Object.entries(m.messagesBySource).sort((a, b) => b[1] - a[1]);
-  renderPairs($('m-sources'), rows.map(([source, n]) => [source, String(n)]), 'no messages yet');
+  renderPairs(
+    $('m-sources'),
+    rows.map(([source, n]) => [source, String(n)]),
+    'no messages yet',
+  );
 }
 
 export async function loadTimeline() {
@@ -20,7 +24,8 @@ export async function loadTimeline() {
   const t = await api(`/api/metrics/timeline?range=${encodeURIComponent(range)}`);
   drawChart($('timeline'), t);
   const total = t.buckets.reduce((n, b) => n + b.count, 0);
-  $('timeline-summary').textContent = `${total} message${total === 1 ? '' : 's'}, ${formatCost(t.buckets.reduce((n, b) => n + b.costUsd, 0))} in the last ${range}`;
+  $('timeline-summary').textContent =
+    `${total} message${total === 1 ? '' : 's'}, ${formatCost(t.buckets.reduce((n, b) => n + b.costUsd, 0))} in the last ${range}`;
 }
 
 function svg(tag, attrs = {}, text) {
@@ -47,7 +52,14 @@ function drawChart(host, t) {
   root.append(svg('text', { x: PAD.left - 4, y: PAD.top + innerH, class: 'tick end' }, '0'));
   t.buckets.forEach((b, i) => {
     const h = (b.count / max) * innerH;
-    const bar = svg('rect', { x: PAD.left + i * slot + 1, y: PAD.top + innerH - h, width: Math.max(1, slot - 2), height: h, class: 'bar', 'data-count': b.count });
+    const bar = svg('rect', {
+      x: PAD.left + i * slot + 1,
+      y: PAD.top + innerH - h,
+      width: Math.max(1, slot - 2),
+      height: h,
+      class: 'bar',
+      'data-count': b.count,
+    });
     bar.append(svg('title', {}, `${label(b.start, t.bucketMs)}: ${b.count} message${b.count === 1 ? '' : 's'}, ${formatCost(b.costUsd)}`));
     root.append(bar);
   });

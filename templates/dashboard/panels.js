@@ -37,7 +37,9 @@ export function renderChannels(channels) {
 export function renderSkills(skills) {
   $('skills-count').textContent = String(skills.length);
   if (skills.length === 0) return $('skills').replaceChildren(el('li', { class: 'empty', text: 'no skills in skills/' }));
-  $('skills').replaceChildren(...skills.map((s) => el('li', { class: 'stack' }, [el('strong', { text: s.name }), el('span', { class: 'muted', text: s.description })])));
+  $('skills').replaceChildren(
+    ...skills.map((s) => el('li', { class: 'stack' }, [el('strong', { text: s.name }), el('span', { class: 'muted', text: s.description })])),
+  );
 }
 
 export async function loadFleet() {
@@ -48,7 +50,9 @@ export async function loadFleet() {
     ...peers.map((p) => {
       const href = safeHref(p.dashboardUrl);
       const name = href && !p.self ? el('a', { text: p.name, attrs: { href, target: '_blank', rel: 'noopener noreferrer' } }) : el('strong', { text: p.name });
-      const health = p.self ? el('span', { class: 'pill', text: 'this gateway' }) : el('span', { class: `pill ${p.healthy ? 'ok' : 'bad'}`, text: p.healthy ? 'answering' : 'not answering', attrs: { title: p.healthError } });
+      const health = p.self
+        ? el('span', { class: 'pill', text: 'this gateway' })
+        : el('span', { class: `pill ${p.healthy ? 'ok' : 'bad'}`, text: p.healthy ? 'answering' : 'not answering', attrs: { title: p.healthError } });
       return el('li', { class: 'stack', attrs: { 'data-peer': p.name } }, [
         el('div', { class: 'row' }, [name, health]),
         el('span', { class: 'muted', text: [p.role, p.engine, p.url].filter(Boolean).join(' · ') }),

@@ -99,7 +99,10 @@ export function renderSamples(status) {
           },
         },
       });
-      return el('div', { class: 'sample', attrs: { 'data-sample': s.id } }, [el('div', { class: 'row' }, [el('h3', { text: s.title }), el('span', {}, [note, button])]), el('pre', {}, [code])]);
+      return el('div', { class: 'sample', attrs: { 'data-sample': s.id } }, [
+        el('div', { class: 'row' }, [el('h3', { text: s.title }), el('span', {}, [note, button])]),
+        el('pre', {}, [code]),
+      ]);
     }),
   );
 }

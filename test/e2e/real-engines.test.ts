@@ -35,7 +35,13 @@ interface EngineSpec {
 const ENGINES: EngineSpec[] = [
   { engine: 'engine_b', title: 'Claude Code', baseUrl: (l) => l.url, bogusSessionId: randomUUID, reportsCost: true },
   // OpenCode session ids: `ses_` + 12 hex (time) + 14 base62, e.g. ses_df7642517ffeOaGIwUshcrujA1.
-  { engine: 'engine_c', title: 'OpenCode', baseUrl: (l) => `${l.url}/v1`, bogusSessionId: () => `ses_${randomBytes(6).toString('hex')}${base62(14)}`, reportsCost: false },
+  {
+    engine: 'engine_c',
+    title: 'OpenCode',
+    baseUrl: (l) => `${l.url}/v1`,
+    bogusSessionId: () => `ses_${randomBytes(6).toString('hex')}${base62(14)}`,
+    reportsCost: false,
+  },
   // Codex thread ids are UUIDs; engine-d only resumes ids that look like one.
   { engine: 'engine_d', title: 'Codex', baseUrl: (l) => `${l.url}/v1`, bogusSessionId: randomUUID, reportsCost: false },
 ];

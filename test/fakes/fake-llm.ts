@@ -83,9 +83,7 @@ interface Conversation {
   hasTools: boolean;
 }
 
-type Reply =
-  | { kind: 'text'; text: string; chunkSize: number; deltaDelayMs: number }
-  | { kind: 'tool'; command: string; description: string };
+type Reply = { kind: 'text'; text: string; chunkSize: number; deltaDelayMs: number } | { kind: 'tool'; command: string; description: string };
 
 interface Plan {
   delayMs: number;
@@ -198,14 +196,11 @@ function plan(conv: Conversation): Plan {
   }
   const userText = lastUser >= 0 ? (conv.entries[lastUser] as { text: string }).text : '';
   const toolResultSeen = conv.entries.slice(lastUser + 1).some((e) => e.kind === 'tool_result');
-  const earlier = conv.entries.slice(0, Math.max(lastUser, 0)).find((e) => e.kind === 'user') as
-    | { text: string }
-    | undefined;
+  const earlier = conv.entries.slice(0, Math.max(lastUser, 0)).find((e) => e.kind === 'user') as { text: string } | undefined;
 
   const slow = /SLOW-(\d+)/.exec(userText);
   const delayMs = slow ? Number(slow[1]) : 0;
-  const withPrevious = (text: string): string =>
-    earlier ? `${text}\nPREVIOUS-USER-MESSAGE: ${earlier.text}` : text;
+  const withPrevious = (text: string): string => (earlier ? `${text}\nPREVIOUS-USER-MESSAGE: ${earlier.text}` : text);
 
   const big = userText.includes('BIG-OUTPUT');
   if ((big || userText.includes('RUN-TOOL')) && !toolResultSeen) {
@@ -376,11 +371,7 @@ async function anthropicStream(res: http.ServerResponse, model: string, reply: R
     await s.event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
     await s.event('ping', { type: 'ping' });
     for (const piece of chunks(reply.text, reply.chunkSize)) {
-      await s.event(
-        'content_block_delta',
-        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } },
-        reply.deltaDelayMs,
-      );
+      await s.event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, reply.deltaDelayMs);
     }
   } else {
     await s.event('content_block_start', {
@@ -575,8 +566,7 @@ async function responsesStream(res: http.ServerResponse, model: string, reply: R
   const s = new Stream(res);
   s.start();
   let seq = 0;
-  const ev = (type: string, data: Record<string, unknown>, delayMs = 0): Promise<void> =>
-    s.event(type, { type, sequence_number: seq++, ...data }, delayMs);
+  const ev = (type: string, data: Record<string, unknown>, delayMs = 0): Promise<void> => s.event(type, { type, sequence_number: seq++, ...data }, delayMs);
   const respId = id('resp_');
   await ev('response.created', { response: responseObject(respId, model, 'in_progress', [], null) });
   await ev('response.in_progress', { response: responseObject(respId, model, 'in_progress', [], null) });
@@ -647,7 +637,17 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     if (isModels) {
       sendJson(res, 200, {
         object: 'list',
-        data: [{ id: FAKE_MODEL, object: 'model', created: 1_700_000_000, owned_by: 'fake-llm', type: 'model', display_name: 'Fake Model', created_at: '2026-01-01T00:00:00Z' }],
+        data: [
+          {
+            id: FAKE_MODEL,
+            object: 'model',
+            created: 1_700_000_000,
+            owned_by: 'fake-llm',
+            type: 'model',
+            display_name: 'Fake Model',
+            created_at: '2026-01-01T00:00:00Z',
+          },
+        ],
         has_more: false,
         first_id: FAKE_MODEL,
         last_id: FAKE_MODEL,
@@ -656,7 +656,10 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     }
     if (api === 'other' || method !== 'POST' || !body || typeof body !== 'object') {
       if (api === 'anthropic') {
-        sendJson(res, method === 'POST' ? 400 : 404, { type: 'error', error: { type: method === 'POST' ? 'invalid_request_error' : 'not_found_error', message: 'Unsupported request' } });
+        sendJson(res, method === 'POST' ? 400 : 404, {
+          type: 'error',
+          error: { type: method === 'POST' ? 'invalid_request_error' : 'not_found_error', message: 'Unsupported request' },
+        });
       } else {
         sendJson(res, 404, { error: { message: `Unknown request URL: ${method} ${path}`, type: 'invalid_request_error', param: null, code: 'unknown_url' } });
       }

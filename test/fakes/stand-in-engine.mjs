@@ -67,7 +67,15 @@ async function parseInvocation() {
 function notFound(id) {
   const messages = {
     engine_b: () => {
-      out({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, session_id: id, total_cost_usd: 0, errors: [`No conversation found with session ID: ${id}`] });
+      out({
+        type: 'result',
+        subtype: 'error_during_execution',
+        is_error: true,
+        num_turns: 0,
+        session_id: id,
+        total_cost_usd: 0,
+        errors: [`No conversation found with session ID: ${id}`],
+      });
       process.stderr.write(`No conversation found with session ID: ${id}\n`);
     },
     engine_c: () => process.stderr.write('\x1b[91m\x1b[1mError: \x1b[0mSession not found\n'),
@@ -97,12 +105,39 @@ function emitter(sessionId) {
       },
       tool: (name, input, output) => {
         const id = call();
-        out({ type: 'assistant', message: { id: msgId(), role: 'assistant', model: 'stand-in', content: [{ type: 'tool_use', id, name, input }] }, session_id: sessionId });
-        out({ type: 'user', message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content: output, is_error: false }] }, session_id: sessionId });
+        out({
+          type: 'assistant',
+          message: { id: msgId(), role: 'assistant', model: 'stand-in', content: [{ type: 'tool_use', id, name, input }] },
+          session_id: sessionId,
+        });
+        out({
+          type: 'user',
+          message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content: output, is_error: false }] },
+          session_id: sessionId,
+        });
       },
-      done: (final) => out({ type: 'result', subtype: 'success', is_error: false, num_turns: 2, result: final, session_id: sessionId, total_cost_usd: 0.0123, usage: { input_tokens: 10, output_tokens: 5 } }),
+      done: (final) =>
+        out({
+          type: 'result',
+          subtype: 'success',
+          is_error: false,
+          num_turns: 2,
+          result: final,
+          session_id: sessionId,
+          total_cost_usd: 0.0123,
+          usage: { input_tokens: 10, output_tokens: 5 },
+        }),
       fail: (message, status) => {
-        out({ type: 'result', subtype: 'success', is_error: true, api_error_status: status ?? null, num_turns: 1, result: message, session_id: sessionId, total_cost_usd: 0 });
+        out({
+          type: 'result',
+          subtype: 'success',
+          is_error: true,
+          api_error_status: status ?? null,
+          num_turns: 1,
+          result: message,
+          session_id: sessionId,
+          total_cost_usd: 0,
+        });
         process.exit(1);
       },
     },
@@ -110,13 +145,34 @@ function emitter(sessionId) {
       start: () => out({ type: 'step_start', timestamp: ts(), sessionID: sessionId, part: { type: 'step-start' } }),
       text: (t) => out({ type: 'text', timestamp: ts(), sessionID: sessionId, part: { type: 'text', text: t } }),
       tool: (name, input, output) => {
-        out({ type: 'tool_use', timestamp: ts(), sessionID: sessionId, part: { type: 'tool', tool: name, callID: call(), state: { status: 'completed', input, output } } });
-        out({ type: 'step_finish', timestamp: ts(), sessionID: sessionId, part: { reason: 'tool-calls', type: 'step-finish', tokens: { input: 5, output: 2 }, cost: 0 } });
+        out({
+          type: 'tool_use',
+          timestamp: ts(),
+          sessionID: sessionId,
+          part: { type: 'tool', tool: name, callID: call(), state: { status: 'completed', input, output } },
+        });
+        out({
+          type: 'step_finish',
+          timestamp: ts(),
+          sessionID: sessionId,
+          part: { reason: 'tool-calls', type: 'step-finish', tokens: { input: 5, output: 2 }, cost: 0 },
+        });
         out({ type: 'step_start', timestamp: ts(), sessionID: sessionId, part: { type: 'step-start' } });
       },
-      done: () => out({ type: 'step_finish', timestamp: ts(), sessionID: sessionId, part: { reason: 'stop', type: 'step-finish', tokens: { input: 10, output: 5 }, cost: 0 } }),
+      done: () =>
+        out({
+          type: 'step_finish',
+          timestamp: ts(),
+          sessionID: sessionId,
+          part: { reason: 'stop', type: 'step-finish', tokens: { input: 10, output: 5 }, cost: 0 },
+        }),
       fail: (message, status) => {
-        out({ type: 'error', timestamp: ts(), sessionID: sessionId, error: { name: 'APIError', data: { message, ...(status ? { statusCode: status } : {}) } } });
+        out({
+          type: 'error',
+          timestamp: ts(),
+          sessionID: sessionId,
+          error: { name: 'APIError', data: { message, ...(status ? { statusCode: status } : {}) } },
+        });
         process.exit(1);
       },
     },
@@ -128,8 +184,14 @@ function emitter(sessionId) {
       text: (t) => out({ type: 'item.completed', item: { id: `item_${call()}`, type: 'agent_message', text: t } }),
       tool: (name, input, output) => {
         const id = `item_${call()}`;
-        out({ type: 'item.started', item: { id, type: 'command_execution', command: `${name} ${JSON.stringify(input)}`, aggregated_output: '', exit_code: null, status: 'in_progress' } });
-        out({ type: 'item.completed', item: { id, type: 'command_execution', command: `${name} ${JSON.stringify(input)}`, aggregated_output: output, exit_code: 0, status: 'completed' } });
+        out({
+          type: 'item.started',
+          item: { id, type: 'command_execution', command: `${name} ${JSON.stringify(input)}`, aggregated_output: '', exit_code: null, status: 'in_progress' },
+        });
+        out({
+          type: 'item.completed',
+          item: { id, type: 'command_execution', command: `${name} ${JSON.stringify(input)}`, aggregated_output: output, exit_code: 0, status: 'completed' },
+        });
       },
       done: () => out({ type: 'turn.completed', usage: { input_tokens: 10, output_tokens: 5 } }),
       fail: (message, status) => {
@@ -145,7 +207,13 @@ function emitter(sessionId) {
       tool: (name, input, output) => {
         const id = call();
         out({ type: 'tool_call', subtype: 'started', call_id: id, tool_call: { [`${name}ToolCall`]: { args: input } }, session_id: sessionId });
-        out({ type: 'tool_call', subtype: 'completed', call_id: id, tool_call: { [`${name}ToolCall`]: { args: input, result: { success: { stdout: output } } } }, session_id: sessionId });
+        out({
+          type: 'tool_call',
+          subtype: 'completed',
+          call_id: id,
+          tool_call: { [`${name}ToolCall`]: { args: input, result: { success: { stdout: output } } } },
+          session_id: sessionId,
+        });
       },
       done: (final) => out({ type: 'result', subtype: 'success', is_error: false, result: final, session_id: sessionId }),
       fail: (message) => {
@@ -162,11 +230,19 @@ function emitter(sessionId) {
 const { prompt, resume } = await parseInvocation();
 const sessionId = resume ?? (engine === 'engine_c' ? `ses_${randomUUID().replace(/-/g, '').slice(0, 26)}` : randomUUID());
 if (process.env.STANDIN_LOG) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE)/.test(k)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE)/.test(k)),
+  );
   // Image files as the engine receives them (--image for codex, paths listed in the prompt otherwise).
-  const imagePaths = [...argv.flatMap((a, i) => (argv[i - 1] === '--image' ? [a] : [])), ...[...(prompt ?? '').matchAll(/^- (\/\S+\.(?:png|jpg|gif|webp|bmp))$/gm)].map((m) => m[1])];
+  const imagePaths = [
+    ...argv.flatMap((a, i) => (argv[i - 1] === '--image' ? [a] : [])),
+    ...[...(prompt ?? '').matchAll(/^- (\/\S+\.(?:png|jpg|gif|webp|bmp))$/gm)].map((m) => m[1]),
+  ];
   const images = imagePaths.map((p) => ({ path: p, exists: fs.existsSync(p), bytes: fs.existsSync(p) ? fs.statSync(p).size : 0 }));
-  fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify({ engine, pid: process.pid, ppid: process.ppid, argv, cwd: process.cwd(), prompt, sessionIn: resume ?? null, sessionOut: sessionId, startedAt: Date.now(), images, env })}\n`);
+  fs.appendFileSync(
+    process.env.STANDIN_LOG,
+    `${JSON.stringify({ engine, pid: process.pid, ppid: process.ppid, argv, cwd: process.cwd(), prompt, sessionIn: resume ?? null, sessionOut: sessionId, startedAt: Date.now(), images, env })}\n`,
+  );
 }
 let history = [];
 if (resume) {
@@ -214,19 +290,31 @@ if (has('STDERR-FLOOD')) {
   for (let i = 0; i < 1024; i++) process.stderr.write(chunk);
 }
 if (has('PROVIDER-ERROR')) fmt.fail('Invalid API key', 401);
-if (has('FAIL:')) fmt.fail(own.slice(own.indexOf('FAIL:') + 5).split('\n')[0].trim());
+if (has('FAIL:'))
+  fmt.fail(
+    own
+      .slice(own.indexOf('FAIL:') + 5)
+      .split('\n')[0]
+      .trim(),
+  );
 if (arg('TOOL')) fmt.tool(arg('TOOL'), { command: 'echo hi' }, 'hi\n');
 if (has('BIG-LINE')) fmt.tool('bash', { command: 'big' }, 'x'.repeat(500_000));
 
 let answer;
-if (has('SAY:')) answer = own.slice(own.lastIndexOf('SAY:') + 4).split('\n')[0].trim();
+if (has('SAY:'))
+  answer = own
+    .slice(own.lastIndexOf('SAY:') + 4)
+    .split('\n')[0]
+    .trim();
 else if (arg('LONG') || arg('LONGCJK')) {
   // About <n> characters of numbered paragraphs (split tests); LONGCJK: Chinese text, 3 bytes a character
   const cjk = Boolean(arg('LONGCJK'));
   const n = Number(arg('LONG') ?? arg('LONGCJK'));
   const paras = [];
   for (let i = 0, len = 0; len < n; i++) {
-    const p = cjk ? `Paragraph ${i}: ${'这是用于测试按字节拆分的中文段落，'.repeat(5)}。` : `Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(6).trim()}.`;
+    const p = cjk
+      ? `Paragraph ${i}: ${'这是用于测试按字节拆分的中文段落，'.repeat(5)}。`
+      : `Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(6).trim()}.`;
     paras.push(p);
     len += p.length + 2;
   }

@@ -30,11 +30,56 @@ export interface PlatformSpec {
 }
 
 export const PLATFORMS: Record<string, PlatformSpec> = {
-  channel_a: { key: 'channel_a', start: () => startFakeLark(), users: ['ou_alice', 'ou_bob', 'ou_carol'], group: () => 'oc_group_one', deliversUnmentioned: true, botSenders: true, longChars: 32_000, images: true },
-  channel_b: { key: 'channel_b', start: () => startFakeDingtalk(), users: ['staff-alice', 'staff-bob', 'staff-carol'], group: () => 'cidGroupOne==', deliversUnmentioned: false, botSenders: false, longChars: 16_000, images: false },
-  channel_c: { key: 'channel_c', start: () => startFakeWecom(), users: ['alice', 'bob', 'carol'], group: () => 'wrgroupone', deliversUnmentioned: false, botSenders: false, longChars: 45_000, images: false },
-  channel_d: { key: 'channel_d', start: () => startFakeSlack(), users: ['U0ALICE', 'U0BOB', 'U0CAROL'], group: () => 'C0GROUP', deliversUnmentioned: true, botSenders: true, longChars: 9_000, images: true },
-  channel_e: { key: 'channel_e', start: () => startFakeTelegram(), users: ['1001', '1002', '1003'], group: () => '-1001234567890', deliversUnmentioned: true, botSenders: true, longChars: 9_000, images: true },
+  channel_a: {
+    key: 'channel_a',
+    start: () => startFakeLark(),
+    users: ['ou_alice', 'ou_bob', 'ou_carol'],
+    group: () => 'oc_group_one',
+    deliversUnmentioned: true,
+    botSenders: true,
+    longChars: 32_000,
+    images: true,
+  },
+  channel_b: {
+    key: 'channel_b',
+    start: () => startFakeDingtalk(),
+    users: ['staff-alice', 'staff-bob', 'staff-carol'],
+    group: () => 'cidGroupOne==',
+    deliversUnmentioned: false,
+    botSenders: false,
+    longChars: 16_000,
+    images: false,
+  },
+  channel_c: {
+    key: 'channel_c',
+    start: () => startFakeWecom(),
+    users: ['alice', 'bob', 'carol'],
+    group: () => 'wrgroupone',
+    deliversUnmentioned: false,
+    botSenders: false,
+    longChars: 45_000,
+    images: false,
+  },
+  channel_d: {
+    key: 'channel_d',
+    start: () => startFakeSlack(),
+    users: ['U0ALICE', 'U0BOB', 'U0CAROL'],
+    group: () => 'C0GROUP',
+    deliversUnmentioned: true,
+    botSenders: true,
+    longChars: 9_000,
+    images: true,
+  },
+  channel_e: {
+    key: 'channel_e',
+    start: () => startFakeTelegram(),
+    users: ['1001', '1002', '1003'],
+    group: () => '-1001234567890',
+    deliversUnmentioned: true,
+    botSenders: true,
+    longChars: 9_000,
+    images: true,
+  },
   channel_f: {
     key: 'channel_f',
     start: () => startFakeDiscord(),
@@ -56,7 +101,11 @@ export interface ChannelGateway extends TestAssistant {
 }
 
 /** A gateway with the given channel blocks (from the fakes' channelConfig), a stand-in engine, a real port. */
-export async function startChannelGateway(channels: Record<string, Record<string, unknown>>, yaml = '', files: Record<string, string> = {}): Promise<ChannelGateway> {
+export async function startChannelGateway(
+  channels: Record<string, Record<string, unknown>>,
+  yaml = '',
+  files: Record<string, string> = {},
+): Promise<ChannelGateway> {
   // JSON is YAML: the channel blocks go in as one flow mapping.
   const t = createTestAssistant({ yaml: `channels: ${JSON.stringify(channels)}\n${yaml}`, files });
   const gc = createGatewayChannels(t, t.dir, { SERVICE_CHANNEL_RETRY_MS: '400', SERVICE_CHANNEL_CONNECT_TIMEOUT_MS: '8000' });
@@ -83,7 +132,11 @@ export async function startChannelGateway(channels: Record<string, Record<string
       const headers = new Headers(rest.headers);
       headers.set('authorization', `Bearer ${TEST_TOKEN}`);
       if (json !== undefined) headers.set('content-type', 'application/json');
-      return fetch(`${server.url}${pathname}`, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}) });
+      return fetch(`${server.url}${pathname}`, {
+        ...rest,
+        headers,
+        ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}),
+      });
     },
     async stop() {
       await gc.bridge.idle();
@@ -98,4 +151,3 @@ export async function startChannelGateway(channels: Record<string, Record<string
 /** Outbound messages that carry reply text (typing frames and empty stream openers excluded). */
 export const replies = (fake: FakePlatform, chatId?: string): FakeOutbound[] =>
   fake.outbound.filter((o) => o.kind !== 'typing' && o.text.trim() !== '' && (chatId === undefined || o.chatId === chatId));
-

@@ -12,10 +12,7 @@ export interface CliResult {
 }
 
 /** Run the built CLI for real (`node bin/service.js ...`); `npm test` builds dist first. */
-export function runCli(
-  args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
-): Promise<CliResult> {
+export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], {
       cwd: opts.cwd ?? repoRoot,

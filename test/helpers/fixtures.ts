@@ -16,7 +16,10 @@ export const fixtureDir = (engine: string) => path.join(repoRoot, 'test', 'fixtu
 
 export function readFixture(engine: string, scenario: string): { lines: string[]; meta: FixtureMeta } {
   const base = path.join(fixtureDir(engine), scenario);
-  const lines = fs.readFileSync(`${base}.ndjson`, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = fs
+    .readFileSync(`${base}.ndjson`, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const meta = JSON.parse(fs.readFileSync(`${base}.meta.json`, 'utf8')) as FixtureMeta;
   return { lines, meta };
 }

@@ -41,7 +41,8 @@ export function createRecordingContext(opts: { onMessage?: (m: InboundMessage) =
       ctx.statuses.push(s);
     },
     waitForMessage: (pred, timeoutMs = 5_000) => poll(() => ctx.messages.find(pred), timeoutMs, 'an inbound message'),
-    waitForMessages: (count, timeoutMs = 5_000) => poll(() => (ctx.messages.length >= count ? ctx.messages : undefined), timeoutMs, `${count} inbound message(s)`),
+    waitForMessages: (count, timeoutMs = 5_000) =>
+      poll(() => (ctx.messages.length >= count ? ctx.messages : undefined), timeoutMs, `${count} inbound message(s)`),
     waitForStatus: (pred, timeoutMs = 5_000) => {
       const match = typeof pred === 'function' ? pred : (s: Status) => s.state === pred;
       return poll(() => ctx.statuses.find(match), timeoutMs, 'a status change');

@@ -16,8 +16,23 @@ export interface TestServer extends TestAssistant {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(opts: { yaml?: string; engine?: string; hub?: ChannelHub; heartbeatMs?: number; maxBodyBytes?: number; maxEventSubscribers?: number; files?: Record<string, string>; fleet?: () => Array<Record<string, unknown>> } = {}): Promise<TestServer> {
-  const t = createTestAssistant({ ...(opts.yaml ? { yaml: opts.yaml } : {}), ...(opts.engine ? { engine: opts.engine } : {}), ...(opts.files ? { files: opts.files } : {}) });
+export async function startTestServer(
+  opts: {
+    yaml?: string;
+    engine?: string;
+    hub?: ChannelHub;
+    heartbeatMs?: number;
+    maxBodyBytes?: number;
+    maxEventSubscribers?: number;
+    files?: Record<string, string>;
+    fleet?: () => Array<Record<string, unknown>>;
+  } = {},
+): Promise<TestServer> {
+  const t = createTestAssistant({
+    ...(opts.yaml ? { yaml: opts.yaml } : {}),
+    ...(opts.engine ? { engine: opts.engine } : {}),
+    ...(opts.files ? { files: opts.files } : {}),
+  });
   const { app } = createServerApp({
     assistant: t.assistant,
     config: t.config,
@@ -42,7 +57,11 @@ export async function startTestServer(opts: { yaml?: string; engine?: string; hu
       const headers = new Headers(rest.headers);
       if (!headers.has('authorization')) headers.set('authorization', `Bearer ${TEST_TOKEN}`);
       if (json !== undefined) headers.set('content-type', 'application/json');
-      return fetch(`${server.url}${pathname}`, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}) });
+      return fetch(`${server.url}${pathname}`, {
+        ...rest,
+        headers,
+        ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}),
+      });
     },
     async stop() {
       await t.assistant.drain(0);
@@ -69,7 +88,9 @@ export function parseSseStrict(text: string): unknown[] {
 }
 
 /** A hub with given channels for /api/send and /api/channels tests. */
-export function createRecordingHub(channels: Record<string, { canSend: boolean }>): ChannelHub & { sent: Array<{ channel: string; chatId: string; text: string }> } {
+export function createRecordingHub(
+  channels: Record<string, { canSend: boolean }>,
+): ChannelHub & { sent: Array<{ channel: string; chatId: string; text: string }> } {
   const sent: Array<{ channel: string; chatId: string; text: string }> = [];
   const names = Object.keys(channels);
   return {

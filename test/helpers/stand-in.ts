@@ -44,7 +44,11 @@ export function createStandIn(): StandIn {
     env: { PATH, STANDIN_LOG: logFile, STANDIN_STATE_DIR: stateDir },
     runs: () =>
       fs.existsSync(logFile)
-        ? fs.readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+        ? fs
+            .readFileSync(logFile, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
         : [],
   };
 }

@@ -28,10 +28,15 @@ export function startTerminal(command: string, size = { width: 160, height: 40 }
     waitFor: (expected, what) => {
       const matches = typeof expected === 'string' ? (s: string) => s.includes(expected) : expected;
       const label = what ?? (typeof expected === 'string' ? `"${expected}"` : 'the expected screen');
-      return poll(() => {
-        const s = screen();
-        return matches(s) ? s : undefined;
-      }, 15_000, label, 100).catch((err: Error) => {
+      return poll(
+        () => {
+          const s = screen();
+          return matches(s) ? s : undefined;
+        },
+        15_000,
+        label,
+        100,
+      ).catch((err: Error) => {
         throw new Error(`${err.message}; screen:\n${screen()}`);
       });
     },

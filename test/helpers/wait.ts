@@ -7,12 +7,7 @@
 type NotYet = undefined | null | false;
 
 /** Polls `probe` until it answers something other than undefined, null or false, and returns that. */
-export async function poll<T>(
-  probe: () => T | NotYet | Promise<T | NotYet>,
-  timeoutMs = 5_000,
-  what = 'a condition',
-  everyMs = 10,
-): Promise<T> {
+export async function poll<T>(probe: () => T | NotYet | Promise<T | NotYet>, timeoutMs = 5_000, what = 'a condition', everyMs = 10): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

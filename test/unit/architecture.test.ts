@@ -15,7 +15,11 @@ function files(dir: string): string[] {
 
 const all = files(src).map((file) => ({ file: path.relative(src, file), text: fs.readFileSync(file, 'utf8') }));
 const imports = (text: string) => [...text.matchAll(/(?:from|import\()\s*'([^']+)'/g)].map((m) => m[1] ?? '');
-const importing = (pred: (spec: string) => boolean) => all.filter((f) => imports(f.text).some(pred)).map((f) => f.file).sort();
+const importing = (pred: (spec: string) => boolean) =>
+  all
+    .filter((f) => imports(f.text).some(pred))
+    .map((f) => f.file)
+    .sort();
 
 describe('architecture', () => {
   it('only the runner imports execa', () => {

@@ -48,7 +48,13 @@ describe('fake LLM: Anthropic Messages', () => {
         stream: true,
         max_tokens: 100,
         messages: [
-          { role: 'user', content: [{ type: 'text', text: '<system-reminder>ctx</system-reminder>' }, { type: 'text', text: 'hello there' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: '<system-reminder>ctx</system-reminder>' },
+              { type: 'text', text: 'hello there' },
+            ],
+          },
           { role: 'system', content: 'mid-conversation system message' },
         ],
       },
@@ -68,7 +74,9 @@ describe('fake LLM: Anthropic Messages', () => {
   });
 
   it('answers RUN-TOOL with one Bash tool_use, then text once the result is in', async () => {
-    const first = parseSse(await (await post('/v1/messages', { model: 'm', stream: true, messages: [{ role: 'user', content: 'RUN-TOOL now' }] }, anthropicKey)).text());
+    const first = parseSse(
+      await (await post('/v1/messages', { model: 'm', stream: true, messages: [{ role: 'user', content: 'RUN-TOOL now' }] }, anthropicKey)).text(),
+    );
     const start = JSON.parse(first.find((e) => e.event === 'content_block_start')!.data).content_block;
     expect(start).toMatchObject({ type: 'tool_use', name: 'Bash' });
     const json = first
@@ -156,7 +164,14 @@ describe('fake LLM: OpenAI Chat Completions', () => {
   it('gives a title to a tools-less title-generation call', async () => {
     const res = await post(
       '/v1/chat/completions',
-      { model: 'm', stream: false, messages: [{ role: 'system', content: 'You are a title generator.' }, { role: 'user', content: 'RUN-TOOL' }] },
+      {
+        model: 'm',
+        stream: false,
+        messages: [
+          { role: 'system', content: 'You are a title generator.' },
+          { role: 'user', content: 'RUN-TOOL' },
+        ],
+      },
       openaiKey,
     );
     expect(((await res.json()) as any).choices[0].message.content).toBe(FAKE_TITLE);

@@ -45,9 +45,14 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
   const baseUrl = (opts.apiBaseUrl ?? 'https://api.dingtalk.com').replace(/\/+$/, '');
   let abort = new AbortController();
   const api = createDingtalkApi({
-    name, baseUrl, clientId: opts.clientId, clientSecret: opts.clientSecret,
+    name,
+    baseUrl,
+    clientId: opts.clientId,
+    clientSecret: opts.clientSecret,
     timeoutMs: tuning.requestTimeoutMs ?? 15_000,
-    get signal() { return abort.signal; },
+    get signal() {
+      return abort.signal;
+    },
   });
   let client: DingtalkStreamClient | undefined;
   let ctx: ChannelContext | undefined;
@@ -112,11 +117,15 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
     const outTrackId = randomUUID();
     const robotCode = readReplyExtra(to.extra).robotCode ?? opts.clientId;
     const created = await api.call('POST', '/v1.0/card/instances/createAndDeliver', {
-      cardTemplateId: AI_CARD_TEMPLATE, outTrackId, callbackType: 'STREAM', userIdType: 1,
+      cardTemplateId: AI_CARD_TEMPLATE,
+      outTrackId,
+      callbackType: 'STREAM',
+      userIdType: 1,
       cardData: { cardParamMap: { flowStatus: FLOW.processing, msgContent: '' } },
       // As the official Python SDK sends it: both space models, the deliver model of the target.
       openSpaceId: `dtv1.card//${group ? 'IM_GROUP' : 'IM_ROBOT'}.${to.chatId}`,
-      imGroupOpenSpaceModel: { supportForward: true }, imRobotOpenSpaceModel: { supportForward: true },
+      imGroupOpenSpaceModel: { supportForward: true },
+      imRobotOpenSpaceModel: { supportForward: true },
       ...(group ? { imGroupOpenDeliverModel: { robotCode } } : { imRobotOpenDeliverModel: { spaceType: 'IM_ROBOT' } }),
     });
     // createAndDeliver answers 200 even when delivery failed; the per-space results say so.
@@ -141,23 +150,32 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
         await setStatus({ flowStatus: FLOW.inputting });
         inputting = true;
       }
-      await api.call('PUT', '/v1.0/card/streaming', { outTrackId, guid: randomUUID(), key: 'msgContent', content: text,
-        isFull: true, isFinalize: final, isError: false });
+      await api.call('PUT', '/v1.0/card/streaming', {
+        outTrackId,
+        guid: randomUUID(),
+        key: 'msgContent',
+        content: text,
+        isFull: true,
+        isFinalize: final,
+        isError: false,
+      });
       shown = text;
     };
     return {
-      update: (markdown) => serial(async () => {
-        const text = renderDingtalkMarkdown(markdown);
-        if (closed || text === shown) return;
-        await put(text, false);
-      }),
-      finish: (markdown) => serial(async () => {
-        if (closed) return;
-        closed = true;
-        const text = renderDingtalkMarkdown(markdown);
-        await put(text, true);
-        await setStatus({ flowStatus: FLOW.finished, msgContent: text });
-      }),
+      update: (markdown) =>
+        serial(async () => {
+          const text = renderDingtalkMarkdown(markdown);
+          if (closed || text === shown) return;
+          await put(text, false);
+        }),
+      finish: (markdown) =>
+        serial(async () => {
+          if (closed) return;
+          closed = true;
+          const text = renderDingtalkMarkdown(markdown);
+          await put(text, true);
+          await setStatus({ flowStatus: FLOW.finished, msgContent: text });
+        }),
     };
   };
 
@@ -171,12 +189,18 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
       ctx = c;
       last = { state: 'starting' };
       const cl = new DingtalkStreamClient({
-        name, clientId: opts.clientId, clientSecret: opts.clientSecret, apiBaseUrl: baseUrl, log,
+        name,
+        clientId: opts.clientId,
+        clientSecret: opts.clientSecret,
+        apiBaseUrl: baseUrl,
+        log,
         ...tuning,
       });
       client = cl;
       // Must precede connect(): the subscription list is sent with connections/open.
-      cl.registerCallbackListener(TOPIC_ROBOT, (frame: DWClientDownStream) => { void onRobotFrame(frame); });
+      cl.registerCallbackListener(TOPIC_ROBOT, (frame: DWClientDownStream) => {
+        void onRobotFrame(frame);
+      });
       cl.on('gateway-open', () => {
         if (pendingStart) {
           last = { state: 'connected' };
@@ -244,7 +268,12 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
         // No AI card (the app lacks the Card.Instance.Write / Card.Streaming.Write permissions, or
         // delivery failed): degrade to one buffered reply so that the answer still arrives.
         log.warn(`AI card unavailable, replying without streaming: ${errorMessage(err)}`);
-        return { update: async () => undefined, finish: async (markdown) => { await adapter.reply(to, markdown); } };
+        return {
+          update: async () => undefined,
+          finish: async (markdown) => {
+            await adapter.reply(to, markdown);
+          },
+        };
       }
     },
   };

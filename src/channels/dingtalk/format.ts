@@ -67,4 +67,3 @@ function rowList(token: Tokens.Table, inline: (tokens: Token[]) => string): stri
 function lineBreaks(text: string): string {
   return text.replace(/ *\n/g, '  \n');
 }
-

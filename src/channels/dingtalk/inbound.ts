@@ -47,7 +47,7 @@ export function normalizeRobotMessage(channel: string, p: RobotPayload): Inbound
   if (text === undefined || !p.msgId) return undefined;
   const group = p.conversationType === '2';
   const senderId = p.senderStaffId || p.senderId || '';
-  const chatId = group ? p.conversationId ?? '' : senderId;
+  const chatId = group ? (p.conversationId ?? '') : senderId;
   const extra: DingtalkReplyExtra = {};
   if (p.sessionWebhook) extra.sessionWebhook = p.sessionWebhook;
   if (typeof p.sessionWebhookExpiredTime === 'number') extra.sessionWebhookExpiredTime = p.sessionWebhookExpiredTime;

@@ -66,7 +66,9 @@ export function createDingtalkApi(o: DingtalkApiOptions): DingtalkApi {
   /** One token request at a time; cached until shortly before it expires. */
   const accessToken = (): Promise<string> => {
     if (cached && cached.expiresAt > Date.now()) return Promise.resolve(cached.value);
-    inflight ??= fetchToken().finally(() => { inflight = undefined; });
+    inflight ??= fetchToken().finally(() => {
+      inflight = undefined;
+    });
     return inflight;
   };
 
@@ -106,10 +108,14 @@ function openApiError(name: string, what: string, status: number, json: Json): C
   const text = `${what}: HTTP ${status}${code ? ` ${code}` : ''}${message ? ` ${message}` : ''}`;
   // Rate limits first: DingTalk answers them with 403 Forbidden.AccessDenied.QpsLimitForApi.
   const kind: ChannelError['kind'] =
-    status === 429 || /Throttling|QpsLimit/i.test(code) ? 'rate_limited'
-      : status === 401 || status === 403 || /InvalidAuthentication|AccessDenied/.test(code) ? 'auth'
-        : status === 404 || /NotFound/i.test(code) ? 'not_found'
-          : tooLong(`${code} ${message}`) ? 'too_long'
+    status === 429 || /Throttling|QpsLimit/i.test(code)
+      ? 'rate_limited'
+      : status === 401 || status === 403 || /InvalidAuthentication|AccessDenied/.test(code)
+        ? 'auth'
+        : status === 404 || /NotFound/i.test(code)
+          ? 'not_found'
+          : tooLong(`${code} ${message}`)
+            ? 'too_long'
             : 'other';
   return new ChannelError(name, kind, text);
 }

@@ -85,8 +85,7 @@ export class DingtalkStreamClient extends DWClient {
       res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ clientId: this.o.clientId, clientSecret: this.o.clientSecret,
-          ua: this.config.ua, subscriptions: this.config.subscriptions }),
+        body: JSON.stringify({ clientId: this.o.clientId, clientSecret: this.o.clientSecret, ua: this.config.ua, subscriptions: this.config.subscriptions }),
         signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.o.requestTimeoutMs)]),
       });
     } catch (err) {
@@ -185,7 +184,9 @@ export class DingtalkStreamClient extends DWClient {
     try {
       return fn();
     } finally {
-      names.forEach((n, i) => { c[n] = saved[i]; });
+      names.forEach((n, i) => {
+        c[n] = saved[i];
+      });
     }
   }
 
@@ -198,8 +199,12 @@ export class DingtalkStreamClient extends DWClient {
       }
     }
     let opened = false;
-    socket.once('open', () => { opened = true; });
-    socket.on('pong', () => { this.alive = true; });
+    socket.once('open', () => {
+      opened = true;
+    });
+    socket.on('pong', () => {
+      this.alive = true;
+    });
     socket.on('close', (code: number, reason: Buffer) => {
       if ((this as unknown as DWInternals).socket !== socket) return; // an older socket
       this.stopKeepAlive();

@@ -1,11 +1,14 @@
-import {
-  Client, DiscordAPIError, Events, GatewayIntentBits, Options, Partials,
-  type Message, type SendableChannels, type TextBasedChannel,
-} from 'discord.js';
+import { Client, DiscordAPIError, Events, GatewayIntentBits, Options, Partials, type Message, type SendableChannels, type TextBasedChannel } from 'discord.js';
 import type { Logger } from '../../core/logger.js';
 import {
-  ChannelError, type ChannelAdapter, type ChannelContext, type ChannelDeps, type InboundImage, type InboundMessage,
-  type ReplyTarget, type SentMessage,
+  ChannelError,
+  type ChannelAdapter,
+  type ChannelContext,
+  type ChannelDeps,
+  type InboundImage,
+  type InboundMessage,
+  type ReplyTarget,
+  type SentMessage,
 } from '../types.js';
 import { describeCloseCode, toChannelError } from './errors.js';
 import { renderDiscordMarkdown } from './format.js';

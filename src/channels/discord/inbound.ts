@@ -74,10 +74,7 @@ export function stripBotMention(content: string, bot: { botId: string; roleIds?:
 }
 
 /** `<@id>`, `<@&role>`, `<#channel>` → `@name` / `#name`, so the model reads names, not snowflakes. */
-export function nameMentions(
-  text: string,
-  names: { users: Map<string, string>; roles?: Map<string, string>; channels?: Map<string, string> },
-): string {
+export function nameMentions(text: string, names: { users: Map<string, string>; roles?: Map<string, string>; channels?: Map<string, string> }): string {
   return text
     .replace(/<@!?(\d+)>/g, (token, id: string) => (names.users.has(id) ? `@${names.users.get(id)}` : token))
     .replace(/<@&(\d+)>/g, (token, id: string) => (names.roles?.has(id) ? `@${names.roles.get(id)}` : token))

@@ -1,8 +1,14 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import type { Logger } from '../../core/logger.js';
 import {
-  ChannelError, type ChannelAdapter, type ChannelContext, type ChannelDeps, type InboundImage, type InboundMessage,
-  type ReplyTarget, type SentMessage,
+  ChannelError,
+  type ChannelAdapter,
+  type ChannelContext,
+  type ChannelDeps,
+  type InboundImage,
+  type InboundMessage,
+  type ReplyTarget,
+  type SentMessage,
 } from '../types.js';
 import { createLarkConnection, type LarkConnection } from './connection.js';
 import { larkCode, toChannelError } from './errors.js';
@@ -45,8 +51,12 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
   const sdkLogger = createLarkSdkLogger(() => log);
   // Per-adapter token cache: the SDK's default cache is process-wide and keyed by appId only.
   const client = new lark.Client({
-    appId: opts.appId, appSecret: opts.appSecret, domain, cache: new lark.DefaultCache(),
-    logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn,
+    appId: opts.appId,
+    appSecret: opts.appSecret,
+    domain,
+    cache: new lark.DefaultCache(),
+    logger: sdkLogger,
+    loggerLevel: lark.LoggerLevel.warn,
   });
   const rest = createLarkRest(client);
   const chatTypes = new Map<string, 'direct' | 'group'>();
@@ -130,7 +140,11 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
       if (stopped) throw new ChannelError(name, 'other', 'stopped while starting');
       const identity: LarkSelf = { channel: name, botOpenId };
       const c = createLarkConnection({
-        appId: opts.appId, appSecret: opts.appSecret, domain, pingTimeout: opts.pingTimeout, sdkLogger,
+        appId: opts.appId,
+        appSecret: opts.appSecret,
+        domain,
+        pingTimeout: opts.pingTimeout,
+        sdkLogger,
         onEvent: (event) => onEvent(ctx, identity, event),
         onStatus: (state, reason) => report(ctx, state, reason),
       });
@@ -140,7 +154,12 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
       } catch (err) {
         conn = undefined;
         c.stop();
-        throw new ChannelError(name, /514|auth/i.test(String(err)) ? 'auth' : 'network', `long connection refused: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        throw new ChannelError(
+          name,
+          /514|auth/i.test(String(err)) ? 'auth' : 'network',
+          `long connection refused: ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
       }
       if (stopped) return;
       self = identity;
@@ -156,11 +175,12 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
       try {
         if (!to.messageId) return sentMessage(await sendWithPlainRetry(text, toChat, log));
         const parent = to.messageId;
-        const sent = await sendWithPlainRetry(text, (type, content) => rest.reply(parent, type, content, Boolean(to.threadId), to.chatId), log)
-          .catch((err: unknown) => {
+        const sent = await sendWithPlainRetry(text, (type, content) => rest.reply(parent, type, content, Boolean(to.threadId), to.chatId), log).catch(
+          (err: unknown) => {
             if (larkCode(err) !== RECALLED) throw err;
             return sendWithPlainRetry(text, toChat, log);
-          });
+          },
+        );
         return sentMessage(sent);
       } catch (err) {
         throw toChannelError(name, `reply in ${to.chatId}`, err);
@@ -222,7 +242,10 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
       if (!messageId || !fileKey) throw new ChannelError(name, 'not_found', `image ref "${image.ref}" is not <message_id>/<image_key>`);
       try {
         const { data, mimeType } = await rest.image(messageId, fileKey);
-        return { data, mimeType: mimeType && mimeType !== 'application/octet-stream' ? mimeType : (sniffImageType(data) ?? image.mimeType ?? 'application/octet-stream') };
+        return {
+          data,
+          mimeType: mimeType && mimeType !== 'application/octet-stream' ? mimeType : (sniffImageType(data) ?? image.mimeType ?? 'application/octet-stream'),
+        };
       } catch (err) {
         throw toChannelError(name, `download ${fileKey}`, err);
       }

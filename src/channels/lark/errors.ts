@@ -11,12 +11,19 @@ export function toChannelError(channel: string, what: string, err: unknown): Cha
   const { code, msg, status } = describe(err);
   const detail = code !== undefined ? `${msg} (code ${code})` : msg;
   const kind: ChannelError['kind'] =
-    code !== undefined && FORMAT_CODES.has(code) ? (code === 230025 ? 'too_long' : 'format')
-    : code !== undefined && AUTH_CODES.has(code) ? 'auth'
-    : code !== undefined && NOT_FOUND_CODES.has(code) ? 'not_found'
-    : (code !== undefined && RATE_CODES.has(code)) || status === 429 ? 'rate_limited'
-    : code === undefined && status === undefined ? 'network'
-    : 'other';
+    code !== undefined && FORMAT_CODES.has(code)
+      ? code === 230025
+        ? 'too_long'
+        : 'format'
+      : code !== undefined && AUTH_CODES.has(code)
+        ? 'auth'
+        : code !== undefined && NOT_FOUND_CODES.has(code)
+          ? 'not_found'
+          : (code !== undefined && RATE_CODES.has(code)) || status === 429
+            ? 'rate_limited'
+            : code === undefined && status === undefined
+              ? 'network'
+              : 'other';
   return new ChannelError(channel, kind, `${what}: ${detail}`, { cause: err });
 }
 

@@ -50,8 +50,15 @@ export function fromReceiveEvent(ev: LarkReceiveEvent, self: LarkSelf): InboundM
   const m = ev.message;
   const senderId = ev.sender.sender_id?.open_id ?? ev.sender.sender_id?.user_id ?? ev.sender.sender_id?.union_id ?? '';
   return build(self, {
-    messageId: m.message_id, chatId: m.chat_id, chatType: m.chat_type === 'p2p' ? 'direct' : 'group', threadId: m.thread_id,
-    senderId, fromBot: ev.sender.sender_type !== 'user', ts: Number(m.create_time), type: m.message_type, content: m.content,
+    messageId: m.message_id,
+    chatId: m.chat_id,
+    chatType: m.chat_type === 'p2p' ? 'direct' : 'group',
+    threadId: m.thread_id,
+    senderId,
+    fromBot: ev.sender.sender_type !== 'user',
+    ts: Number(m.create_time),
+    type: m.message_type,
+    content: m.content,
     mentions: m.mentions ?? [],
   });
 }
@@ -60,9 +67,16 @@ export function fromReceiveEvent(ev: LarkReceiveEvent, self: LarkSelf): InboundM
 export function fromHistoryItem(item: LarkHistoryItem, chatType: 'direct' | 'group', self: LarkSelf): InboundMessage | undefined {
   if (item.deleted || !item.message_id || !item.chat_id) return undefined;
   return build(self, {
-    messageId: item.message_id, chatId: item.chat_id, chatType, threadId: item.thread_id, senderId: item.sender?.id ?? '',
-    fromBot: item.sender?.sender_type !== 'user', ts: Number(item.create_time), type: item.msg_type ?? '',
-    content: item.body?.content ?? '', mentions: item.mentions ?? [],
+    messageId: item.message_id,
+    chatId: item.chat_id,
+    chatType,
+    threadId: item.thread_id,
+    senderId: item.sender?.id ?? '',
+    fromBot: item.sender?.sender_type !== 'user',
+    ts: Number(item.create_time),
+    type: item.msg_type ?? '',
+    content: item.body?.content ?? '',
+    mentions: item.mentions ?? [],
   });
 }
 

@@ -28,11 +28,7 @@ export function textContent(text: string): string {
  * Sends `text` as a post; when Lark refuses the post itself (bad content, too large as a post), sends
  * the same text once more as a plain `text` message (150 KB cap), so the reader still gets it.
  */
-export async function sendWithPlainRetry<T>(
-  text: string,
-  send: (msgType: 'post' | 'text', content: string) => Promise<T>,
-  log: Logger,
-): Promise<T> {
+export async function sendWithPlainRetry<T>(text: string, send: (msgType: 'post' | 'text', content: string) => Promise<T>, log: Logger): Promise<T> {
   try {
     return await send('post', postContent(text));
   } catch (err) {

@@ -60,12 +60,18 @@ export function createLarkRest(client: lark.Client) {
 
     /** One page of a chat's messages since `startSeconds`, newest first. */
     async listPage(chatId: string, startSeconds: number, pageSize: number, pageToken?: string): Promise<{ items: LarkHistoryItem[]; next?: string }> {
-      const data = unwrap(await client.im.v1.message.list({
-        params: {
-          container_id_type: 'chat', container_id: chatId, start_time: String(startSeconds), sort_type: 'ByCreateTimeDesc',
-          page_size: pageSize, ...(pageToken ? { page_token: pageToken } : {}),
-        },
-      }));
+      const data = unwrap(
+        await client.im.v1.message.list({
+          params: {
+            container_id_type: 'chat',
+            container_id: chatId,
+            start_time: String(startSeconds),
+            sort_type: 'ByCreateTimeDesc',
+            page_size: pageSize,
+            ...(pageToken ? { page_token: pageToken } : {}),
+          },
+        }),
+      );
       return { items: (data?.items ?? []) as LarkHistoryItem[], ...(data?.has_more && data.page_token ? { next: data.page_token } : {}) };
     },
 

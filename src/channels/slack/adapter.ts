@@ -127,7 +127,10 @@ class SlackAdapter implements ChannelAdapter {
     const client = this.receiver?.client;
     if (!client) throw new Error('not started');
     const pending = client.start();
-    this.attempt = pending.then(() => undefined, () => undefined);
+    this.attempt = pending.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
       await pending;
     } catch (e) {
@@ -197,7 +200,10 @@ class SlackAdapter implements ChannelAdapter {
   private async disconnect(): Promise<void> {
     const client = this.receiver?.client;
     if (!client) return;
-    await withTimeout(client.disconnect().catch(() => undefined), STOP_WAIT_MS);
+    await withTimeout(
+      client.disconnect().catch(() => undefined),
+      STOP_WAIT_MS,
+    );
   }
 
   private async onEnvelope(args: Envelope): Promise<void> {
@@ -354,7 +360,11 @@ class SlackAdapter implements ChannelAdapter {
       await res.body?.cancel();
       // Slack answers a request without a usable token with its sign-in page, not an error status.
       const kind = res.status === 404 ? 'not_found' : 'auth';
-      throw new ChannelError(this.name, kind, `downloading ${image.fileName ?? 'a file'} failed: ${res.ok ? 'got a sign-in page (does the bot have files:read?)' : `HTTP ${res.status}`}`);
+      throw new ChannelError(
+        this.name,
+        kind,
+        `downloading ${image.fileName ?? 'a file'} failed: ${res.ok ? 'got a sign-in page (does the bot have files:read?)' : `HTTP ${res.status}`}`,
+      );
     }
     const data = Buffer.from(await res.arrayBuffer());
     return { data, mimeType: image.mimeType ?? (type || 'application/octet-stream') };

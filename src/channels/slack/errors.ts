@@ -8,12 +8,27 @@ import { ChannelError } from '../types.js';
  */
 
 const AUTH = new Set([
-  'invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'token_expired', 'no_permission',
-  'missing_scope', 'not_allowed_token_type', 'user_removed_from_team', 'team_disabled', 'ekm_access_denied',
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+  'no_permission',
+  'missing_scope',
+  'not_allowed_token_type',
+  'user_removed_from_team',
+  'team_disabled',
+  'ekm_access_denied',
 ]);
 const NOT_FOUND = new Set([
-  'channel_not_found', 'message_not_found', 'thread_not_found', 'user_not_found', 'not_in_channel',
-  'is_archived', 'file_not_found', 'cant_update_message',
+  'channel_not_found',
+  'message_not_found',
+  'thread_not_found',
+  'user_not_found',
+  'not_in_channel',
+  'is_archived',
+  'file_not_found',
+  'cant_update_message',
 ]);
 
 export function slackErrorCode(err: unknown): string | undefined {
@@ -32,7 +47,7 @@ export function toSlackChannelError(channel: string, err: unknown, what: string)
   else if (code === 'ratelimited' || sdkCode === 'slack_webapi_rate_limited_error') kind = 'rate_limited';
   else if (sdkCode === 'slack_webapi_request_error' || sdkCode === 'slack_webapi_http_error') kind = 'network';
   const detail = code ?? describe(err);
-  const hint = kind === 'auth' ? ' (check the token and the app\'s scopes)' : '';
+  const hint = kind === 'auth' ? " (check the token and the app's scopes)" : '';
   return new ChannelError(channel, kind, `${what} failed: ${detail}${hint}`, { cause: err });
 }
 

@@ -1,13 +1,5 @@
 import { Lexer, type Token, type Tokens } from 'marked';
-import {
-  decodeCharacterReferences,
-  isBreakTag,
-  linkOrText,
-  quoteLines,
-  renderTextList,
-  TEXT_RULE,
-  type TextListStyle,
-} from '../markdown.js';
+import { decodeCharacterReferences, isBreakTag, linkOrText, quoteLines, renderTextList, TEXT_RULE, type TextListStyle } from '../markdown.js';
 import { formatTableText, VISIBLE_TEXT_TABLE_LAYOUT } from '../markdown-table.js';
 
 /**

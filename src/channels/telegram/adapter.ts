@@ -1,15 +1,7 @@
 import { Bot, GrammyError, HttpError, type Transformer } from 'grammy';
 import type { Message } from 'grammy/types';
 import type { Logger } from '../../core/logger.js';
-import {
-  ChannelError,
-  type ChannelAdapter,
-  type ChannelContext,
-  type ChannelDeps,
-  type InboundImage,
-  type ReplyTarget,
-  type SentMessage,
-} from '../types.js';
+import { ChannelError, type ChannelAdapter, type ChannelContext, type ChannelDeps, type InboundImage, type ReplyTarget, type SentMessage } from '../types.js';
 import { renderTelegramMarkdownV2, renderTelegramPlain } from './format.js';
 import { mimeFromPath, nativeMessageId, normaliseTelegramMessage, type TelegramIdentity } from './inbound.js';
 import { withTimeout } from '../../core/util/timeout.js';
@@ -192,10 +184,15 @@ class TelegramAdapter implements ChannelAdapter {
 
   async reply(to: ReplyTarget, markdown: string): Promise<SentMessage | undefined> {
     const id = nativeMessageId(to.messageId);
-    return this.sendText(to.chatId, markdown, {
-      ...(id ? { reply_parameters: { message_id: id, allow_sending_without_reply: true } } : {}),
-      ...(to.threadId ? { message_thread_id: Number(to.threadId) } : {}),
-    }, 'reply');
+    return this.sendText(
+      to.chatId,
+      markdown,
+      {
+        ...(id ? { reply_parameters: { message_id: id, allow_sending_without_reply: true } } : {}),
+        ...(to.threadId ? { message_thread_id: Number(to.threadId) } : {}),
+      },
+      'reply',
+    );
   }
 
   async send(chatId: string, markdown: string): Promise<SentMessage | undefined> {
@@ -262,7 +259,11 @@ class TelegramAdapter implements ChannelAdapter {
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new ChannelError(this.name, res.status === 404 ? 'not_found' : res.status === 401 ? 'auth' : 'other', `downloading ${path} failed: HTTP ${res.status}`);
+      throw new ChannelError(
+        this.name,
+        res.status === 404 ? 'not_found' : res.status === 401 ? 'auth' : 'other',
+        `downloading ${path} failed: HTTP ${res.status}`,
+      );
     }
     const data = Buffer.from(await res.arrayBuffer());
     // Photos come without a type; Telegram re-encodes them as JPEG.
@@ -274,7 +275,12 @@ class TelegramAdapter implements ChannelAdapter {
     if (e instanceof HttpError) {
       // The inner fetch error's message holds the request URL, and with it the bot token.
       const inner = e.error as { code?: unknown; message?: unknown } | undefined;
-      const reason = typeof inner?.code === 'string' ? inner.code : String(inner?.message ?? e.message).split(this.token).join('***');
+      const reason =
+        typeof inner?.code === 'string'
+          ? inner.code
+          : String(inner?.message ?? e.message)
+              .split(this.token)
+              .join('***');
       return new ChannelError(this.name, 'network', `${what} failed: cannot reach ${this.apiRoot} (${reason})`, { cause: e });
     }
     if (!(e instanceof GrammyError)) return new ChannelError(this.name, 'other', `${what} failed: ${describe(e)}`, { cause: e });

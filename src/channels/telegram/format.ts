@@ -19,10 +19,7 @@ export function renderTelegramPlain(markdown: string): string {
 
 type Flavour = 'v2' | 'plain';
 type Style = 'bold' | 'italic' | 'strike';
-type Run =
-  | { kind: 'text'; text: string; styles: Style[] }
-  | { kind: 'link'; text: string; url: string; styles: Style[] }
-  | { kind: 'code'; text: string };
+type Run = { kind: 'text'; text: string; styles: Style[] } | { kind: 'link'; text: string; url: string; styles: Style[] } | { kind: 'code'; text: string };
 
 /** Schemes Telegram accepts in a text link; a relative or odd URL stays visible as text. */
 const LINKABLE = /^(https?|tg):\/\//i;

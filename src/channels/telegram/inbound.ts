@@ -26,14 +26,15 @@ function isOwnMention(e: MessageEntity, text: string, me: TelegramIdentity): boo
  * Whether the bot was addressed, and the text without its own mention entities. Offsets are
  * UTF-16 code units, which is how JavaScript strings index, so slicing needs no conversion.
  */
-export function stripTelegramMention(
-  text: string,
-  entities: MessageEntity[],
-  me: TelegramIdentity,
-): { text: string; mentioned: boolean } {
+export function stripTelegramMention(text: string, entities: MessageEntity[], me: TelegramIdentity): { text: string; mentioned: boolean } {
   const own = entities.filter((e) => isOwnMention(e, text, me)).sort((a, b) => b.offset - a.offset);
   const command = entities.some(
-    (e) => e.type === 'bot_command' && text.slice(e.offset, e.offset + e.length).toLowerCase().endsWith(`@${me.username.toLowerCase()}`),
+    (e) =>
+      e.type === 'bot_command' &&
+      text
+        .slice(e.offset, e.offset + e.length)
+        .toLowerCase()
+        .endsWith(`@${me.username.toLowerCase()}`),
   );
   let out = text;
   for (const e of own) {

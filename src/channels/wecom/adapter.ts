@@ -153,7 +153,9 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
         log.debug(`websocket error: ${err.message}`);
       }
     });
-    c.on('event.disconnected_event', () => { kicked = true; });
+    c.on('event.disconnected_event', () => {
+      kicked = true;
+    });
     c.on('disconnected', (reason: string) => {
       if (!client) return; // stop() in progress
       // Another connection subscribed with this bot: WeCom allows one, and the SDK stays down by
@@ -162,7 +164,9 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
       else if (last.state !== 'failed') report('disconnected', reason);
     });
     c.on('reconnecting', (attempt: number) => log.debug(`reconnecting (attempt ${attempt})`));
-    c.on('message', (frame) => { void onCallback(frame); });
+    c.on('message', (frame) => {
+      void onCallback(frame);
+    });
   };
 
   const adapter: ChannelAdapter = {
@@ -176,7 +180,9 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
       last = { state: 'starting' };
       // A fresh WSClient per start: after the SDK gives up it ignores connect() until disconnect().
       const wc = new WSClient({
-        botId: opts.botId, secret: opts.secret, wsUrl: opts.websocketUrl ?? '',
+        botId: opts.botId,
+        secret: opts.secret,
+        wsUrl: opts.websocketUrl ?? '',
         logger: sdkLogger(log),
         reconnectInterval: tuning.reconnectMs ?? 1_000,
         maxReconnectAttempts: -1, // drops are retried forever (backoff capped at 30 s by the SDK)
@@ -199,9 +205,12 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
       if (!wc) return;
       const closed = wc.isConnected
         ? new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, CLOSE_GRACE_MS);
-          wc.once('disconnected', () => { clearTimeout(t); resolve(); });
-        })
+            const t = setTimeout(resolve, CLOSE_GRACE_MS);
+            wc.once('disconnected', () => {
+              clearTimeout(t);
+              resolve();
+            });
+          })
         : undefined;
       wc.disconnect(); // terminates the socket; clears heartbeat, receipt timers and the reconnect timer
       await closed;

@@ -39,7 +39,7 @@ export function normalizeCallback(channel: string, frame: CallbackFrame): Inboun
   if (!b?.msgid || raw === undefined) return undefined;
   const group = b.chattype === 'group';
   const senderId = b.from?.userid ?? '';
-  const chatId = group ? b.chatid ?? '' : senderId;
+  const chatId = group ? (b.chatid ?? '') : senderId;
   const chatType = group ? 'group' : 'direct';
   const reqId = frame.headers?.req_id;
   return {
@@ -105,17 +105,22 @@ export function toChannelError(channel: string, err: unknown, what: string): Cha
     const code = Number(errcode);
     const text = `${what}: errcode ${String(errcode)} ${String(errmsg ?? '')}`.trim();
     const kind: ChannelError['kind'] =
-      code === 846605 || code === 846608 ? 'not_found'
-        : code === 40058 || /too long|exceed|超过/i.test(String(errmsg)) ? 'too_long'
-          : code === 45009 || code === 45033 ? 'rate_limited'
-            : code === 846609 ? 'network'
+      code === 846605 || code === 846608
+        ? 'not_found'
+        : code === 40058 || /too long|exceed|超过/i.test(String(errmsg))
+          ? 'too_long'
+          : code === 45009 || code === 45033
+            ? 'rate_limited'
+            : code === 846609
+              ? 'network'
               : 'other';
     return new ChannelError(channel, kind, text, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
-  const kind: ChannelError['kind'] =
-    /ack timeout|not connected|connection closed|manually closed|disconnected/i.test(message) ? 'network'
-      : /queue .*exceeds/i.test(message) ? 'rate_limited'
-        : 'other';
+  const kind: ChannelError['kind'] = /ack timeout|not connected|connection closed|manually closed|disconnected/i.test(message)
+    ? 'network'
+    : /queue .*exceeds/i.test(message)
+      ? 'rate_limited'
+      : 'other';
   return new ChannelError(channel, kind, `${what}: ${message}`, { cause: err });
 }

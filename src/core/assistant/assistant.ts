@@ -236,9 +236,22 @@ export function createChatCore(deps: AssistantDeps): Assistant {
       const def = getEngine(c.engine);
       if (!def.nativeCommands) {
         const out = createAsyncQueue<StreamEvent>();
-        const completion = rejectTurn(`${c.engine} (${def.title}) does not support native commands; only engines with a command flag (engine_c) do`, (e) => out.push(e));
+        const completion = rejectTurn(`${c.engine} (${def.title}) does not support native commands; only engines with a command flag (engine_c) do`, (e) =>
+          out.push(e),
+        );
         out.end();
-        record({ ts: new Date(now()).toISOString(), source: opts.source ?? 'http', sender: opts.sender ?? 'http', messagePreview: `/${name}`, responsePreview: completion.message ?? '', durationMs: 0, costUsd: 0, status: 'failed', sessionKey: opts.sessionKey ?? 'default', error: completion.message ?? '' });
+        record({
+          ts: new Date(now()).toISOString(),
+          source: opts.source ?? 'http',
+          sender: opts.sender ?? 'http',
+          messagePreview: `/${name}`,
+          responsePreview: completion.message ?? '',
+          durationMs: 0,
+          costUsd: 0,
+          status: 'failed',
+          sessionKey: opts.sessionKey ?? 'default',
+          error: completion.message ?? '',
+        });
         return out;
       }
       return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
@@ -296,4 +309,3 @@ function storeFailover(store: Store): FailoverStateStore {
     write: (state) => store.setValue(FAILOVER_KEY, state),
   };
 }
-

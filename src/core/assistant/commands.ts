@@ -136,9 +136,15 @@ export async function runSlashCommand(line: string, ctx: CommandContext): Promis
     });
   }
   if (!ctx.allowConfigChanges && spec.changesConfig(args)) {
-    return result(`${spec.usage.split(' ')[0]} ${args.join(' ')} changes the assistant's configuration and can only be run from the terminal or the HTTP API.`.replace(/\s+/g, ' '), {
-      error: 'not_allowed_here',
-    });
+    return result(
+      `${spec.usage.split(' ')[0]} ${args.join(' ')} changes the assistant's configuration and can only be run from the terminal or the HTTP API.`.replace(
+        /\s+/g,
+        ' ',
+      ),
+      {
+        error: 'not_allowed_here',
+      },
+    );
   }
   try {
     return await spec.run(args, ctx);
@@ -159,9 +165,11 @@ async function runCron([sub, id]: string[], ctx: CommandContext): Promise<Comman
     });
     return result(`Tasks:\n${rows.join('\n')}`, { tasks: tasks.map((t) => ({ id: t.id, name: t.name, schedule: t.schedule, enabled: t.enabled })) });
   }
-  if (!['run', 'enable', 'disable', 'del', 'history'].includes(sub)) return result(`Unknown /cron subcommand "${sub}". Use list, run, enable, disable, del or history.`, { error: 'unknown_command' });
+  if (!['run', 'enable', 'disable', 'del', 'history'].includes(sub))
+    return result(`Unknown /cron subcommand "${sub}". Use list, run, enable, disable, del or history.`, { error: 'unknown_command' });
   if (!id) return result(`Usage: /cron ${sub} <id>`, { error: 'usage' });
-  if (!tasks.some((t) => t.id === id)) return result(`No task with id "${id}". Known: ${tasks.map((t) => t.id).join(', ') || '(none)'}`, { error: 'task_not_found' });
+  if (!tasks.some((t) => t.id === id))
+    return result(`No task with id "${id}". Known: ${tasks.map((t) => t.id).join(', ') || '(none)'}`, { error: 'task_not_found' });
   if (sub === 'enable' || sub === 'disable') {
     ctx.config.edit(editTask(id, { enabled: sub === 'enable' }));
     return result(`Task ${id} ${sub}d.`, { id, enabled: sub === 'enable' });
@@ -176,6 +184,8 @@ async function runCron([sub, id]: string[], ctx: CommandContext): Promise<Comman
     return result(`Task ${id} ${r.status}: ${r.text}`, { id, status: r.status });
   }
   const runs = ctx.tasks.history(id, 20);
-  const lines = runs.map((r) => `  ${String(r.startedAt)}  ${String(r.status).padEnd(9)} ${String(r.durationMs ?? '')}ms  ${String(r.preview ?? r.error ?? '')}`);
+  const lines = runs.map(
+    (r) => `  ${String(r.startedAt)}  ${String(r.status).padEnd(9)} ${String(r.durationMs ?? '')}ms  ${String(r.preview ?? r.error ?? '')}`,
+  );
   return result(runs.length ? `Last runs of ${id}:\n${lines.join('\n')}` : `Task ${id} has not run yet.`, { id, runs });
 }

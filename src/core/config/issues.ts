@@ -12,7 +12,10 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix: Array<
 
 export function formatPath(path: ReadonlyArray<string | number>): string {
   if (path.length === 0) return '(root)';
-  return path.map((seg, i) => (typeof seg === 'number' ? `[${seg}]` : i === 0 ? seg : `.${seg}`)).join('').replace(/\.\[/g, '[');
+  return path
+    .map((seg, i) => (typeof seg === 'number' ? `[${seg}]` : i === 0 ? seg : `.${seg}`))
+    .join('')
+    .replace(/\.\[/g, '[');
 }
 
 // --- internal ---

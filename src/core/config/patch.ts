@@ -78,13 +78,15 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
   try {
     after = source.edit(mergePatch(body, source.env));
   } catch (err) {
-    if (err instanceof ConfigError) throw new PatchRejected(err.problems.map((p) => ({ path: p.split(': ')[0] ?? '(root)', message: p.split(': ').slice(1).join(': ') })));
+    if (err instanceof ConfigError)
+      throw new PatchRejected(err.problems.map((p) => ({ path: p.split(': ')[0] ?? '(root)', message: p.split(': ').slice(1).join(': ') })));
     throw err;
   }
   const changed = leaves.filter((p) => JSON.stringify(valueAt(before.raw, p)) !== JSON.stringify(valueAt(after.raw, p))).map((p) => formatPath(p));
-  const needsRestart = RESTART_FIELDS.some((field) =>
-    leaves.some((p) => startsWith(p, field) || startsWith([...field], p)) &&
-    JSON.stringify(valueAt(before.raw, [...field])) !== JSON.stringify(valueAt(after.raw, [...field])),
+  const needsRestart = RESTART_FIELDS.some(
+    (field) =>
+      leaves.some((p) => startsWith(p, field) || startsWith([...field], p)) &&
+      JSON.stringify(valueAt(before.raw, [...field])) !== JSON.stringify(valueAt(after.raw, [...field])),
   );
   const fileContent = (parseYaml(fs.readFileSync(after.file, 'utf8'), after.file).toJS() ?? {}) as Record<string, unknown>;
   return { config: maskSecrets(fileContent), needsRestart, changed };
@@ -107,7 +109,9 @@ function leafPaths(obj: Record<string, unknown>, prefix: Path = []): Path[] {
 function touches(issue: z.core.$ZodIssue, leaves: Path[]): boolean {
   const at: Path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
   const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...at, k]) : [at];
-  return keys.some((p) => leaves.some((leaf) => startsWith(p, leaf) || (issue.code !== 'unrecognized_keys' && startsWith(leaf, p) && p.length > 0 && isObjectLevel(issue))));
+  return keys.some((p) =>
+    leaves.some((leaf) => startsWith(p, leaf) || (issue.code !== 'unrecognized_keys' && startsWith(leaf, p) && p.length > 0 && isObjectLevel(issue))),
+  );
 }
 
 function isObjectLevel(issue: z.core.$ZodIssue): boolean {

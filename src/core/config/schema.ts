@@ -49,7 +49,10 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
   });
 
   const task = z.strictObject({
-    id: z.string().min(1).regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
+    id: z
+      .string()
+      .min(1)
+      .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
     name: z.string().min(1),
     schedule: z.string().min(1),
     prompt: z.string().min(1),
@@ -68,9 +71,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
       .min(1),
   });
 
-  const knownChannels = Object.fromEntries(
-    Object.entries(parts.channels).map(([key, schema]) => [key, schema.optional()]),
-  );
+  const knownChannels = Object.fromEntries(Object.entries(parts.channels).map(([key, schema]) => [key, schema.optional()]));
   const channels = z.object(knownChannels).catchall(customAdapter);
 
   const inbox = z.strictObject({
@@ -97,9 +98,15 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     model: z.string().optional(),
   };
   // The spec says a nested fallback is ignored: it is accepted and stripped (the loader warns).
-  const fallback = z.object(providerEndpoint).strict().or(
-    z.object({ ...providerEndpoint, fallback: z.unknown() }).strict().transform(({ fallback: _f, ...rest }) => rest),
-  );
+  const fallback = z
+    .object(providerEndpoint)
+    .strict()
+    .or(
+      z
+        .object({ ...providerEndpoint, fallback: z.unknown() })
+        .strict()
+        .transform(({ fallback: _f, ...rest }) => rest),
+    );
   const provider = z.strictObject({
     ...providerEndpoint,
     models: z.partialRecord(z.enum(parts.engines), z.string()).optional(),
@@ -168,16 +175,13 @@ export const isExtensionKey = (key: string): boolean => key.startsWith('x-');
 // --- internal ---
 
 function fieldBuilders(coerce: boolean) {
-  const asNumber = (v: unknown) =>
-    coerce && typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+  const asNumber = (v: unknown) => (coerce && typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v);
   const asBool = (v: unknown) => (coerce && (v === 'true' || v === 'false') ? v === 'true' : v);
   return {
     bool: () => z.preprocess(asBool, z.boolean()),
     /** A number above `min` (or at least `min` when `inclusive`). */
-    num: (min: number, inclusive = false) =>
-      z.preprocess(asNumber, inclusive ? z.number().min(min) : z.number().gt(min)),
-    int: (min: number, max = Number.MAX_SAFE_INTEGER) =>
-      z.preprocess(asNumber, z.number().int().min(min).max(max)),
+    num: (min: number, inclusive = false) => z.preprocess(asNumber, inclusive ? z.number().min(min) : z.number().gt(min)),
+    int: (min: number, max = Number.MAX_SAFE_INTEGER) => z.preprocess(asNumber, z.number().int().min(min).max(max)),
   };
 }
 

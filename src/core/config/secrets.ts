@@ -21,9 +21,7 @@ export function isSecretPath(path: ReadonlyArray<string | number>): boolean {
 export function maskSecrets<T>(tree: T, path: Array<string | number> = []): T {
   if (Array.isArray(tree)) return tree.map((v, i) => maskSecrets(v, [...path, i])) as T;
   if (tree !== null && typeof tree === 'object') {
-    return Object.fromEntries(
-      Object.entries(tree).map(([k, v]) => [k, maskSecrets(v, [...path, k])]),
-    ) as T;
+    return Object.fromEntries(Object.entries(tree).map(([k, v]) => [k, maskSecrets(v, [...path, k])])) as T;
   }
   if (typeof tree === 'string' && isSecretPath(path) && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(tree)) {
     return (tree === '' ? '' : MASK) as T;

@@ -42,9 +42,7 @@ export function mergePatch(patch: Record<string, unknown>, env: NodeJS.ProcessEn
 export function editTask(id: string, change: { enabled: boolean } | 'delete'): DocumentEdit {
   return (doc) => {
     const tasks = doc.get('tasks', true);
-    const index = isSeq(tasks)
-      ? tasks.items.findIndex((item) => isMap(item) && String(item.get('id')) === id)
-      : -1;
+    const index = isSeq(tasks) ? tasks.items.findIndex((item) => isMap(item) && String(item.get('id')) === id) : -1;
     if (index < 0) throw new AppError('task_not_found', `No task with id "${id}" in service.yaml`);
     if (change === 'delete') doc.deleteIn(['tasks', index]);
     else setScalar(doc, ['tasks', index, 'enabled'], change.enabled);

@@ -93,7 +93,10 @@ export function createClaudeParser(): LineParser {
     const sessionId = str(d.session_id);
     if (d.type === 'system' && d.subtype === 'init' && sessionId) out.push({ type: 'session', sessionId });
     else if (d.type === 'system' && d.subtype === 'api_retry') {
-      out.push({ type: 'warning', message: `model API retry ${num(d.attempt) ?? '?'}/${num(d.max_retries) ?? '?'} (${str(d.error) ?? 'error'}${num(d.error_status) ? ` ${d.error_status}` : ''})` });
+      out.push({
+        type: 'warning',
+        message: `model API retry ${num(d.attempt) ?? '?'}/${num(d.max_retries) ?? '?'} (${str(d.error) ?? 'error'}${num(d.error_status) ? ` ${d.error_status}` : ''})`,
+      });
     } else if (d.type === 'stream_event') {
       const ev = obj(d.event);
       if (ev?.type === 'message_start') currentStreamMessage = str(obj(ev.message)?.id);
@@ -174,7 +177,10 @@ export function createClaudeParser(): LineParser {
       if (sawResult || exit.code === 0) return [];
       // Failures before any stream-json (bad flags, root without IS_SANDBOX) are plain stderr.
       const notFound = /^No conversation found with session ID: \S+/m.test(exit.stderrTail);
-      const last = exit.stderrTail.split('\n').filter((l) => l.trim()).pop();
+      const last = exit.stderrTail
+        .split('\n')
+        .filter((l) => l.trim())
+        .pop();
       return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `claude exited with code ${exit.code}` }];
     },
   };

@@ -81,7 +81,10 @@ export const engineC: EngineDefinition = {
 
   async listModels(ctx) {
     const r = await runCapture({ binary: ctx.binary, args: ['models'], cwd: ctx.dir, env: ctx.env, timeoutMs: 30_000 });
-    const models = r.stdout.split('\n').map((l) => l.trim()).filter((l) => /^[^/\s]+\/\S+$/.test(l));
+    const models = r.stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /^[^/\s]+\/\S+$/.test(l));
     if (!r.ok && models.length === 0) throw new Error(`opencode models failed: ${r.message || 'no output'}`);
     return { models, source: 'cli' };
   },
@@ -184,7 +187,11 @@ export function createOpenCodeParser(): LineParser {
       if (stepTexts.length > 0) lastStepTexts = stepTexts;
       if (exit.code === 0) return [{ type: 'final', text: lastStepTexts.join('\n\n') }];
       if (sawError) return [];
-      const last = exit.stderrTail.split('\n').filter((l) => l.trim()).pop()?.trim();
+      const last = exit.stderrTail
+        .split('\n')
+        .filter((l) => l.trim())
+        .pop()
+        ?.trim();
       const notFound = exit.code === 1 && /^Error: Session not found$/m.test(exit.stderrTail);
       return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `opencode exited with code ${exit.code}` }];
     },

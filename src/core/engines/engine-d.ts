@@ -129,7 +129,8 @@ export function createCodexParser(): LineParser {
     started.add(id);
     joiner.breakBlock();
     if (item.type === 'command_execution') return [{ type: 'tool_call', callId: id, name: 'shell', input: { command: str(item.command) ?? '' } }];
-    if (item.type === 'mcp_tool_call') return [{ type: 'tool_call', callId: id, name: `${str(item.server) ?? 'mcp'}.${str(item.tool) ?? 'tool'}`, input: item.arguments ?? {} }];
+    if (item.type === 'mcp_tool_call')
+      return [{ type: 'tool_call', callId: id, name: `${str(item.server) ?? 'mcp'}.${str(item.tool) ?? 'tool'}`, input: item.arguments ?? {} }];
     if (item.type === 'file_change') return [{ type: 'tool_call', callId: id, name: 'file_change', input: { changes: item.changes ?? [] } }];
     if (item.type === 'web_search') return [{ type: 'tool_call', callId: id, name: 'web_search', input: { query: str(item.query) ?? '' } }];
     return [];
@@ -142,7 +143,12 @@ export function createCodexParser(): LineParser {
       out.push({ type: 'tool_result', callId: id, output: str(item.aggregated_output) ?? '', isError: code !== undefined && code !== 0 });
     } else if (item.type === 'mcp_tool_call') {
       const error = obj(item.error);
-      out.push({ type: 'tool_result', callId: id, output: error ? (str(error.message) ?? 'error') : JSON.stringify(item.result ?? null), isError: Boolean(error) });
+      out.push({
+        type: 'tool_result',
+        callId: id,
+        output: error ? (str(error.message) ?? 'error') : JSON.stringify(item.result ?? null),
+        isError: Boolean(error),
+      });
     } else if (item.type === 'file_change' || item.type === 'web_search') {
       out.push({ type: 'tool_result', callId: id, output: str(item.status) ?? 'completed' });
     }
@@ -198,7 +204,12 @@ export function createCodexParser(): LineParser {
       if (exit.code === 1 && /thread\/resume failed: no rollout found for thread id /.test(exit.stderrTail)) {
         return [{ type: 'failure', kind: 'session_not_found', message: 'Codex has no session with that thread id' }];
       }
-      const last = lastError ?? exit.stderrTail.split('\n').filter((l) => l.trim() && !/^WARNING: |^Reading additional input/.test(l)).pop();
+      const last =
+        lastError ??
+        exit.stderrTail
+          .split('\n')
+          .filter((l) => l.trim() && !/^WARNING: |^Reading additional input/.test(l))
+          .pop();
       return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: last ?? `codex exited with code ${exit.code}` }];
     },
   };

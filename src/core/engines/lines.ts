@@ -9,10 +9,7 @@ export interface LineSplitter {
   flush(): void;
 }
 
-export function createLineSplitter(
-  onLine: (line: string) => void,
-  opts: { maxLineLength?: number; onOverflow?: (length: number) => void } = {},
-): LineSplitter {
+export function createLineSplitter(onLine: (line: string) => void, opts: { maxLineLength?: number; onOverflow?: (length: number) => void } = {}): LineSplitter {
   const max = opts.maxLineLength ?? 64 * 1024 * 1024;
   let carry = '';
   let overflowing = false;

@@ -39,10 +39,7 @@ export function createProcessTree(rootPid: number): ProcessTree {
       for (const p of table.values()) {
         if (tracked.has(p.pid) || p.zombie) continue;
         const related =
-          p.pgrp === rootPid ||
-          (tracked.has(p.ppid) && tracked.get(p.ppid) === table.get(p.ppid)?.start) ||
-          tracked.has(p.session) ||
-          tracked.has(p.pgrp);
+          p.pgrp === rootPid || (tracked.has(p.ppid) && tracked.get(p.ppid) === table.get(p.ppid)?.start) || tracked.has(p.session) || tracked.has(p.pgrp);
         if (related) {
           tracked.set(p.pid, p.start);
           grew = true;

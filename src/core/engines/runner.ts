@@ -55,7 +55,11 @@ export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable
 export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<{ ok: boolean; text: string }> {
   try {
     const r = await execa(binary, ['--version'], { timeout: timeoutMs, reject: false, stdin: 'ignore', all: true });
-    const first = (r.all ?? '').split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+    const first =
+      (r.all ?? '')
+        .split('\n')
+        .find((l) => l.trim() !== '')
+        ?.trim() ?? '';
     if (r.timedOut) return { ok: false, text: `no answer to --version within ${timeoutMs / 1000}s` };
     if (r.exitCode !== 0) return { ok: false, text: `--version exited with ${r.exitCode}: ${first}` };
     return { ok: true, text: first };
@@ -152,9 +156,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   const onAbort = () => stop('aborted');
   spec.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
+  const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   clearTimeout(timer);
   spec.signal?.removeEventListener('abort', onAbort);
 
@@ -180,7 +182,10 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   } else if (failure) {
     emit({ type: 'error', code: 'engine_reported', message: failure.message, kind: failure.kind, stderrTail: exitInfo.stderrTail, exitCode: exit.code });
   } else if (exit.code !== 0) {
-    const last = exitInfo.stderrTail.split('\n').filter((l) => l.trim()).pop();
+    const last = exitInfo.stderrTail
+      .split('\n')
+      .filter((l) => l.trim())
+      .pop();
     const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
     emit({
       type: 'error',
@@ -222,7 +227,11 @@ function createTail() {
     },
     text() {
       const lines = stripVTControlCharacters(buf).split('\n');
-      return lines.slice(-STDERR_LINES - 1).join('\n').slice(-STDERR_BYTES).trim();
+      return lines
+        .slice(-STDERR_LINES - 1)
+        .join('\n')
+        .slice(-STDERR_BYTES)
+        .trim();
     },
   };
 }

@@ -9,9 +9,7 @@ export interface QueueLimits {
   maxQueuePerSession: number;
 }
 
-export type Admission =
-  | { ok: true; ticket: Ticket }
-  | { ok: false; reason: 'busy' | 'queue_full'; limit: number };
+export type Admission = { ok: true; ticket: Ticket } | { ok: false; reason: 'busy' | 'queue_full'; limit: number };
 
 export interface Ticket {
   readonly key: string;

@@ -64,7 +64,12 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   return {
     refresh() {
       if (stopped) return;
-      const wanted = new Map(deps.tasks().filter((t) => t.enabled).map((t) => [t.id, t]));
+      const wanted = new Map(
+        deps
+          .tasks()
+          .filter((t) => t.enabled)
+          .map((t) => [t.id, t]),
+      );
       for (const [id, slot] of slots) {
         const t = wanted.get(id);
         if (!t || t.schedule !== slot.task.schedule) {

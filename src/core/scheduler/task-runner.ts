@@ -71,7 +71,9 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
     };
     if (status === 'completed' && task.target) {
       const hub = deps.hub?.();
-      const sent = hub ? await hub.send(task.target.channel, task.target.chatId, reply) : { ok: false as const, error: 'no channels are connected in this process' };
+      const sent = hub
+        ? await hub.send(task.target.channel, task.target.chatId, reply)
+        : { ok: false as const, error: 'no channels are connected in this process' };
       record.delivered = sent.ok;
       if (!sent.ok) record.error = `delivery to ${task.target.channel} failed: ${sent.error}`;
     }
@@ -85,7 +87,16 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
   return {
     run,
     recordSkipped(task, at) {
-      deps.store.recordTaskRun({ taskId: task.id, startedAt: at, endedAt: at, status: 'skipped', durationMs: 0, costUsd: 0, preview: '', error: 'the previous run was still going' });
+      deps.store.recordTaskRun({
+        taskId: task.id,
+        startedAt: at,
+        endedAt: at,
+        status: 'skipped',
+        durationMs: 0,
+        costUsd: 0,
+        preview: '',
+        error: 'the previous run was still going',
+      });
     },
     commands(nextRun) {
       return {
@@ -95,7 +106,8 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
           const outcome = await run(task);
           return { status: outcome.run.status, text: outcome.reply || outcome.run.error || outcome.run.preview || '(no reply)' };
         },
-        history: (id, limit) => deps.store.taskRuns(id, limit).map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() })),
+        history: (id, limit) =>
+          deps.store.taskRuns(id, limit).map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() })),
         nextRun: (id) => {
           const fromScheduler = nextRun?.(id);
           if (fromScheduler) return fromScheduler;

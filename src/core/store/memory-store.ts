@@ -68,7 +68,9 @@ export function createMemoryStore(): Store {
     },
     recentActivity: (limit, filter) =>
       activity
-        .filter((r) => (!filter?.statuses || filter.statuses.includes(r.status)) && (filter?.escalated === undefined || Boolean(r.escalated) === filter.escalated))
+        .filter(
+          (r) => (!filter?.statuses || filter.statuses.includes(r.status)) && (filter?.escalated === undefined || Boolean(r.escalated) === filter.escalated),
+        )
         .slice(-limit)
         .reverse()
         .map((r) => ({ ...r })),
@@ -99,9 +101,14 @@ export function createMemoryStore(): Store {
     },
     markMessageDone(channel, messageId) {
       const e = inbox.get(inboxKey(channel, messageId));
-      if (e) inbox.set(inboxKey(channel, messageId), { channel: e.channel, messageId: e.messageId, chatKey: e.chatKey, receivedAt: e.receivedAt, status: 'done' });
+      if (e)
+        inbox.set(inboxKey(channel, messageId), { channel: e.channel, messageId: e.messageId, chatKey: e.chatKey, receivedAt: e.receivedAt, status: 'done' });
     },
-    pendingMessages: () => [...inbox.values()].filter((e) => e.status === 'pending').sort((a, b) => a.receivedAt - b.receivedAt).map((e) => ({ ...e })),
+    pendingMessages: () =>
+      [...inbox.values()]
+        .filter((e) => e.status === 'pending')
+        .sort((a, b) => a.receivedAt - b.receivedAt)
+        .map((e) => ({ ...e })),
     purgeMessages(cutoff) {
       let n = 0;
       for (const [k, e] of inbox) {
@@ -125,7 +132,11 @@ export function createMemoryStore(): Store {
       if (list.length > TASK_RUNS_KEPT) list.splice(0, list.length - TASK_RUNS_KEPT);
       runs.set(run.taskId, list);
     },
-    taskRuns: (taskId, limit) => (runs.get(taskId) ?? []).slice(-limit).reverse().map((r) => ({ ...r })),
+    taskRuns: (taskId, limit) =>
+      (runs.get(taskId) ?? [])
+        .slice(-limit)
+        .reverse()
+        .map((r) => ({ ...r })),
     noteChat(c) {
       const k = inboxKey(c.channel, c.chatId);
       const prev = chats.get(k);

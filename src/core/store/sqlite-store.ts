@@ -3,7 +3,19 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { MIGRATIONS } from './migrations.js';
-import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type ActivityRecord, type InboxEntry, type KnownChat, type Metrics, TASK_RUNS_KEPT, type TaskRun, type SessionRecord, type Store } from './types.js';
+import {
+  ACTIVITY_KEPT,
+  GROUP_MESSAGES_PER_CHAT,
+  HISTORY_PER_KEY,
+  type ActivityRecord,
+  type InboxEntry,
+  type KnownChat,
+  type Metrics,
+  TASK_RUNS_KEPT,
+  type TaskRun,
+  type SessionRecord,
+  type Store,
+} from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -38,9 +50,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     listSessions: db.prepare('SELECT key, engine, session_id, created_at, updated_at FROM sessions ORDER BY updated_at DESC'),
     staleKeys: db.prepare('SELECT key FROM sessions WHERE updated_at < ?'),
     appendHistory: db.prepare('INSERT INTO history (key, role, text, ts) VALUES (?, ?, ?, ?)'),
-    trimHistory: db.prepare(
-      'DELETE FROM history WHERE key = ? AND id <= (SELECT id FROM history WHERE key = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
-    ),
+    trimHistory: db.prepare('DELETE FROM history WHERE key = ? AND id <= (SELECT id FROM history WHERE key = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
     readHistory: db.prepare('SELECT key, role, text, ts FROM (SELECT * FROM history WHERE key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
     clearHistory: db.prepare('DELETE FROM history WHERE key = ?'),
     insertActivity: db.prepare(
@@ -174,7 +184,12 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     pruneSessions: (cutoff) => prune(cutoff),
     appendHistory: (e) => append(e.key, e.role, e.text, e.ts),
     readHistory: (key, limit) =>
-      (q.readHistory.all(key, limit ?? -1) as Row[]).map((r) => ({ key: String(r.key), role: r.role as 'user' | 'assistant', text: String(r.text), ts: Number(r.ts) })),
+      (q.readHistory.all(key, limit ?? -1) as Row[]).map((r) => ({
+        key: String(r.key),
+        role: r.role as 'user' | 'assistant',
+        text: String(r.text),
+        ts: Number(r.ts),
+      })),
     clearHistory: (key) => void q.clearHistory.run(key),
     recordActivity: (r) => record(r),
     recentActivity(limit, filter) {
@@ -192,7 +207,11 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       return (db.prepare(sql).all(...params, limit) as Row[]).map(toActivity);
     },
     activityTimeline(since, bucketMs) {
-      const rows = q.timeline.all({ since: BigInt(Math.floor(since)), bucketMs: BigInt(Math.max(1, Math.floor(bucketMs))), sinceIso: new Date(since).toISOString() }) as Row[];
+      const rows = q.timeline.all({
+        since: BigInt(Math.floor(since)),
+        bucketMs: BigInt(Math.max(1, Math.floor(bucketMs))),
+        sinceIso: new Date(since).toISOString(),
+      }) as Row[];
       return rows.map((r) => ({ start: since + Number(r.bucket) * bucketMs, count: Number(r.count), costUsd: Number(r.cost_usd) }));
     },
     metrics(): Metrics {

@@ -43,7 +43,12 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     const turn = deps.assistant.chat(message, { sessionKey: key, ...(body.images ? { images: body.images } : {}), source: 'http', sender: 'http' });
     // The opening comment sends the headers now: Node holds them until the first body bytes, and a
     // queued turn's first event can be minutes away.
-    return streamJson(event, turn, { heartbeatMs, openingComment: 'accepted', track: table.trackStream, onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`) });
+    return streamJson(event, turn, {
+      heartbeatMs,
+      openingComment: 'accepted',
+      track: table.trackStream,
+      onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`),
+    });
   });
 
   table.add('POST', '/command', async (event) => {

@@ -39,7 +39,8 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
         // The page runs only its own script and talks only to this origin.
-        'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        'content-security-policy':
+          "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
       },
     });
   };

@@ -76,9 +76,7 @@ function postElementText(el: unknown): string {
 export function postText(p: unknown): string {
   const body = postBody(p);
   if (!body) return '';
-  const lines = (Array.isArray(body.content) ? body.content : []).map((par) =>
-    Array.isArray(par) ? par.map(postElementText).join('') : '',
-  );
+  const lines = (Array.isArray(body.content) ? body.content : []).map((par) => (Array.isArray(par) ? par.map(postElementText).join('') : ''));
   return (body.title ? [body.title, ...lines] : lines).join('\n');
 }
 

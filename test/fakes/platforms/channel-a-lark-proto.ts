@@ -14,9 +14,7 @@ import protobuf from 'protobufjs';
 let frameType: protobuf.Type | undefined;
 function frame(): protobuf.Type {
   if (frameType) return frameType;
-  const Header = new protobuf.Type('Header')
-    .add(new protobuf.Field('key', 1, 'string', 'required'))
-    .add(new protobuf.Field('value', 2, 'string', 'required'));
+  const Header = new protobuf.Type('Header').add(new protobuf.Field('key', 1, 'string', 'required')).add(new protobuf.Field('value', 2, 'string', 'required'));
   const Frame = new protobuf.Type('Frame')
     .add(new protobuf.Field('SeqID', 1, 'uint64', 'required'))
     .add(new protobuf.Field('LogID', 2, 'uint64', 'required'))

@@ -5,12 +5,19 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeOutbound } from './types.js';
+import { ERR, LarkError, hex, newCardId, newMessageId, newThreadId, type LarkState, type StoredMessage } from './channel-a-lark-state.js';
 import {
-  ERR, LarkError, hex, newCardId, newMessageId, newThreadId, type LarkState, type StoredMessage,
-} from './channel-a-lark-state.js';
-import {
-  CARD_MAX_BYTES, ELEMENT_MAX_CHARS, MAX_EDITS, STREAMING_MAX_MS, cardText, decodeContent, elementIds, findElement,
-  maxBytesFor, parseJson, postBody,
+  CARD_MAX_BYTES,
+  ELEMENT_MAX_CHARS,
+  MAX_EDITS,
+  STREAMING_MAX_MS,
+  cardText,
+  decodeContent,
+  elementIds,
+  findElement,
+  maxBytesFor,
+  parseJson,
+  postBody,
 } from './channel-a-lark-content.js';
 
 type Json = Record<string, unknown>;
@@ -66,7 +73,8 @@ function checkContent(s: LarkState, msgType: string, content: unknown): string {
   const parsed = parseJson(content);
   if (!isObj(parsed)) throw LarkError.of(ERR.invalidParam, 'content is not a JSON object');
   if (msgType === 'text' && typeof parsed.text !== 'string') throw LarkError.of(ERR.invalidParam, 'text content needs "text"');
-  if (msgType === 'post' && !Array.isArray(postBody(parsed)?.content)) throw LarkError.of(ERR.invalidParam, 'post content needs zh_cn/en_us {title, content:[[…]]}');
+  if (msgType === 'post' && !Array.isArray(postBody(parsed)?.content))
+    throw LarkError.of(ERR.invalidParam, 'post content needs zh_cn/en_us {title, content:[[…]]}');
   if (msgType === 'interactive' && parsed.type === 'card') {
     const card = s.cards.get(str(isObj(parsed.data) ? parsed.data.card_id : ''));
     if (!card) throw LarkError.of(ERR.cardContent, 'card_id not found');
@@ -86,9 +94,18 @@ function storeBotMessage(c: Ctx, chatId: string, extra: Partial<StoredMessage>):
   const now = Date.now();
   const known = [...s.messages.values()].find((m) => m.chatId === chatId);
   const m: StoredMessage = {
-    messageId: newMessageId(), chatId, chatType: known?.chatType ?? (chatId.startsWith('oc_p2p_') ? 'p2p' : 'group'),
-    msgType, content, sender: { id: s.appId, idType: 'app_id', senderType: 'app' }, createTime: now, updateTime: now,
-    mentions: [], deleted: false, editCount: 0, ...extra,
+    messageId: newMessageId(),
+    chatId,
+    chatType: known?.chatType ?? (chatId.startsWith('oc_p2p_') ? 'p2p' : 'group'),
+    msgType,
+    content,
+    sender: { id: s.appId, idType: 'app_id', senderType: 'app' },
+    createTime: now,
+    updateTime: now,
+    mentions: [],
+    deleted: false,
+    editCount: 0,
+    ...extra,
   };
   const parsed = parseJson(content);
   if (msgType === 'interactive' && isObj(parsed) && parsed.type === 'card' && isObj(parsed.data)) {
@@ -249,8 +266,7 @@ function cardFor(c: Ctx, checkSequence = true): NonNullable<ReturnType<LarkState
   return card;
 }
 
-const isStreaming = (card: ReturnType<typeof cardFor>): boolean =>
-  card.streaming && Date.now() - (card.streamingSince ?? card.createdAt) < STREAMING_MAX_MS;
+const isStreaming = (card: ReturnType<typeof cardFor>): boolean => card.streaming && Date.now() - (card.streamingSince ?? card.createdAt) < STREAMING_MAX_MS;
 
 const createCard: Handler = (c) => {
   if (c.body.type !== 'card_json') throw LarkError.of(ERR.badParam, 'type must be card_json');

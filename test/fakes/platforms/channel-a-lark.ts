@@ -36,7 +36,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions } from './types.js';
 import {
-  LarkState, hex, newMessageId, type FakeCard, type LarkAck, type LarkMention, type LarkRequestLog, type StoredMessage,
+  LarkState,
+  hex,
+  newMessageId,
+  type FakeCard,
+  type LarkAck,
+  type LarkMention,
+  type LarkRequestLog,
+  type StoredMessage,
 } from './channel-a-lark-state.js';
 import { POST_MAX_BYTES, inboundContent } from './channel-a-lark-content.js';
 import { handleRest } from './channel-a-lark-rest.js';
@@ -82,7 +89,12 @@ export interface LarkExtras {
   setClientConfig(cfg: Partial<ClientConfig>): void;
 }
 
-const SNIFF: Array<[string, string]> = [['image/png', 'png'], ['image/jpeg', 'jpg'], ['image/gif', 'gif'], ['image/webp', 'webp']];
+const SNIFF: Array<[string, string]> = [
+  ['image/png', 'png'],
+  ['image/jpeg', 'jpg'],
+  ['image/gif', 'gif'],
+  ['image/webp', 'webp'],
+];
 
 export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePlatform & LarkExtras> {
   const s = new LarkState();
@@ -151,17 +163,36 @@ export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePla
     const ts = msg.ts ?? Date.now();
     const root = msg.threadId ? [...s.messages.values()].find((m) => m.threadId === msg.threadId) : undefined;
     const stored: StoredMessage = {
-      messageId, chatId, chatType: msg.chatType === 'group' ? 'group' : 'p2p', msgType: messageType, content,
-      sender: { id: msg.userId, idType: 'open_id', senderType: 'user' }, createTime: ts, updateTime: ts,
-      threadId: msg.threadId, rootId: root?.messageId, parentId: root?.messageId, mentions, deleted: false, editCount: 0,
+      messageId,
+      chatId,
+      chatType: msg.chatType === 'group' ? 'group' : 'p2p',
+      msgType: messageType,
+      content,
+      sender: { id: msg.userId, idType: 'open_id', senderType: 'user' },
+      createTime: ts,
+      updateTime: ts,
+      threadId: msg.threadId,
+      rootId: root?.messageId,
+      parentId: root?.messageId,
+      mentions,
+      deleted: false,
+      editCount: 0,
     };
     s.messages.set(messageId, stored);
     const eventId = hex(16);
     const event = {
       sender: { sender_id: idsOf(msg.userId), sender_type: msg.fromBot ? 'app' : 'user', tenant_key: s.tenantKey },
       message: {
-        message_id: messageId, root_id: stored.rootId, parent_id: stored.parentId, create_time: String(ts), update_time: String(ts),
-        chat_id: chatId, thread_id: stored.threadId, chat_type: stored.chatType, message_type: messageType, content,
+        message_id: messageId,
+        root_id: stored.rootId,
+        parent_id: stored.parentId,
+        create_time: String(ts),
+        update_time: String(ts),
+        chat_id: chatId,
+        thread_id: stored.threadId,
+        chat_type: stored.chatType,
+        message_type: messageType,
+        content,
         mentions: mentions.length ? mentions.map((m) => ({ key: m.key, id: idsOf(m.openId), name: m.name, tenant_key: s.tenantKey })) : undefined,
         user_agent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) Lark/7.30.0',
       },
@@ -171,7 +202,14 @@ export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePla
 
   const envelope = (eventType: string, eventId: string, event: Record<string, unknown>): Record<string, unknown> => ({
     schema: '2.0',
-    header: { event_id: eventId, event_type: eventType, create_time: String(Date.now()), token: 'fake-verification-token', app_id: s.appId, tenant_key: s.tenantKey },
+    header: {
+      event_id: eventId,
+      event_type: eventType,
+      create_time: String(Date.now()),
+      token: 'fake-verification-token',
+      app_id: s.appId,
+      tenant_key: s.tenantKey,
+    },
     event,
   });
 

@@ -55,7 +55,11 @@ export interface FakeDingtalk extends FakePlatform {
 }
 
 type Json = Record<string, unknown>;
-interface Conn { ws: WebSocket; id: string; subscriptions: Array<{ type: string; topic: string }> }
+interface Conn {
+  ws: WebSocket;
+  id: string;
+  subscriptions: Array<{ type: string; topic: string }>;
+}
 
 export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise<FakeDingtalk> {
   const outbound: FakeOutbound[] = [];
@@ -71,7 +75,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   const pendingPings = new Set<string>();
   const stats = { opens: 0, refusedOpens: 0, upgrades: 0, tokens: 0 };
   let subscriptions: Conn['subscriptions'] = [];
-  let refuse = false, closed = false;
+  let refuse = false,
+    closed = false;
   const ttl = opts.sessionWebhookTtlMs ?? 90 * 60_000;
   const { notify, waitFor, failWaiters, recordWaits } = createWaiters('fake dingtalk');
 
@@ -95,17 +100,32 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   function onConnection(ws: WebSocket, subs: Conn['subscriptions']): void {
     const conn: Conn = { ws, id: randomId('conn'), subscriptions: subs };
     conns.add(conn);
-    ws.on('message', onClientFrame).on('error', () => undefined).on('close', () => { conns.delete(conn); notify(); });
+    ws.on('message', onClientFrame)
+      .on('error', () => undefined)
+      .on('close', () => {
+        conns.delete(conn);
+        notify();
+      });
     notify();
   }
 
   function onClientFrame(data: RawData): void {
     let frame: { code?: number; headers?: { messageId?: string } };
-    try { frame = JSON.parse(data.toString()) as typeof frame; } catch { return; }
+    try {
+      frame = JSON.parse(data.toString()) as typeof frame;
+    } catch {
+      return;
+    }
     const id = frame.headers?.messageId ?? '';
-    if (pendingPings.delete(id)) { notify(); return; }
+    if (pendingPings.delete(id)) {
+      notify();
+      return;
+    }
     const msgId = frameToMsg.get(id);
-    if (msgId !== undefined) { acks.push({ messageId: msgId, at: Date.now() }); notify(); }
+    if (msgId !== undefined) {
+      acks.push({ messageId: msgId, at: Date.now() });
+      notify();
+    }
   }
 
   async function newestConn(): Promise<Conn> {
@@ -139,13 +159,21 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     const payload: Json = {
       conversationId: isGroup ? msg.chatId : `cid${Buffer.from(`dm:${msg.userId}`).toString('base64')}`,
       conversationType: isGroup ? '2' : '1',
-      msgId, msgtype: 'text',
+      msgId,
+      msgtype: 'text',
       // In groups DingTalk removes the bot's own @mention and leaves the separating space.
       text: { content: isGroup ? ` ${msg.text}` : msg.text },
-      senderId: lwcp(msg.userId), senderStaffId: msg.userId, senderNick: msg.userName ?? msg.userId,
-      senderCorpId: 'ding-fake-corp', chatbotCorpId: 'ding-fake-corp', chatbotUserId: BOT_USER_ID,
-      robotCode: CLIENT_ID, isAdmin: false, createAt: ts,
-      sessionWebhook: `${base}/robot/sendBySession?session=${token}`, sessionWebhookExpiredTime: ts + ttl,
+      senderId: lwcp(msg.userId),
+      senderStaffId: msg.userId,
+      senderNick: msg.userName ?? msg.userId,
+      senderCorpId: 'ding-fake-corp',
+      chatbotCorpId: 'ding-fake-corp',
+      chatbotUserId: BOT_USER_ID,
+      robotCode: CLIENT_ID,
+      isAdmin: false,
+      createAt: ts,
+      sessionWebhook: `${base}/robot/sendBySession?session=${token}`,
+      sessionWebhookExpiredTime: ts + ttl,
       ...(isGroup ? { conversationTitle: `group ${msg.chatId}`, isInAtList: true, atUsers: [{ dingtalkId: BOT_USER_ID }, ...others] } : {}),
     };
     const frameId = randomId('frame');
@@ -187,8 +215,14 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     stats.opens++;
     if (!credentialsOk(body.clientId, body.clientSecret)) {
       stats.refusedOpens++;
-      return refuseReq(res, 'POST /v1.0/gateway/connections/open', 'invalid clientId/clientSecret', body, 401,
-        unauthorized('clientId or clientSecret is invalid'));
+      return refuseReq(
+        res,
+        'POST /v1.0/gateway/connections/open',
+        'invalid clientId/clientSecret',
+        body,
+        401,
+        unauthorized('clientId or clientSecret is invalid'),
+      );
     }
     subscriptions = Array.isArray(body.subscriptions) ? (body.subscriptions as Conn['subscriptions']) : [];
     const ticket = randomId('ticket');
@@ -198,8 +232,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
 
   function issueToken(body: Json, res: ServerResponse): void {
     if (!credentialsOk(body.appKey, body.appSecret)) {
-      return refuseReq(res, 'POST /v1.0/oauth2/accessToken', 'invalid appKey/appSecret', body, 401,
-        unauthorized('appKey or appSecret is invalid'));
+      return refuseReq(res, 'POST /v1.0/oauth2/accessToken', 'invalid appKey/appSecret', body, 401, unauthorized('appKey or appSecret is invalid'));
     }
     const accessToken = randomBytes(16).toString('hex');
     tokens.add(accessToken);
@@ -219,18 +252,31 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       const reason = `message too long (over ${MAX_BYTES} bytes)`;
       return refuseReq(res, route, reason, body, 200, { errcode: 460101, errmsg: reason });
     }
-    record({ kind: 'reply', chatId: session.chatId, text: parsed.text, format: parsed.format,
-      messageId: randomId('reply'), replyTo: session.msgId, raw: body });
+    record({
+      kind: 'reply',
+      chatId: session.chatId,
+      text: parsed.text,
+      format: parsed.format,
+      messageId: randomId('reply'),
+      replyTo: session.msgId,
+      raw: body,
+    });
     reply(res, 200, { errcode: 0, errmsg: 'ok' });
   }
 
   /** Sends a robot message (msgKey + msgParam) to each chat, or rejects it with 400. */
   function robotSend(body: Json, res: ServerResponse, route: string, chatIds: string[]): string | undefined {
     const decoded = decodeMsgParam(String(body.msgKey ?? ''), body.msgParam);
-    const problem = chatIds.length === 0 ? 'no userIds / openConversationId'
-      : body.robotCode !== CLIENT_ID ? `robotCode must be the app's clientId (${CLIENT_ID})`
-        : typeof decoded === 'string' ? decoded
-          : Buffer.byteLength(decoded.text) > MAX_BYTES ? `text over ${MAX_BYTES} bytes` : undefined;
+    const problem =
+      chatIds.length === 0
+        ? 'no userIds / openConversationId'
+        : body.robotCode !== CLIENT_ID
+          ? `robotCode must be the app's clientId (${CLIENT_ID})`
+          : typeof decoded === 'string'
+            ? decoded
+            : Buffer.byteLength(decoded.text) > MAX_BYTES
+              ? `text over ${MAX_BYTES} bytes`
+              : undefined;
     if (problem || typeof decoded === 'string') {
       refuseReq(res, route, problem ?? 'invalid', body, 400, { code: 'InvalidParameter', message: problem });
       return undefined;
@@ -254,8 +300,10 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       const m = /^dtv1\.card\/\/IM_(GROUP|ROBOT)\.(.+)$/.exec(String(body.openSpaceId ?? ''));
       const outTrackId = String(body.outTrackId ?? '');
       if (!m || !outTrackId) {
-        return refuseReq(res, route, 'need outTrackId and openSpaceId dtv1.card//IM_GROUP.<cid> or IM_ROBOT.<userId>',
-          body, 400, { code: 'InvalidParameter', message: 'openSpaceId or outTrackId invalid' });
+        return refuseReq(res, route, 'need outTrackId and openSpaceId dtv1.card//IM_GROUP.<cid> or IM_ROBOT.<userId>', body, 400, {
+          code: 'InvalidParameter',
+          message: 'openSpaceId or outTrackId invalid',
+        });
       }
       const params = ((body.cardData as Json | undefined)?.cardParamMap ?? {}) as Json;
       cards.set(outTrackId, { chatId: m[2] as string, text: '', params: { ...params } });
@@ -275,12 +323,21 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       const content = String(body.content ?? '');
       const text = body.isFull ? content : card.text + content; // isFull:false appends
       if (Buffer.byteLength(text) > MAX_BYTES) {
-        return refuseReq(res, route, `card text over ${MAX_BYTES} bytes`, body, 400,
-          { code: 'InvalidParameter.ContentTooLong', message: `over ${MAX_BYTES} bytes` });
+        return refuseReq(res, route, `card text over ${MAX_BYTES} bytes`, body, 400, {
+          code: 'InvalidParameter.ContentTooLong',
+          message: `over ${MAX_BYTES} bytes`,
+        });
       }
       card.text = text;
-      record({ kind: 'stream', chatId: card.chatId, text, format: 'ai_card', messageId: String(body.outTrackId),
-        finished: body.isFinalize === true, raw: body });
+      record({
+        kind: 'stream',
+        chatId: card.chatId,
+        text,
+        format: 'ai_card',
+        messageId: String(body.outTrackId),
+        finished: body.isFinalize === true,
+        raw: body,
+      });
       reply(res, 200, { success: true, result: true });
     },
   };
@@ -296,9 +353,17 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   return {
     name: 'channel_b',
     channelConfig: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, apiBaseUrl: base },
-    botUserId: BOT_USER_ID, botName: BOT_NAME, limit: { max: MAX_BYTES, unit: 'bytes' },
-    outbound, rejections, acks, stats, cards,
-    get subscriptions() { return subscriptions; },
+    botUserId: BOT_USER_ID,
+    botName: BOT_NAME,
+    limit: { max: MAX_BYTES, unit: 'bytes' },
+    outbound,
+    rejections,
+    acks,
+    stats,
+    cards,
+    get subscriptions() {
+      return subscriptions;
+    },
     deliver,
     async redeliver(messageId) {
       const d = delivered.get(messageId);
@@ -313,10 +378,16 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       await sendFrame(await newestConn(), systemFrame('ping', id, { opaque: id }));
       await waitFor(() => (pendingPings.has(id) ? undefined : true), timeoutMs, 'ping echo');
     },
-    expireSessionWebhooks() { for (const s of sessions.values()) s.expiresAt = 0; },
+    expireSessionWebhooks() {
+      for (const s of sessions.values()) s.expiresAt = 0;
+    },
     connected: isConnected,
-    setRefuseConnections(r) { refuse = r; },
-    dropConnections() { for (const c of conns) c.ws.terminate(); },
+    setRefuseConnections(r) {
+      refuse = r;
+    },
+    dropConnections() {
+      for (const c of conns) c.ws.terminate();
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -333,7 +404,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
 
 function systemFrame(topic: string, messageId: string, data: unknown, type = 'SYSTEM'): Json {
   return {
-    specVersion: '1.0', type,
+    specVersion: '1.0',
+    type,
     headers: { appId: APP_ID, connectionId: '', contentType: 'application/json', messageId, time: String(Date.now()), topic },
     data: JSON.stringify(data),
   };
@@ -359,7 +431,9 @@ function parseJson(text: string): Json | undefined {
   try {
     const v: unknown = JSON.parse(text);
     return v && typeof v === 'object' ? (v as Json) : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 async function readJson(req: IncomingMessage): Promise<Json | undefined> {

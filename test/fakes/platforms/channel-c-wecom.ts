@@ -49,9 +49,20 @@ export interface FakeWecom extends FakePlatform {
 }
 
 type Json = Record<string, unknown>;
-interface WsFrame { cmd?: string; headers?: { req_id?: string }; body?: Json }
-interface Conn { ws: WebSocket; authed: boolean }
-interface Callback { msgid: string; chatId: string; body: Json }
+interface WsFrame {
+  cmd?: string;
+  headers?: { req_id?: string };
+  body?: Json;
+}
+interface Conn {
+  ws: WebSocket;
+  authed: boolean;
+}
+interface Callback {
+  msgid: string;
+  chatId: string;
+  body: Json;
+}
 
 export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<FakeWecom> {
   const outbound: FakeOutbound[] = [];
@@ -65,7 +76,8 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
   const finishedStreams = new Set<string>();
   const stats = { subscribes: 0, refused: 0, pings: 0 };
   let active: Conn | undefined; // the subscribed connection that receives callbacks
-  let refuse = false, closed = false;
+  let refuse = false,
+    closed = false;
   const { notify, waitFor, failWaiters, recordWaits } = createWaiters('fake wecom');
 
   const wss = new WebSocketServer({ noServer: true });
@@ -103,20 +115,29 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
 
   function onFrame(conn: Conn, data: RawData): void {
     let frame: WsFrame;
-    try { frame = JSON.parse(data.toString()) as WsFrame; } catch { return; }
+    try {
+      frame = JSON.parse(data.toString()) as WsFrame;
+    } catch {
+      return;
+    }
     frames.push(frame);
     const reqId = frame.headers?.req_id ?? '';
     if (frame.cmd === 'aibot_subscribe') return subscribe(conn, frame);
     if (!conn.authed) return refuseFrame(conn, frame, 846609, 'aibot websocket not subscribed');
     switch (frame.cmd) {
-      case 'ping': stats.pings++; return receipt(conn, reqId);
-      case 'aibot_respond_msg': return respond(conn, frame);
-      case 'aibot_send_msg': return sendMsg(conn, frame);
+      case 'ping':
+        stats.pings++;
+        return receipt(conn, reqId);
+      case 'aibot_respond_msg':
+        return respond(conn, frame);
+      case 'aibot_send_msg':
+        return sendMsg(conn, frame);
       case 'aibot_respond_welcome_msg':
       case 'aibot_respond_update_msg':
         record({ kind: 'reply', chatId: '', text: '', format: String(frame.body?.msgtype ?? frame.cmd), raw: frame });
         return receipt(conn, reqId);
-      default: return refuseFrame(conn, frame, 40000, `fake wecom does not model ${String(frame.cmd)}`);
+      default:
+        return refuseFrame(conn, frame, 40000, `fake wecom does not model ${String(frame.cmd)}`);
     }
   }
 
@@ -133,10 +154,17 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
     receipt(conn, frame.headers?.req_id ?? '');
     if (old && old !== conn) {
       // One connection per bot: tell the old one why, then close it.
-      const event = { msgid: randomId('evt'), create_time: nowSeconds(), aibotid: BOT_ID, msgtype: 'event',
-        from: { userid: '' }, event: { eventtype: 'disconnected_event' } };
+      const event = {
+        msgid: randomId('evt'),
+        create_time: nowSeconds(),
+        aibotid: BOT_ID,
+        msgtype: 'event',
+        from: { userid: '' },
+        event: { eventtype: 'disconnected_event' },
+      };
       void send(old, { cmd: 'aibot_event_callback', headers: { req_id: randomId('req') }, body: event })
-        .finally(() => old.ws.close(1000, 'new connection subscribed')).catch(() => undefined);
+        .finally(() => old.ws.close(1000, 'new connection subscribed'))
+        .catch(() => undefined);
     }
     notify();
   }
@@ -160,8 +188,16 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
     if (finishedStreams.has(stream.id)) return refuseFrame(conn, frame, 846608, 'stream message update expired');
     if (Buffer.byteLength(content) > MAX_BYTES) return refuseFrame(conn, frame, 40058, `content over ${MAX_BYTES} bytes`);
     if (stream.finish) finishedStreams.add(stream.id);
-    record({ kind: 'stream', chatId: cb.chatId, text: content, format: 'stream', messageId: stream.id,
-      replyTo: cb.msgid, finished: stream.finish === true, raw: frame });
+    record({
+      kind: 'stream',
+      chatId: cb.chatId,
+      text: content,
+      format: 'stream',
+      messageId: stream.id,
+      replyTo: cb.msgid,
+      finished: stream.finish === true,
+      raw: frame,
+    });
     receipt(conn, frame.headers?.req_id ?? '');
   }
 
@@ -183,8 +219,13 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
     const method = `${req.method ?? 'GET'} ${url.pathname}`;
     if (req.method !== 'POST' || url.pathname !== '/cgi-bin/aibot/response') return reply(res, 404, { errcode: 404, errmsg: 'not found' });
     const text = String(((body?.markdown ?? body?.text) as Json | undefined)?.content ?? '');
-    const problem = !cb ? 'invalid response_code' : !body ? 'body is not JSON'
-      : Buffer.byteLength(text) > MAX_BYTES ? `content over ${MAX_BYTES} bytes` : undefined;
+    const problem = !cb
+      ? 'invalid response_code'
+      : !body
+        ? 'body is not JSON'
+        : Buffer.byteLength(text) > MAX_BYTES
+          ? `content over ${MAX_BYTES} bytes`
+          : undefined;
     if (problem || !cb) {
       rejections.push({ method, reason: problem ?? '', raw: body, at: Date.now() });
       notify();
@@ -209,10 +250,15 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
     if (isGroup && !msg.mentionBot) return { messageId: msgid }; // groups only deliver messages that @ the bot
     const code = randomBytes(12).toString('hex');
     const body: Json = {
-      msgid, aibotid: BOT_ID, chattype: isGroup ? 'group' : 'single', ...(isGroup ? { chatid: msg.chatId } : {}),
-      from: { userid: msg.userId }, create_time: Math.floor((msg.ts ?? Date.now()) / 1000),
+      msgid,
+      aibotid: BOT_ID,
+      chattype: isGroup ? 'group' : 'single',
+      ...(isGroup ? { chatid: msg.chatId } : {}),
+      from: { userid: msg.userId },
+      create_time: Math.floor((msg.ts ?? Date.now()) / 1000),
       response_url: `${base}/cgi-bin/aibot/response?response_code=${code}`,
-      msgtype: 'text', text: { content: isGroup ? `@${BOT_NAME} ${msg.text}` : msg.text },
+      msgtype: 'text',
+      text: { content: isGroup ? `@${BOT_NAME} ${msg.text}` : msg.text },
     };
     const cb: Callback = { msgid, chatId: isGroup ? (msg.chatId as string) : msg.userId, body };
     delivered.set(msgid, cb);
@@ -230,8 +276,14 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
   return {
     name: 'channel_c',
     channelConfig: { botId: BOT_ID, secret: SECRET, websocketUrl: `ws://127.0.0.1:${port}` },
-    botUserId: BOT_ID, botName: BOT_NAME, limit: { max: MAX_BYTES, unit: 'bytes' },
-    outbound, rejections, acks, frames, stats,
+    botUserId: BOT_ID,
+    botName: BOT_NAME,
+    limit: { max: MAX_BYTES, unit: 'bytes' },
+    outbound,
+    rejections,
+    acks,
+    frames,
+    stats,
     deliver,
     async redeliver(messageId) {
       const cb = delivered.get(messageId);
@@ -241,8 +293,12 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
     addHistory: () => ({ messageId: randomId('msg') }), // WeCom has no history API for bots
     ...recordWaits({ outbound, acks, connected: isConnected }),
     connected: isConnected,
-    setRefuseConnections(r) { refuse = r; },
-    dropConnections() { for (const c of conns) c.ws.terminate(); },
+    setRefuseConnections(r) {
+      refuse = r;
+    },
+    dropConnections() {
+      for (const c of conns) c.ws.terminate();
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -270,5 +326,7 @@ async function readJson(req: IncomingMessage): Promise<Json | undefined> {
   try {
     const v: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     return v && typeof v === 'object' ? (v as Json) : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }

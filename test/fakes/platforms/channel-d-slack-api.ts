@@ -97,7 +97,10 @@ function chunkText(chunks: unknown): string {
 function blockText(blocks: unknown): string {
   const arr = json(blocks);
   if (!Array.isArray(arr)) return '';
-  return arr.map((b: { text?: { text?: string } }) => b?.text?.text ?? '').filter(Boolean).join('\n');
+  return arr
+    .map((b: { text?: { text?: string } }) => b?.text?.text ?? '')
+    .filter(Boolean)
+    .join('\n');
 }
 
 export function handleSlackApi(s: SlackState, method: string, p: Record<string, unknown>, token: string | undefined): ApiResult {
@@ -149,7 +152,16 @@ export function handleSlackApi(s: SlackState, method: string, p: Record<string, 
     case 'auth.test':
       return {
         status: 200,
-        body: { ok: true, url: 'https://fake-team.slack.com/', team: 'Fake Team', user: s.botName, team_id: s.teamId, user_id: s.botUserId, bot_id: s.botId, is_enterprise_install: false },
+        body: {
+          ok: true,
+          url: 'https://fake-team.slack.com/',
+          team: 'Fake Team',
+          user: s.botName,
+          team_id: s.teamId,
+          user_id: s.botUserId,
+          bot_id: s.botId,
+          is_enterprise_install: false,
+        },
       };
     case 'apps.connections.open': {
       const ticket = randomUUID();
@@ -163,7 +175,10 @@ export function handleSlackApi(s: SlackState, method: string, p: Record<string, 
       if (name === undefined) return fail('user_not_found');
       return {
         status: 200,
-        body: { ok: true, user: { id, team_id: s.teamId, name, real_name: name, is_bot: id === s.botUserId, deleted: false, profile: { real_name: name, display_name: name } } },
+        body: {
+          ok: true,
+          user: { id, team_id: s.teamId, name, real_name: name, is_bot: id === s.botUserId, deleted: false, profile: { real_name: name, display_name: name } },
+        },
       };
     }
     case 'chat.postMessage':
@@ -259,7 +274,9 @@ export function handleSlackApi(s: SlackState, method: string, p: Record<string, 
       });
       const cursor = str(p.cursor);
       if (cursor) {
-        const start = Buffer.from(cursor, 'base64').toString('utf8').replace(/^next_ts:/, '');
+        const start = Buffer.from(cursor, 'base64')
+          .toString('utf8')
+          .replace(/^next_ts:/, '');
         const i = list.findIndex((m) => m.ts === start);
         if (i < 0) return fail('invalid_cursor');
         list = list.slice(i);

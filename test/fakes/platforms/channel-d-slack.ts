@@ -114,7 +114,7 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
       let micros = Math.floor((ms ?? Date.now()) * 1000);
       if (ms === undefined) micros = Math.max(micros, lastMicros + 1);
       let ts = '';
-      for (;; micros++) {
+      for (; ; micros++) {
         ts = `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, '0')}`;
         if (!usedTs.has(ts)) break;
       }
@@ -183,7 +183,15 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
     if (tags.length) text = `${tags.join(' ')} ${text}`;
     const ts = msg.messageId ?? state.newTs(msg.ts);
     usedTs.add(ts);
-    const message: SlackMessage = { type: 'message', ts, team: state.teamId, text, user: msg.userId, client_msg_id: randomUUID(), ...(msg.fromBot ? { bot_id: `B${msg.userId}` } : {}) };
+    const message: SlackMessage = {
+      type: 'message',
+      ts,
+      team: state.teamId,
+      text,
+      user: msg.userId,
+      client_msg_id: randomUUID(),
+      ...(msg.fromBot ? { bot_id: `B${msg.userId}` } : {}),
+    };
     if (msg.threadId) message.thread_ts = msg.threadId;
     if (msg.images?.length) {
       message.subtype = 'file_share';
@@ -195,9 +203,21 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
         const base = `http://127.0.0.1:${state.port}/files-pri/${state.teamId}-${id}`;
         const created = Math.floor(Date.now() / 1000);
         return {
-          id, created, timestamp: created, name, title: name, mimetype: img.mimeType, filetype: ext, pretty_type: ext.toUpperCase(),
-          user: msg.userId, size: img.data.length, mode: 'hosted', is_external: false, is_public: false,
-          url_private: `${base}/${encodeURIComponent(name)}`, url_private_download: `${base}/download/${encodeURIComponent(name)}`,
+          id,
+          created,
+          timestamp: created,
+          name,
+          title: name,
+          mimetype: img.mimeType,
+          filetype: ext,
+          pretty_type: ext.toUpperCase(),
+          user: msg.userId,
+          size: img.data.length,
+          mode: 'hosted',
+          is_external: false,
+          is_public: false,
+          url_private: `${base}/${encodeURIComponent(name)}`,
+          url_private_download: `${base}/download/${encodeURIComponent(name)}`,
         };
       });
     }
@@ -269,10 +289,13 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
         debug_info: { host: 'applink-fake-1', build_number: 1, approximate_connection_time: 18060 },
         connection_info: { app_id: state.appId },
       };
-      void sendFrame(ws, hello).then(() => {
-        live.add(ws);
-        recorder.notify();
-      }, () => {});
+      void sendFrame(ws, hello).then(
+        () => {
+          live.add(ws);
+          recorder.notify();
+        },
+        () => {},
+      );
     });
   });
 

@@ -125,9 +125,22 @@ function parseMarkdown(src: string, v2: boolean): Parsed {
 }
 
 const HTML_TYPES: Record<string, string> = {
-  b: 'bold', strong: 'bold', i: 'italic', em: 'italic', u: 'underline', ins: 'underline', s: 'strikethrough',
-  strike: 'strikethrough', del: 'strikethrough', 'tg-spoiler': 'spoiler', span: 'spoiler', a: 'text_link',
-  code: 'code', pre: 'pre', blockquote: 'blockquote', 'tg-emoji': 'custom_emoji',
+  b: 'bold',
+  strong: 'bold',
+  i: 'italic',
+  em: 'italic',
+  u: 'underline',
+  ins: 'underline',
+  s: 'strikethrough',
+  strike: 'strikethrough',
+  del: 'strikethrough',
+  'tg-spoiler': 'spoiler',
+  span: 'spoiler',
+  a: 'text_link',
+  code: 'code',
+  pre: 'pre',
+  blockquote: 'blockquote',
+  'tg-emoji': 'custom_emoji',
 };
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
 
@@ -164,7 +177,13 @@ function parseHtml(src: string): Parsed {
     } else if (c === '&') {
       const m = /^&(#x[0-9a-fA-F]+|#\d+|[a-z]+);/.exec(src.slice(i));
       const name = m?.[1];
-      const ch = !name ? undefined : name.startsWith('#x') ? String.fromCodePoint(parseInt(name.slice(2), 16)) : name.startsWith('#') ? String.fromCodePoint(Number(name.slice(1))) : NAMED[name];
+      const ch = !name
+        ? undefined
+        : name.startsWith('#x')
+          ? String.fromCodePoint(parseInt(name.slice(2), 16))
+          : name.startsWith('#')
+            ? String.fromCodePoint(Number(name.slice(1)))
+            : NAMED[name];
       out += ch ?? '&';
       i += ch !== undefined && m ? m[0].length : 1;
     } else {

@@ -133,8 +133,18 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   function buildMessages(msg: FakeInbound): TgMessage[] {
     const userId = numericId(msg.userId, 'userId');
     const direct = msg.chatType === 'direct';
-    const from = { id: userId, is_bot: Boolean(msg.fromBot), first_name: msg.userName ?? `User ${userId}`, ...(msg.userName ? { username: msg.userName } : {}), language_code: 'en' };
-    const chat = chatOf(direct ? userId : numericId(msg.chatId, 'chatId'), undefined, direct ? { first_name: from.first_name, ...(msg.userName ? { username: msg.userName } : {}) } : undefined);
+    const from = {
+      id: userId,
+      is_bot: Boolean(msg.fromBot),
+      first_name: msg.userName ?? `User ${userId}`,
+      ...(msg.userName ? { username: msg.userName } : {}),
+      language_code: 'en',
+    };
+    const chat = chatOf(
+      direct ? userId : numericId(msg.chatId, 'chatId'),
+      undefined,
+      direct ? { first_name: from.first_name, ...(msg.userName ? { username: msg.userName } : {}) } : undefined,
+    );
     let text = msg.text;
     const names = [...(!direct && msg.mentionBot ? [me.username] : []), ...(msg.mentionUsers ?? []).map((u) => u.userName)];
     const missing = names.filter((n) => !text.includes(`@${n}`));
@@ -190,13 +200,22 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
 
     switch (method) {
       case 'getme':
-        return ok({ ...me, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false, has_main_web_app: false });
+        return ok({
+          ...me,
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
+          can_connect_to_business: false,
+          has_main_web_app: false,
+        });
       case 'deletewebhook':
         if (p.drop_pending_updates === true || p.drop_pending_updates === 'true') pending = [];
         return ok(true);
       case 'getwebhookinfo':
         return ok({ url: '', has_custom_certificate: false, pending_update_count: pending.length });
-      case 'setmycommands': case 'deletemycommands': return ok(true);
+      case 'setmycommands':
+      case 'deletemycommands':
+        return ok(true);
       case 'sendmessage':
       case 'sendphoto': {
         if (chatId === undefined) return needChat();
@@ -217,7 +236,10 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
         }
         const thread = int(p.message_thread_id);
         const m: TgMessage = {
-          message_id: nextMessageId(), from: me, chat: chatOf(chatId as number), date: Math.floor(Date.now() / 1000),
+          message_id: nextMessageId(),
+          from: me,
+          chat: chatOf(chatId as number),
+          date: Math.floor(Date.now() / 1000),
           ...(thread !== undefined ? { message_thread_id: thread } : {}),
           ...(replied ? { reply_to_message: { ...replied, fromBot: undefined } } : {}),
           ...(photo ? { photo: photoSizes, ...(body.text ? { caption: body.text } : {}) } : { text: body.text }),
@@ -225,8 +247,14 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
         };
         store(m, true);
         recorder.addOutbound({
-          kind: replyId !== undefined ? 'reply' : 'send', chatId: String(chatId), text: body.text ?? '', format, messageId: String(m.message_id),
-          ...(replyId !== undefined ? { replyTo: String(replyId) } : {}), ...(thread !== undefined ? { threadId: String(thread) } : {}), raw: p,
+          kind: replyId !== undefined ? 'reply' : 'send',
+          chatId: String(chatId),
+          text: body.text ?? '',
+          format,
+          messageId: String(m.message_id),
+          ...(replyId !== undefined ? { replyTo: String(replyId) } : {}),
+          ...(thread !== undefined ? { threadId: String(thread) } : {}),
+          raw: p,
         });
         return ok(JSON.parse(JSON.stringify(m)));
       }
@@ -237,7 +265,10 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
         const body = parseBody('text', 'Bad Request: message text is empty');
         if (body.error) return body.error;
         if (body.text === m.text && JSON.stringify(body.entities ?? []) === JSON.stringify(m.entities ?? []) && p.reply_markup === undefined) {
-          return fail(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+          return fail(
+            400,
+            'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+          );
         }
         m.text = body.text;
         if (body.entities?.length) m.entities = body.entities;
@@ -263,7 +294,15 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
         if (chatId === undefined || chatId <= 0) return fail(400, 'Bad Request: chat not found');
         const body = parseBody('text', 'Bad Request: message text is empty');
         if (body.error) return body.error;
-        recorder.addOutbound({ kind: 'stream', chatId: String(chatId), text: body.text ?? '', format, messageId: `draft:${String(p.draft_id)}`, finished: false, raw: p });
+        recorder.addOutbound({
+          kind: 'stream',
+          chatId: String(chatId),
+          text: body.text ?? '',
+          format,
+          messageId: `draft:${String(p.draft_id)}`,
+          finished: false,
+          raw: p,
+        });
         return ok(true);
       }
       case 'getfile': {
@@ -284,7 +323,12 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       for (const u of pending) if (u.update_id < offset) recorder.addAck(String(u.message.message_id));
       pending = pending.filter((u) => u.update_id >= offset);
     }
-    if (poll) answerPoll(poll, 409, { ok: false, error_code: 409, description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running' });
+    if (poll)
+      answerPoll(poll, 409, {
+        ok: false,
+        error_code: 409,
+        description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
+      });
     const limit = Math.min(Math.max(int(p.limit) ?? 100, 1), 100);
     const timeout = Math.max(int(p.timeout) ?? 0, 0);
     const p2: Poll = { res, timer: undefined };

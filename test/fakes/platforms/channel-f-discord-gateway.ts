@@ -9,9 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import {
-  BOT_ID, GUILD_ID, INTENT, CHANNEL_TYPE, type FakeChannel, type FakeDiscordWorld, type StoredMessage,
-} from './channel-f-discord-state.js';
+import { BOT_ID, GUILD_ID, INTENT, CHANNEL_TYPE, type FakeChannel, type FakeDiscordWorld, type StoredMessage } from './channel-f-discord-state.js';
 
 type Json = Record<string, unknown>;
 
@@ -89,11 +87,21 @@ export function createGateway(opts: GatewayOptions) {
 
   function readyPayload(s: Session): Json {
     return {
-      v: 10, user: { ...opts.world.userPayload(opts.world.botUser()), verified: true, mfa_enabled: false, email: null },
-      guilds: [{ id: GUILD_ID, unavailable: true }], session_id: s.id, session_type: 'normal',
-      resume_gateway_url: opts.resumeUrl(), shard: [0, 1], private_channels: [], presences: [], relationships: [],
-      guild_join_requests: [], geo_ordered_rtc_regions: [], user_settings: {},
-      application: { id: BOT_ID, flags: 1 << 19 }, _trace: ['["fake-discord-gateway",{"micros":0}]'],
+      v: 10,
+      user: { ...opts.world.userPayload(opts.world.botUser()), verified: true, mfa_enabled: false, email: null },
+      guilds: [{ id: GUILD_ID, unavailable: true }],
+      session_id: s.id,
+      session_type: 'normal',
+      resume_gateway_url: opts.resumeUrl(),
+      shard: [0, 1],
+      private_channels: [],
+      presences: [],
+      relationships: [],
+      guild_join_requests: [],
+      geo_ordered_rtc_regions: [],
+      user_settings: {},
+      application: { id: BOT_ID, flags: 1 << 19 },
+      _trace: ['["fake-discord-gateway",{"micros":0}]'],
     };
   }
 
@@ -180,7 +188,12 @@ export function createGateway(opts: GatewayOptions) {
           if (session) return void ws.close(4005, 'Already authenticated.');
           session = p.op === 2 ? identify(ws, d) : resume(ws, d);
           return;
-        case 3: case 4: case 8: case 14: case 31: case 37:
+        case 3:
+        case 4:
+        case 8:
+        case 14:
+        case 31:
+        case 37:
           if (!session) ws.close(4003, 'Not authenticated.');
           return; // presence, voice, member requests...: accepted and ignored
         default:

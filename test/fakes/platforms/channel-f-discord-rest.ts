@@ -5,7 +5,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  BOT_ID, BOT_NAME, CHANNEL_TYPE, GUILD_ID, MAX_CONTENT, type FakeChannel, type FakeDiscordWorld, type StoredMessage,
+  BOT_ID,
+  BOT_NAME,
+  CHANNEL_TYPE,
+  GUILD_ID,
+  MAX_CONTENT,
+  type FakeChannel,
+  type FakeDiscordWorld,
+  type StoredMessage,
 } from './channel-f-discord-state.js';
 import type { FakeImage, FakeOutbound, FakeRejection } from './types.js';
 
@@ -25,8 +32,18 @@ export interface RestContext {
   echo(t: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE' | 'MESSAGE_DELETE', m: StoredMessage): void;
 }
 
-interface Reply { status: number; body?: unknown }
-interface Req { method: string; parts: string[]; query: URLSearchParams; body: Json; files: FakeImage[]; route: string }
+interface Reply {
+  status: number;
+  body?: unknown;
+}
+interface Req {
+  method: string;
+  parts: string[];
+  query: URLSearchParams;
+  body: Json;
+  files: FakeImage[];
+  route: string;
+}
 
 const MAX_BODY = 25 * 1024 * 1024;
 
@@ -69,14 +86,20 @@ export function createRestHandler(ctx: RestContext) {
   function validateText(req: Req): Reply | undefined {
     const { content, embeds } = req.body;
     if (typeof content === 'string' && lengthOf(content) > MAX_CONTENT) {
-      return reject(req, `content longer than ${MAX_CONTENT} characters (${lengthOf(content)})`,
-        formError(['content'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT} or fewer in length.`));
+      return reject(
+        req,
+        `content longer than ${MAX_CONTENT} characters (${lengthOf(content)})`,
+        formError(['content'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT} or fewer in length.`),
+      );
     }
     const list = Array.isArray(embeds) ? (embeds as Json[]) : [];
     const long = list.findIndex((e) => typeof e.description === 'string' && lengthOf(e.description) > 4096);
     if (long >= 0) {
-      return reject(req, 'embed description longer than 4096 characters',
-        formError(['embeds', String(long), 'description'], 'BASE_TYPE_MAX_LENGTH', 'Must be 4096 or fewer in length.'));
+      return reject(
+        req,
+        'embed description longer than 4096 characters',
+        formError(['embeds', String(long), 'description'], 'BASE_TYPE_MAX_LENGTH', 'Must be 4096 or fewer in length.'),
+      );
     }
     return undefined;
   }
@@ -93,14 +116,19 @@ export function createRestHandler(ctx: RestContext) {
     const refId = ref?.message_id === undefined ? undefined : String(ref.message_id);
     const refFound = refId !== undefined && world.messages.get(refId)?.channel.id === channel.id;
     if (refId !== undefined && !refFound && ref?.fail_if_not_exists !== false) {
-      return reject(req, `reply to unknown message ${refId}`,
-        formError(['message_reference'], 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message'));
+      return reject(req, `reply to unknown message ${refId}`, formError(['message_reference'], 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message'));
     }
     const stored = world.storeBotMessage(channel, body, req.files);
     const id = String(stored.payload.id);
     ctx.outbound({
-      kind: refFound ? 'reply' : 'send', ...where(channel), text: textOf(body), format: 'markdown', messageId: id,
-      ...(refFound ? { replyTo: refId } : {}), raw: req.files.length ? { ...body, files: req.files } : body, at: Date.now(),
+      kind: refFound ? 'reply' : 'send',
+      ...where(channel),
+      text: textOf(body),
+      format: 'markdown',
+      messageId: id,
+      ...(refFound ? { replyTo: refId } : {}),
+      raw: req.files.length ? { ...body, files: req.files } : body,
+      at: Date.now(),
     });
     ctx.echo('MESSAGE_CREATE', stored);
     return { status: 200, body: stored.payload };
@@ -119,7 +147,13 @@ export function createRestHandler(ctx: RestContext) {
     if (Array.isArray(body.embeds)) stored.payload.embeds = body.embeds;
     stored.payload.edited_timestamp = new Date().toISOString();
     ctx.outbound({
-      kind: 'edit', ...where(channel), text: textOf(stored.payload), format: 'markdown', messageId, raw: body, at: Date.now(),
+      kind: 'edit',
+      ...where(channel),
+      text: textOf(stored.payload),
+      format: 'markdown',
+      messageId,
+      raw: body,
+      at: Date.now(),
     });
     ctx.echo('MESSAGE_UPDATE', stored);
     return { status: 200, body: stored.payload };
@@ -170,7 +204,8 @@ export function createRestHandler(ctx: RestContext) {
       return {
         status: 200,
         body: {
-          url: ctx.gatewayUrl(), shards: 1,
+          url: ctx.gatewayUrl(),
+          shards: 1,
           session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 },
         },
       };
@@ -179,11 +214,15 @@ export function createRestHandler(ctx: RestContext) {
       return { status: 200, body: { ...world.userPayload(world.botUser()), verified: true, mfa_enabled: false, email: null } };
     }
     if (key === 'GET applications/@me' || key === 'GET oauth2/applications/@me') {
-      return { status: 200, body: { id: BOT_ID, name: BOT_NAME, flags: 1 << 19, bot_public: true, bot_require_code_grant: false, bot: world.userPayload(world.botUser()) } };
+      return {
+        status: 200,
+        body: { id: BOT_ID, name: BOT_NAME, flags: 1 << 19, bot_public: true, bot_require_code_grant: false, bot: world.userPayload(world.botUser()) },
+      };
     }
     if (key === 'POST users/@me/channels') {
       const recipient = String(req.body.recipient_id ?? '');
-      if (!/^\d{1,20}$/.test(recipient)) return reject(req, 'bad recipient_id', formError(['recipient_id'], 'NUMBER_TYPE_COERCE', `Value "${recipient}" is not snowflake.`));
+      if (!/^\d{1,20}$/.test(recipient))
+        return reject(req, 'bad recipient_id', formError(['recipient_id'], 'NUMBER_TYPE_COERCE', `Value "${recipient}" is not snowflake.`));
       return { status: 200, body: world.channelPayload(world.dmChannelFor(recipient)) };
     }
     if (head === 'users' && second && req.parts.length === 2 && req.method === 'GET') {
@@ -229,10 +268,16 @@ export function createRestHandler(ctx: RestContext) {
 
 function send(res: ServerResponse, reply: Reply, parts: string[] = []): void {
   // Generous limits that never reach 0, so @discordjs/rest never sleeps on a bucket.
-  const bucket = Buffer.from(`${parts[0] ?? ''}/${parts[1] ?? ''}`).toString('hex').slice(0, 32) || 'global';
+  const bucket =
+    Buffer.from(`${parts[0] ?? ''}/${parts[1] ?? ''}`)
+      .toString('hex')
+      .slice(0, 32) || 'global';
   const headers: Record<string, string | number> = {
-    'x-ratelimit-limit': 50, 'x-ratelimit-remaining': 49, 'x-ratelimit-reset': (Date.now() / 1000 + 1).toFixed(3),
-    'x-ratelimit-reset-after': '1.000', 'x-ratelimit-bucket': bucket,
+    'x-ratelimit-limit': 50,
+    'x-ratelimit-remaining': 49,
+    'x-ratelimit-reset': (Date.now() / 1000 + 1).toFixed(3),
+    'x-ratelimit-reset-after': '1.000',
+    'x-ratelimit-bucket': bucket,
   };
   if (reply.body === undefined) {
     res.writeHead(reply.status, headers);

@@ -20,7 +20,11 @@ const DISCORD_EPOCH = 1420070400000n;
 /** View, send, embed, attach, read history, mention everyone, add reactions, send in threads. */
 const EVERYONE_PERMISSIONS = String((1n << 10n) | (1n << 11n) | (1n << 14n) | (1n << 15n) | (1n << 16n) | (1n << 6n) | (1n << 38n));
 
-export interface FakeUser { id: string; username: string; bot: boolean }
+export interface FakeUser {
+  id: string;
+  username: string;
+  bot: boolean;
+}
 export interface FakeChannel {
   id: string;
   type: 0 | 1 | 11;
@@ -31,8 +35,16 @@ export interface FakeChannel {
   lastMessageId: string | null;
   createdAt: number;
 }
-export interface StoredMessage { payload: Json; channel: FakeChannel; mentionsBot: boolean; fromBot: boolean }
-export interface StoredFile { mimeType: string; data: Buffer }
+export interface StoredMessage {
+  payload: Json;
+  channel: FakeChannel;
+  mentionsBot: boolean;
+  fromBot: boolean;
+}
+export interface StoredFile {
+  mimeType: string;
+  data: Buffer;
+}
 
 /** Discord ids are snowflakes; discord.js calls BigInt(id) on them, so anything else crashes it. */
 export function assertSnowflake(id: string, what: string): void {
@@ -65,17 +77,35 @@ export function createWorld(baseUrl: () => string) {
 
   function userPayload(u: FakeUser): Json {
     return {
-      id: u.id, username: u.username, global_name: u.bot ? null : u.username, discriminator: '0', avatar: null,
-      public_flags: 0, flags: 0, banner: null, accent_color: null, avatar_decoration_data: null,
-      primary_guild: null, ...(u.bot ? { bot: true } : {}),
+      id: u.id,
+      username: u.username,
+      global_name: u.bot ? null : u.username,
+      discriminator: '0',
+      avatar: null,
+      public_flags: 0,
+      flags: 0,
+      banner: null,
+      accent_color: null,
+      avatar_decoration_data: null,
+      primary_guild: null,
+      ...(u.bot ? { bot: true } : {}),
     };
   }
 
   function memberPayload(u: FakeUser, withUser: boolean): Json {
     return {
-      ...(withUser ? { user: userPayload(u) } : {}), roles: [], nick: null, avatar: null, banner: null,
-      joined_at: new Date(createdAt).toISOString(), premium_since: null, deaf: false, mute: false, flags: 0,
-      pending: false, communication_disabled_until: null,
+      ...(withUser ? { user: userPayload(u) } : {}),
+      roles: [],
+      nick: null,
+      avatar: null,
+      banner: null,
+      joined_at: new Date(createdAt).toISOString(),
+      premium_since: null,
+      deaf: false,
+      mute: false,
+      flags: 0,
+      pending: false,
+      communication_disabled_until: null,
     };
   }
 
@@ -89,14 +119,28 @@ export function createWorld(baseUrl: () => string) {
     if (c.type === CHANNEL_TYPE.PublicThread) {
       const iso = new Date(c.createdAt).toISOString();
       return {
-        ...base, guild_id: GUILD_ID, name: c.name, parent_id: c.parentId, owner_id: c.ownerId,
-        rate_limit_per_user: 0, message_count: 0, member_count: 1, total_message_sent: 0,
+        ...base,
+        guild_id: GUILD_ID,
+        name: c.name,
+        parent_id: c.parentId,
+        owner_id: c.ownerId,
+        rate_limit_per_user: 0,
+        message_count: 0,
+        member_count: 1,
+        total_message_sent: 0,
         thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: iso, locked: false, create_timestamp: iso },
       };
     }
     return {
-      ...base, ...guild, name: c.name, position: 0, parent_id: null, topic: null, nsfw: false,
-      rate_limit_per_user: 0, permission_overwrites: [],
+      ...base,
+      ...guild,
+      name: c.name,
+      position: 0,
+      parent_id: null,
+      topic: null,
+      nsfw: false,
+      rate_limit_per_user: 0,
+      permission_overwrites: [],
     };
   }
 
@@ -118,8 +162,13 @@ export function createWorld(baseUrl: () => string) {
     const existing = channels.get(threadId);
     if (existing) return { channel: existing, created: false };
     const channel: FakeChannel = {
-      id: threadId, type: 11, name: `thread-${threadId.slice(-4)}`, parentId, ownerId,
-      lastMessageId: null, createdAt: Date.now(),
+      id: threadId,
+      type: 11,
+      name: `thread-${threadId.slice(-4)}`,
+      parentId,
+      ownerId,
+      lastMessageId: null,
+      createdAt: Date.now(),
     };
     channels.set(threadId, channel);
     return { channel, created: true };
@@ -141,21 +190,65 @@ export function createWorld(baseUrl: () => string) {
     const guildChannels = [...channels.values()].filter((c) => c.type === CHANNEL_TYPE.GuildText);
     const threads = [...channels.values()].filter((c) => c.type === CHANNEL_TYPE.PublicThread);
     return {
-      id: GUILD_ID, name: 'Fake Guild', icon: null, splash: null, discovery_splash: null, banner: null,
-      owner_id: '1300000000000000002', afk_channel_id: null, afk_timeout: 300, verification_level: 0,
-      default_message_notifications: 0, explicit_content_filter: 0, mfa_level: 0, nsfw_level: 0, premium_tier: 0,
-      premium_subscription_count: 0, system_channel_id: GENERAL_CHANNEL_ID, system_channel_flags: 0,
-      rules_channel_id: null, public_updates_channel_id: null, safety_alerts_channel_id: null,
-      preferred_locale: 'en-US', features: [], emojis: [], stickers: [], application_id: null, vanity_url_code: null,
-      description: null, max_members: 500000, max_video_channel_users: 25, premium_progress_bar_enabled: false,
-      roles: [{
-        id: GUILD_ID, name: '@everyone', permissions: EVERYONE_PERMISSIONS, position: 0, color: 0, hoist: false,
-        managed: false, mentionable: false, flags: 0, icon: null, unicode_emoji: null,
-      }],
-      joined_at: new Date(createdAt).toISOString(), large: false, unavailable: false, member_count: users.size,
-      members: [memberPayload(bot, true)], channels: guildChannels.map((c) => channelPayload(c, true)),
-      threads: threads.map((c) => channelPayload(c, true)), presences: [], voice_states: [], stage_instances: [],
-      guild_scheduled_events: [], soundboard_sounds: [], lazy: true,
+      id: GUILD_ID,
+      name: 'Fake Guild',
+      icon: null,
+      splash: null,
+      discovery_splash: null,
+      banner: null,
+      owner_id: '1300000000000000002',
+      afk_channel_id: null,
+      afk_timeout: 300,
+      verification_level: 0,
+      default_message_notifications: 0,
+      explicit_content_filter: 0,
+      mfa_level: 0,
+      nsfw_level: 0,
+      premium_tier: 0,
+      premium_subscription_count: 0,
+      system_channel_id: GENERAL_CHANNEL_ID,
+      system_channel_flags: 0,
+      rules_channel_id: null,
+      public_updates_channel_id: null,
+      safety_alerts_channel_id: null,
+      preferred_locale: 'en-US',
+      features: [],
+      emojis: [],
+      stickers: [],
+      application_id: null,
+      vanity_url_code: null,
+      description: null,
+      max_members: 500000,
+      max_video_channel_users: 25,
+      premium_progress_bar_enabled: false,
+      roles: [
+        {
+          id: GUILD_ID,
+          name: '@everyone',
+          permissions: EVERYONE_PERMISSIONS,
+          position: 0,
+          color: 0,
+          hoist: false,
+          managed: false,
+          mentionable: false,
+          flags: 0,
+          icon: null,
+          unicode_emoji: null,
+        },
+      ],
+      joined_at: new Date(createdAt).toISOString(),
+      large: false,
+      unavailable: false,
+      member_count: users.size,
+      members: [memberPayload(bot, true)],
+      channels: guildChannels.map((c) => channelPayload(c, true)),
+      threads: threads.map((c) => channelPayload(c, true)),
+      presences: [],
+      voice_states: [],
+      stage_instances: [],
+      guild_scheduled_events: [],
+      soundboard_sounds: [],
+      lazy: true,
     };
   }
 
@@ -177,10 +270,23 @@ export function createWorld(baseUrl: () => string) {
 
   function basePayload(id: string, channel: FakeChannel, author: FakeUser, content: string, ts: number): Json {
     return {
-      type: 0, id, channel_id: channel.id, ...(channel.type === CHANNEL_TYPE.DM ? {} : { guild_id: GUILD_ID }),
-      author: userPayload(author), content, mentions: [], mention_roles: [], mention_everyone: false,
-      attachments: [], embeds: [], components: [], pinned: false, tts: false, flags: 0,
-      timestamp: new Date(ts).toISOString(), edited_timestamp: null,
+      type: 0,
+      id,
+      channel_id: channel.id,
+      ...(channel.type === CHANNEL_TYPE.DM ? {} : { guild_id: GUILD_ID }),
+      author: userPayload(author),
+      content,
+      mentions: [],
+      mention_roles: [],
+      mention_everyone: false,
+      attachments: [],
+      embeds: [],
+      components: [],
+      pinned: false,
+      tts: false,
+      flags: 0,
+      timestamp: new Date(ts).toISOString(),
+      edited_timestamp: null,
     };
   }
 
@@ -241,10 +347,13 @@ export function createWorld(baseUrl: () => string) {
   /** GET /channels/:id/messages semantics: newest first, before/after/around by snowflake, limit 1-100. */
   function history(channelId: string, q: URLSearchParams): Json[] {
     const limit = Number(q.get('limit') ?? 50);
-    const all = [...messages.values()].filter((m) => m.channel.id === channelId)
+    const all = [...messages.values()]
+      .filter((m) => m.channel.id === channelId)
       .sort((a, b) => (BigInt(String(b.payload.id)) > BigInt(String(a.payload.id)) ? 1 : -1));
     const id = (m: StoredMessage) => BigInt(String(m.payload.id));
-    const before = q.get('before'), after = q.get('after'), around = q.get('around');
+    const before = q.get('before'),
+      after = q.get('after'),
+      around = q.get('around');
     let picked: StoredMessage[];
     if (before) picked = all.filter((m) => id(m) < BigInt(before)).slice(0, limit);
     else if (after) picked = all.filter((m) => id(m) > BigInt(after)).slice(-limit);
@@ -256,8 +365,21 @@ export function createWorld(baseUrl: () => string) {
   }
 
   return {
-    users, channels, messages, files, nextId, ensureUser, userPayload, memberPayload, channelPayload,
-    ensureGuildChannel, dmChannelFor, guildCreatePayload, storeInbound, storeBotMessage, history,
+    users,
+    channels,
+    messages,
+    files,
+    nextId,
+    ensureUser,
+    userPayload,
+    memberPayload,
+    channelPayload,
+    ensureGuildChannel,
+    dmChannelFor,
+    guildCreatePayload,
+    storeInbound,
+    storeBotMessage,
+    history,
     botUser: () => users.get(BOT_ID)!,
   };
 }

@@ -38,7 +38,15 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import {
-  BOT_ID, BOT_NAME, GENERAL_CHANNEL_ID, GUILD_ID, INTENT, MAX_CONTENT, CHANNEL_TYPE, assertSnowflake, createWorld,
+  BOT_ID,
+  BOT_NAME,
+  GENERAL_CHANNEL_ID,
+  GUILD_ID,
+  INTENT,
+  MAX_CONTENT,
+  CHANNEL_TYPE,
+  assertSnowflake,
+  createWorld,
   type StoredMessage,
 } from './channel-f-discord-state.js';
 import { createGateway, gatewayMessage, type GatewayRecord } from './channel-f-discord-gateway.js';
@@ -91,7 +99,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
 
   const world = createWorld(baseUrl);
   const gateway = createGateway({
-    world, token, heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 41_250,
+    world,
+    token,
+    heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 41_250,
     isRefused: () => refuse,
     resumeUrl: () => `ws://127.0.0.1:${port}/resume`,
     onAck: (messageId) => {
@@ -112,7 +122,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   }
 
   const handle = createRestHandler({
-    world, token, isRefused: () => refuse, gatewayUrl: () => `ws://127.0.0.1:${port}`,
+    world,
+    token,
+    isRefused: () => refuse,
+    gatewayUrl: () => `ws://127.0.0.1:${port}`,
     outbound: (o) => {
       outbound.push(o);
       notify();
@@ -215,8 +228,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return { messageId: String(stored.payload.id) };
     },
 
-    waitForOutbound: (pred, timeoutMs = 5000) =>
-      waitFor(() => outbound.find(pred), timeoutMs, 'an outbound message matching the predicate'),
+    waitForOutbound: (pred, timeoutMs = 5000) => waitFor(() => outbound.find(pred), timeoutMs, 'an outbound message matching the predicate'),
 
     waitForAck: (messageId, timeoutMs = 5000) =>
       waitFor(() => acks.find((a) => a.messageId === messageId), timeoutMs, `a heartbeat/resume seq covering ${messageId}`),

@@ -54,8 +54,14 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     expect(adapter.limit).toEqual({ max: DINGTALK_MAX_BYTES, unit: 'bytes' });
     const msg = await dm('hello');
     expect(msg).toMatchObject({
-      channel: 'channel_b', chatType: 'direct', chatId: 'staff-1', senderId: 'staff-1', senderName: 'Alice',
-      text: 'hello', mentioned: true, replyTarget: { chatId: 'staff-1', chatType: 'direct', messageId: msg.messageId },
+      channel: 'channel_b',
+      chatType: 'direct',
+      chatId: 'staff-1',
+      senderId: 'staff-1',
+      senderName: 'Alice',
+      text: 'hello',
+      mentioned: true,
+      replyTarget: { chatId: 'staff-1', chatType: 'direct', messageId: msg.messageId },
     });
     expect(JSON.parse(JSON.stringify(msg.replyTarget))).toEqual(msg.replyTarget); // the inbox can store it
     const ack = await fake.waitForAck(msg.messageId);
@@ -78,7 +84,11 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
 
   it('leaves a message unacknowledged when onMessage fails, so DingTalk pushes it again', async () => {
     let fail = true;
-    ctx = createRecordingContext({ onMessage: async () => { if (fail) throw new Error('inbox full'); } });
+    ctx = createRecordingContext({
+      onMessage: async () => {
+        if (fail) throw new Error('inbox full');
+      },
+    });
     await startAdapter();
     const msg = await dm('once');
     await sleep(100);
@@ -90,15 +100,22 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
 
   it('a group @message is mentioned, keyed by openConversationId, with the mention and its space removed', async () => {
     await startAdapter();
-    const { messageId } = await fake.deliver({ chatType: 'group', chatId: 'cidGroup1==', userId: 'staff-2', userName: 'Bo',
-      text: 'status? @Bob', mentionBot: true, mentionUsers: [{ userId: 'staff-9', userName: 'Bob' }] });
+    const { messageId } = await fake.deliver({
+      chatType: 'group',
+      chatId: 'cidGroup1==',
+      userId: 'staff-2',
+      userName: 'Bo',
+      text: 'status? @Bob',
+      mentionBot: true,
+      mentionUsers: [{ userId: 'staff-9', userName: 'Bob' }],
+    });
     const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
     expect(msg).toMatchObject({ chatType: 'group', chatId: 'cidGroup1==', senderId: 'staff-2', text: 'status? @Bob', mentioned: true });
     await adapter.reply(msg.replyTarget, '**ok**');
     expect(await fake.waitForOutbound((o) => o.kind === 'reply')).toMatchObject({ chatId: 'cidGroup1==', format: 'markdown', text: '**ok**' });
   });
 
-  it('a redelivery arrives again with the same messageId (dedup is the bridge\'s job) and is acked again', async () => {
+  it("a redelivery arrives again with the same messageId (dedup is the bridge's job) and is acked again", async () => {
     await startAdapter();
     const msg = await dm('are you there?');
     await fake.waitForAck(msg.messageId);
@@ -166,7 +183,10 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     await adapter.send!('cidGroup2==', 'to a group');
     await adapter.send!('user:cidLikeStaffId', 'forced user');
     expect(fake.outbound.map((o) => [o.kind, o.chatId, o.text])).toEqual([
-      ['send', 'staff-9', 'to a user'], ['send', 'cidGroup2==', 'to a group'], ['send', 'cidLikeStaffId', 'forced user']]);
+      ['send', 'staff-9', 'to a user'],
+      ['send', 'cidGroup2==', 'to a group'],
+      ['send', 'cidLikeStaffId', 'forced user'],
+    ]);
     expect(fake.outbound[1]!.raw).toMatchObject({ openConversationId: 'cidGroup2==', robotCode: 'ding-fake-client' });
     expect(fake.outbound[2]!.raw).toMatchObject({ userIds: ['cidLikeStaffId'] });
     expect(fake.stats.tokens).toBe(1); // one access token, cached
@@ -181,7 +201,10 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     await stream.finish('Hello, **world**');
     const frames = fake.outbound.filter((o) => o.kind === 'stream');
     expect(frames.map((o) => [o.chatId, o.text, o.finished])).toEqual([
-      ['staff-1', 'Hel', false], ['staff-1', 'Hello, wor', false], ['staff-1', 'Hello, **world**', true]]);
+      ['staff-1', 'Hel', false],
+      ['staff-1', 'Hello, wor', false],
+      ['staff-1', 'Hello, **world**', true],
+    ]);
     const card = fake.cards.get(String(frames[0]!.messageId));
     expect(card?.params).toMatchObject({ flowStatus: '3', msgContent: 'Hello, **world**' });
     expect(frames[0]!.raw).toMatchObject({ key: 'msgContent', isFull: true });

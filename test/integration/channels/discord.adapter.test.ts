@@ -23,7 +23,6 @@ async function createAdapter(fake: Fake): Promise<ChannelAdapter> {
   return discord.create(options, { log: createSilentLogger(), dir: '/tmp', name: 'channel_f' });
 }
 
-
 describe('Discord adapter (channel_f) against the fake Discord', () => {
   let fake: Fake;
   let adapter: ChannelAdapter;
@@ -52,8 +51,14 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: ALICE, userName: 'alice', text: 'hi bot' });
     const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
     expect(msg).toMatchObject({
-      channel: 'channel_f', chatId: fake.dmChannelId(ALICE), chatType: 'direct', senderId: ALICE, senderName: 'alice',
-      text: 'hi bot', mentioned: true, replyTarget: { chatId: fake.dmChannelId(ALICE), chatType: 'direct', messageId },
+      channel: 'channel_f',
+      chatId: fake.dmChannelId(ALICE),
+      chatType: 'direct',
+      senderId: ALICE,
+      senderName: 'alice',
+      text: 'hi bot',
+      mentioned: true,
+      replyTarget: { chatId: fake.dmChannelId(ALICE), chatType: 'direct', messageId },
     });
     expect(msg.fromBot).toBeUndefined();
     await sleep(50);
@@ -62,7 +67,11 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
 
   it('a group @mention strips only the bot mention; others, @handles and e-mail addresses stay', async () => {
     const { messageId } = await fake.deliver({
-      chatType: 'group', userId: BOB, userName: 'bob', text: 'ask @dave, mail me@example.com', mentionBot: true,
+      chatType: 'group',
+      userId: BOB,
+      userName: 'bob',
+      text: 'ask @dave, mail me@example.com',
+      mentionBot: true,
       mentionUsers: [{ userId: CAROL, userName: 'carol' }],
     });
     const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
@@ -75,7 +84,7 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
     expect(await ctx.waitForMessage((m) => m.messageId === messageId)).toMatchObject({ mentioned: false, text: 'just chatting', chatType: 'group' });
   });
 
-  it('a redelivered message reaches the bridge again with the same id (dedup is the bridge\'s job)', async () => {
+  it("a redelivered message reaches the bridge again with the same id (dedup is the bridge's job)", async () => {
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: ALICE, text: 'once' });
     await ctx.waitForMessage((m) => m.messageId === messageId);
     await fake.redeliver(messageId);
@@ -112,7 +121,7 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
     expect(fake.rejections.at(-1)?.reason).toMatch(/longer than 2000/);
   });
 
-  it('sends to a channel and to a user (opening the DM); the bot\'s own echo arrives flagged fromBot', async () => {
+  it("sends to a channel and to a user (opening the DM); the bot's own echo arrives flagged fromBot", async () => {
     const toChannel = await adapter.send!(fake.defaultChannelId, 'to the channel');
     expect(await fake.waitForOutbound((o) => o.messageId === toChannel?.messageId)).toMatchObject({ kind: 'send', chatId: fake.defaultChannelId });
     const echo = await ctx.waitForMessage((m) => m.messageId === toChannel?.messageId);
@@ -143,7 +152,9 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
     const mine = await adapter.send!(chatId, 'bot line');
     const history = await adapter.readHistory!(chatId, { since: new Date(now - 120_000), limit: 10 });
     expect(history.map((m) => [m.messageId, m.text, m.fromBot ?? false, m.mentioned])).toEqual([
-      [a.messageId, 'first', false, false], [b.messageId, 'second', false, true], [mine?.messageId, 'bot line', true, false],
+      [a.messageId, 'first', false, false],
+      [b.messageId, 'second', false, true],
+      [mine?.messageId, 'bot line', true, false],
     ]);
     const newest = await adapter.readHistory!(chatId, { since: new Date(now - 120_000), limit: 2 });
     expect(newest.map((m) => m.messageId)).toEqual([b.messageId, mine?.messageId]);
@@ -151,7 +162,12 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
 
   it('downloads an image attached to an inbound message', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-    const { messageId } = await fake.deliver({ chatType: 'direct', userId: ALICE, text: 'see', images: [{ mimeType: 'image/png', data: png, fileName: 'p.png' }] });
+    const { messageId } = await fake.deliver({
+      chatType: 'direct',
+      userId: ALICE,
+      text: 'see',
+      images: [{ mimeType: 'image/png', data: png, fileName: 'p.png' }],
+    });
     const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
     expect(msg.images).toHaveLength(1);
     expect(msg.images![0]).toMatchObject({ mimeType: 'image/png', fileName: 'p.png' });

@@ -19,7 +19,6 @@ import { sleep } from '../../helpers/wait.js';
 
 type Fake = FakePlatform & LarkExtras;
 
-
 async function createAdapter(fake: Fake): Promise<ChannelAdapter> {
   const options = lark.options.parse({ ...fake.channelConfig });
   return lark.create(options, { log: createSilentLogger(), dir: '/tmp', name: 'channel_a' });
@@ -56,8 +55,13 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'ou_alice', userName: 'Alice', text: 'hi there' });
     const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
     expect(msg).toMatchObject({
-      channel: 'channel_a', chatId: fake.dmChatId('ou_alice'), chatType: 'direct', senderId: 'ou_alice', text: 'hi there',
-      mentioned: true, replyTarget: { chatId: fake.dmChatId('ou_alice'), chatType: 'direct', messageId },
+      channel: 'channel_a',
+      chatId: fake.dmChatId('ou_alice'),
+      chatType: 'direct',
+      senderId: 'ou_alice',
+      text: 'hi there',
+      mentioned: true,
+      replyTarget: { chatId: fake.dmChatId('ou_alice'), chatType: 'direct', messageId },
     });
     await fake.waitForAck(messageId);
     expect(fake.ackLog.find((a) => a.messageId === messageId)?.code).toBe(200);
@@ -66,11 +70,18 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
 
   it('a group @mention removes only the bot placeholder; other people become @Name, handles and e-mails stay', async () => {
     const { messageId } = await fake.deliver({
-      chatType: 'group', chatId: 'oc_group1', userId: 'ou_bob', text: 'ask @dave, mail me@example.com', mentionBot: true,
+      chatType: 'group',
+      chatId: 'oc_group1',
+      userId: 'ou_bob',
+      text: 'ask @dave, mail me@example.com',
+      mentionBot: true,
       mentionUsers: [{ userId: 'ou_carol', userName: 'Carol' }],
     });
     expect(await ctx.waitForMessage((m) => m.messageId === messageId)).toMatchObject({
-      chatId: 'oc_group1', chatType: 'group', mentioned: true, text: 'ask @dave, mail me@example.com @Carol',
+      chatId: 'oc_group1',
+      chatType: 'group',
+      mentioned: true,
+      text: 'ask @dave, mail me@example.com @Carol',
     });
   });
 
@@ -109,7 +120,13 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
     const sent = await adapter.reply(msg.replyTarget, '## Result\n\n__done__, see <at user_id="all"></at>');
     const out = await fake.waitForOutbound((o) => o.messageId === sent?.messageId);
-    expect(out).toMatchObject({ kind: 'reply', chatId: 'oc_group1', format: 'post', replyTo: messageId, text: '**Result**\n\n**done**, see ＜at user_id="all">＜/at>' });
+    expect(out).toMatchObject({
+      kind: 'reply',
+      chatId: 'oc_group1',
+      format: 'post',
+      replyTo: messageId,
+      text: '**Result**\n\n**done**, see ＜at user_id="all">＜/at>',
+    });
     const body = JSON.parse((out.raw as { content: string }).content) as { zh_cn: { content: Array<Array<{ tag: string }>> } };
     expect(body.zh_cn.content[0]?.[0]?.tag).toBe('md');
 
@@ -145,9 +162,14 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     expect(await fake.waitForOutbound((o) => o.messageId === toChat?.messageId)).toMatchObject({ kind: 'send', chatId: 'oc_group1', format: 'post' });
     const toUser = await adapter.send!('ou_erin', 'to erin');
     expect(toUser?.chatId).toBe(fake.dmChatId('ou_erin'));
-    expect(fake.requests.find((r) => r.method === 'POST' && (r.body as { receive_id?: string }).receive_id === 'ou_erin')?.query.receive_id_type).toBe('open_id');
+    expect(fake.requests.find((r) => r.method === 'POST' && (r.body as { receive_id?: string }).receive_id === 'ou_erin')?.query.receive_id_type).toBe(
+      'open_id',
+    );
     await adapter.edit!(toUser!, '~~to erin~~ edited');
-    expect(await fake.waitForOutbound((o) => o.kind === 'edit' && o.messageId === toUser?.messageId)).toMatchObject({ text: '~~to erin~~ edited', format: 'post' });
+    expect(await fake.waitForOutbound((o) => o.kind === 'edit' && o.messageId === toUser?.messageId)).toMatchObject({
+      text: '~~to erin~~ edited',
+      format: 'post',
+    });
   });
 
   it('streams into a CardKit card: full text each time, strictly increasing sequence, then finishes', async () => {
@@ -159,10 +181,16 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     const card = [...fake.cards.values()].find((c) => c.chatId === fake.dmChatId('ou_alice'))!;
     const frames = fake.outbound.filter((o) => o.kind === 'stream' && o.messageId === card.messageId);
     expect(frames.map((f) => [f.text, f.finished])).toEqual([
-      ['Hel', false], ['Hello', false], ['Hello **world**', false], ['Hello **world**!', false], ['Hello **world**!', true],
+      ['Hel', false],
+      ['Hello', false],
+      ['Hello **world**', false],
+      ['Hello **world**!', false],
+      ['Hello **world**!', true],
     ]);
     expect(card.streaming).toBe(false);
-    const seqs = fake.requests.filter((r) => r.path.startsWith(`/open-apis/cardkit/v1/cards/${card.cardId}/`)).map((r) => (r.body as { sequence: number }).sequence);
+    const seqs = fake.requests
+      .filter((r) => r.path.startsWith(`/open-apis/cardkit/v1/cards/${card.cardId}/`))
+      .map((r) => (r.body as { sequence: number }).sequence);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(fake.outbound.find((o) => o.messageId === card.messageId && o.kind === 'reply')).toMatchObject({ replyTo: messageId, format: 'interactive' });
@@ -173,11 +201,16 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     await stream.update('part one');
     const card = [...fake.cards.values()].find((c) => c.chatId === 'oc_slow')!;
     // Close it the way the platform's timer would, through the fake's own API.
-    const auth = (await (await fetch(`${fake.domain}/open-apis/auth/v3/tenant_access_token/internal`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app_id: fake.appId, app_secret: fake.appSecret }),
-    })).json()) as { tenant_access_token: string };
+    const auth = (await (
+      await fetch(`${fake.domain}/open-apis/auth/v3/tenant_access_token/internal`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ app_id: fake.appId, app_secret: fake.appSecret }),
+      })
+    ).json()) as { tenant_access_token: string };
     const res = await fetch(`${fake.domain}/open-apis/cardkit/v1/cards/${card.cardId}/settings`, {
-      method: 'PATCH', headers: { 'content-type': 'application/json', authorization: `Bearer ${auth.tenant_access_token}` },
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${auth.tenant_access_token}` },
       body: JSON.stringify({ settings: JSON.stringify({ config: { streaming_mode: false } }), sequence: card.sequence + 1 }),
     });
     expect(res.status).toBe(200);
@@ -194,7 +227,7 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     await stream.update(paragraphs.slice(0, 2).join('\n\n'));
     await stream.finish(paragraphs.join('\n\n'));
     const cards = [...fake.cards.values()].filter((c) => c.chatId === 'oc_long');
-    const shown = cards.map((c) => ((c.card.body as { elements: Array<{ content: string }> }).elements[0]?.content));
+    const shown = cards.map((c) => (c.card.body as { elements: Array<{ content: string }> }).elements[0]?.content);
     expect(shown).toEqual([paragraphs[0], paragraphs[1], paragraphs[2]]);
     expect(cards.every((c) => !c.streaming)).toBe(true);
   });
@@ -207,7 +240,9 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     const mine = await adapter.send!('oc_hist', 'bot line');
     const history = await adapter.readHistory!('oc_hist', { since: new Date(now - 120_000), limit: 10 });
     expect(history.map((m) => [m.messageId, m.text, m.fromBot ?? false, m.mentioned, m.chatType])).toEqual([
-      [a.messageId, 'first', false, false, 'group'], [b.messageId, 'second', false, true, 'group'], [mine?.messageId, 'bot line', true, false, 'group'],
+      [a.messageId, 'first', false, false, 'group'],
+      [b.messageId, 'second', false, true, 'group'],
+      [mine?.messageId, 'bot line', true, false, 'group'],
     ]);
     const newest = await adapter.readHistory!('oc_hist', { since: new Date(now - 120_000), limit: 2 });
     expect(newest.map((m) => m.messageId)).toEqual([b.messageId, mine?.messageId]);

@@ -42,8 +42,16 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
     const { messageId: ts } = await fake.deliver({ chatType: 'direct', userId: 'U1', userName: 'alice', text: 'hi &lt;there&gt;' });
     const m = await rec.waitForMessage(() => true);
     expect(m).toEqual({
-      channel: 'channel_d', messageId: `DU1:${ts}`, chatId: 'DU1', chatType: 'direct', senderId: 'U1', senderName: 'alice',
-      text: 'hi <there>', mentioned: true, ts: expect.any(Number), replyTarget: { chatId: 'DU1', chatType: 'direct', messageId: `DU1:${ts}` },
+      channel: 'channel_d',
+      messageId: `DU1:${ts}`,
+      chatId: 'DU1',
+      chatType: 'direct',
+      senderId: 'U1',
+      senderName: 'alice',
+      text: 'hi <there>',
+      mentioned: true,
+      ts: expect.any(Number),
+      replyTarget: { chatId: 'DU1', chatType: 'direct', messageId: `DU1:${ts}` },
     });
     expect(Math.abs(m.ts - before)).toBeLessThan(5000);
     const ack = await fake.waitForAck(ts);
@@ -59,8 +67,13 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
   it('a group mention (two envelopes) is one message with only the bot mention stripped; the reply goes to its thread', async () => {
     const { fake, adapter, rec } = await started();
     const { messageId: ts } = await fake.deliver({
-      chatType: 'group', chatId: 'C0GENERAL', userId: 'U2', userName: 'bob', mentionBot: true,
-      text: 'hey <@U3>, mail a@b.com', mentionUsers: [{ userId: 'U3', userName: 'carol' }],
+      chatType: 'group',
+      chatId: 'C0GENERAL',
+      userId: 'U2',
+      userName: 'bob',
+      mentionBot: true,
+      text: 'hey <@U3>, mail a@b.com',
+      mentionUsers: [{ userId: 'U3', userName: 'carol' }],
     });
     await until(() => fake.acks.filter((a) => a.messageId === ts).length === 2);
     await sleep(50);
@@ -136,7 +149,9 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
     const { fake, adapter } = await started();
     const base = Date.now() - 60_000;
     fake.addHistory({ chatType: 'group', chatId: 'C0HIST', userId: 'U1', userName: 'alice', text: 'too old', ts: base - 60_000 });
-    const ids = [0, 1, 2].map((i) => fake.addHistory({ chatType: 'group', chatId: 'C0HIST', userId: 'U1', userName: 'alice', text: `old ${i} <@UBOT>`, ts: base + i * 1000 }).messageId);
+    const ids = [0, 1, 2].map(
+      (i) => fake.addHistory({ chatType: 'group', chatId: 'C0HIST', userId: 'U1', userName: 'alice', text: `old ${i} <@UBOT>`, ts: base + i * 1000 }).messageId,
+    );
     await adapter.send?.('C0HIST', 'bot **says**');
     const got = await adapter.readHistory?.('C0HIST', { since: new Date(base), limit: 50 });
     expect(got?.map((m) => m.text)).toEqual(['old 0', 'old 1', 'old 2', 'bot *says*']);

@@ -43,15 +43,29 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: '1001', userName: 'alice', text: 'hi there', ts: 1_700_000_000_000 });
     const m = await rec.waitForMessage(() => true);
     expect(m).toEqual({
-      channel: 'channel_e', messageId: `1001:${messageId}`, chatId: '1001', chatType: 'direct', senderId: '1001', senderName: 'alice',
-      text: 'hi there', mentioned: true, ts: 1_700_000_000_000, replyTarget: { chatId: '1001', chatType: 'direct', messageId: `1001:${messageId}` },
+      channel: 'channel_e',
+      messageId: `1001:${messageId}`,
+      chatId: '1001',
+      chatType: 'direct',
+      senderId: '1001',
+      senderName: 'alice',
+      text: 'hi there',
+      mentioned: true,
+      ts: 1_700_000_000_000,
+      replyTarget: { chatId: '1001', chatType: 'direct', messageId: `1001:${messageId}` },
     });
     const ack = await fake.waitForAck(messageId);
     expect(ack.at).toBeGreaterThanOrEqual(rec.handedOverAt.get(m.messageId) ?? Infinity);
 
     const sent = await adapter.reply(m.replyTarget, 'Version 1.2 (beta) - costs $5! **bold** `a_b` [x](https://e.x/a_(b)) #tag');
     const out = await fake.waitForOutbound((o) => o.messageId === sent?.messageId);
-    expect(out).toMatchObject({ kind: 'reply', chatId: '1001', replyTo: messageId, format: 'MarkdownV2', text: 'Version 1.2 (beta) - costs $5! bold a_b x #tag' });
+    expect(out).toMatchObject({
+      kind: 'reply',
+      chatId: '1001',
+      replyTo: messageId,
+      format: 'MarkdownV2',
+      text: 'Version 1.2 (beta) - costs $5! bold a_b x #tag',
+    });
     expect(rawText(out)).toBe('Version 1\\.2 \\(beta\\) \\- costs $5\\! *bold* `a_b` [x](https://e.x/a_(b\\)) \\#tag');
     expect(fake.rejections).toEqual([]);
   });
@@ -59,8 +73,13 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
   it('a group mention is delivered with only the bot mention stripped; other mentions and addresses stay', async () => {
     const { fake, rec } = await started();
     await fake.deliver({
-      chatType: 'group', chatId: GROUP, userId: '1002', userName: 'bob', mentionBot: true,
-      text: 'hey @carol, mail a@b.com', mentionUsers: [{ userId: '1003', userName: 'carol' }],
+      chatType: 'group',
+      chatId: GROUP,
+      userId: '1002',
+      userName: 'bob',
+      mentionBot: true,
+      text: 'hey @carol, mail a@b.com',
+      mentionUsers: [{ userId: '1003', userName: 'carol' }],
     });
     await fake.deliver({ chatType: 'group', chatId: GROUP, userId: '1002', text: 'so @service_bot what now', mentionBot: true });
     await fake.deliver({ chatType: 'group', chatId: GROUP, userId: '1002', text: 'just chatting about @service_botanist' });
@@ -83,10 +102,19 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
   it('falls back to plain text when Telegram refuses the formatting, for replies and edits', async () => {
     const { fake, adapter } = await started();
     const { messageId } = await fake.deliver({ chatType: 'group', chatId: GROUP, userId: '1002', text: 'q', mentionBot: true });
-    fake.failNext('sendMessage', { error_code: 400, description: "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'" });
+    fake.failNext('sendMessage', {
+      error_code: 400,
+      description: "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'",
+    });
     const sent = await adapter.reply({ chatId: GROUP, chatType: 'group', messageId: `${GROUP}:${messageId}` }, 'Use **v1.2** and [docs](https://d.x)');
     expect(fake.rejections).toHaveLength(1);
-    expect(fake.outbound.at(-1)).toMatchObject({ kind: 'reply', replyTo: messageId, format: 'plain', text: 'Use v1.2 and docs (https://d.x)', messageId: sent?.messageId });
+    expect(fake.outbound.at(-1)).toMatchObject({
+      kind: 'reply',
+      replyTo: messageId,
+      format: 'plain',
+      text: 'Use v1.2 and docs (https://d.x)',
+      messageId: sent?.messageId,
+    });
 
     fake.failNext('editMessageText', { error_code: 400, description: "Bad Request: can't parse entities: Can't find end of the entity" });
     await adapter.edit?.(sent!, 'now **v1.3**');

@@ -59,7 +59,12 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     expect(a.limit).toEqual({ max: WECOM_MAX_BYTES, unit: 'bytes' });
     const msg = await dm('hello');
     expect(msg).toMatchObject({
-      channel: 'channel_c', chatType: 'direct', chatId: 'zhangsan', senderId: 'zhangsan', text: 'hello', mentioned: true,
+      channel: 'channel_c',
+      chatType: 'direct',
+      chatId: 'zhangsan',
+      senderId: 'zhangsan',
+      text: 'hello',
+      mentioned: true,
       replyTarget: { chatId: 'zhangsan', chatType: 'direct', messageId: msg.messageId, extra: { reqId: expect.any(String) } },
     });
     await sleep(50);
@@ -78,7 +83,7 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     expect(streams(messageId)).toMatchObject([{ chatId: 'wrkGroup1', text: 'pong', finished: true }]);
   });
 
-  it('a redelivery arrives again with the same messageId and a new req_id (dedup is the bridge\'s job)', async () => {
+  it("a redelivery arrives again with the same messageId and a new req_id (dedup is the bridge's job)", async () => {
     await started();
     const msg = await dm('are you there?');
     await fake.redeliver(msg.messageId);
@@ -106,7 +111,10 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     await sleep(300); // the turn
     await adapter!.reply(msg.replyTarget, 'done');
     const frames = streams(msg.messageId);
-    expect(frames.map((f) => [f.text, f.finished])).toEqual([['', false], ['done', true]]);
+    expect(frames.map((f) => [f.text, f.finished])).toEqual([
+      ['', false],
+      ['done', true],
+    ]);
     expect(new Set(frames.map((f) => f.messageId)).size).toBe(1);
     expect(frames[1]!.at - ack.at).toBeGreaterThanOrEqual(250);
   });
@@ -141,7 +149,9 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     expect(await adapter!.send!('zhangsan', 'daily report')).toMatchObject({ chatId: 'zhangsan', messageId: expect.any(String) });
     await adapter!.send!('wrkGroup1', '# team\n\n- a\n- b');
     expect(fake.outbound.map((o) => [o.kind, o.chatId, o.text, o.format])).toEqual([
-      ['send', 'zhangsan', 'daily report', 'markdown'], ['send', 'wrkGroup1', '# team\n\n- a\n- b', 'markdown']]);
+      ['send', 'zhangsan', 'daily report', 'markdown'],
+      ['send', 'wrkGroup1', '# team\n\n- a\n- b', 'markdown'],
+    ]);
   });
 
   it('openStream updates one bubble and finishes it; a second stream for the same message becomes a separate message', async () => {
@@ -152,7 +162,11 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     await s.update('Hello, wor');
     await s.finish('Hello, world!');
     const frames = streams(msg.messageId);
-    expect(frames.map((f) => [f.text, f.finished])).toEqual([['Hel', false], ['Hello, wor', false], ['Hello, world!', true]]);
+    expect(frames.map((f) => [f.text, f.finished])).toEqual([
+      ['Hel', false],
+      ['Hello, wor', false],
+      ['Hello, world!', true],
+    ]);
     expect(new Set(frames.map((f) => f.messageId)).size).toBe(1);
     const again = await adapter!.openStream!(msg.replyTarget);
     await again.update('ignored');
@@ -203,8 +217,12 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
 
   it('another connection taking over the bot is reported as failed with that reason', async () => {
     await started();
-    const other = new WSClient({ botId: 'fake-bot-id', secret: 'fake-secret', wsUrl: String(fake.channelConfig.websocketUrl),
-      logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } });
+    const other = new WSClient({
+      botId: 'fake-bot-id',
+      secret: 'fake-secret',
+      wsUrl: String(fake.channelConfig.websocketUrl),
+      logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    });
     other.on('error', () => undefined);
     other.connect();
     try {

@@ -27,7 +27,10 @@ describe('service chat -m / --json (spawned for real)', () => {
     const { dir, standIn } = setup();
     const r = await runCli(['chat', '-d', dir, '-s', 'k1', '--json', '-m', 'TOOL:Bash check'], { env: standIn.env });
     expect(r.code).toBe(0);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     expect(events.map((e) => e.type)).toEqual(['tool_call', 'tool_result', ...events.slice(2, -2).map(() => 'text'), 'done', 'completion']);
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: TOOL:Bash check\nTURN: 1' });
   });
@@ -53,7 +56,9 @@ describe('service chat -m / --json (spawned for real)', () => {
 describe('service chat REPL in a terminal (tmux)', () => {
   it('a turn, a slash command, Ctrl-C stops the running turn, Ctrl-C twice quits', async () => {
     const { dir, standIn } = setup();
-    const env = Object.entries({ ...standIn.env, NO_COLOR: '1', HOME: dir }).map(([k, v]) => `${k}='${v}'`).join(' ');
+    const env = Object.entries({ ...standIn.env, NO_COLOR: '1', HOME: dir })
+      .map(([k, v]) => `${k}='${v}'`)
+      .join(' ');
     const term = startTerminal(`cd '${dir}' && env ${env} '${process.execPath}' '${cliPath}' chat`, { width: 160, height: 50 });
     try {
       await term.waitFor('you>', 'the prompt');

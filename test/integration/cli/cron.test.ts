@@ -91,7 +91,9 @@ describe('service cron (spawned for real)', () => {
 
   it('list shows tasks with next runs; enable/disable/del round trip keeps comments and placeholders', async () => {
     const { dir, env } = await setup();
-    const list = JSON.parse((await runCli(['cron', 'list', '--json', '-d', dir], { env })).stdout) as { tasks: Array<{ id: string; enabled: boolean; nextRun: string | null }> };
+    const list = JSON.parse((await runCli(['cron', 'list', '--json', '-d', dir], { env })).stdout) as {
+      tasks: Array<{ id: string; enabled: boolean; nextRun: string | null }>;
+    };
     expect(list.tasks.map((t) => t.id)).toEqual(['report', 'quiet', 'broken', 'plain']);
     expect(list.tasks.every((t) => t.enabled && t.nextRun)).toBe(true);
     expect((await runCli(['cron', 'disable', 'quiet', '-d', dir], { env })).code).toBe(0);
@@ -122,7 +124,13 @@ describe('service cron (spawned for real)', () => {
       expect(calls.filter((c) => c.method.toLowerCase() === 'getme')).toHaveLength(1); // the fake records methods lower-cased
       await runCli(['cron', 'disable', 'report', '-d', dir], { env });
       const ask = async () =>
-        (await (await fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-cron-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: '/cron list' }) })).json()) as { text: string };
+        (await (
+          await fetch(`${g.url}/chat`, {
+            method: 'POST',
+            headers: { authorization: 'Bearer tok-cron-1234567890', 'content-type': 'application/json' },
+            body: JSON.stringify({ message: '/cron list' }),
+          })
+        ).json()) as { text: string };
       for (let i = 0; i < 50 && !(await ask()).text.includes('report  disabled'); i++) await new Promise((res) => setTimeout(res, 100));
       expect((await ask()).text).toContain('report  disabled');
     } finally {

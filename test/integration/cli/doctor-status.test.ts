@@ -54,7 +54,14 @@ describe('service doctor', () => {
       });
       const bin = standInEngine('claude', '1.0.0');
       const r = await runCli(['doctor', '--json', '-d', dir], {
-        env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, ANTHROPIC_API_KEY: '', CLAUDE_CODE_OAUTH_TOKEN: '', ANTHROPIC_AUTH_TOKEN: '', SERVICE_PORT: '' },
+        env: {
+          PATH: `${bin}${path.delimiter}${bareEnvPath}`,
+          HOME: dir,
+          ANTHROPIC_API_KEY: '',
+          CLAUDE_CODE_OAUTH_TOKEN: '',
+          ANTHROPIC_AUTH_TOKEN: '',
+          SERVICE_PORT: '',
+        },
       });
       expect(r.code).toBe(1);
       const report = JSON.parse(r.stdout) as { ok: boolean; checks: Array<{ ok: boolean; title: string; detail: string }> };

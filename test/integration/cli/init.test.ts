@@ -13,7 +13,11 @@ const BUILTIN_SKILLS = ['general', 'im-adapter', 'message-push', 'multi-bot'];
 
 describe('service init (spawned for real)', () => {
   it('ships exactly the six scenario templates', () => {
-    expect(listTemplates().map((t) => t.name).sort()).toEqual([...TEMPLATES].sort());
+    expect(
+      listTemplates()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual([...TEMPLATES].sort());
   });
 
   it.each(TEMPLATES)('scaffolds the %s template with --yes', async (template) => {

@@ -10,7 +10,7 @@ import { runCli } from '../../helpers/cli.js';
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
 
 describe('chat core: sessions', () => {
-  it('no lost sessions: 50 keys × 4 turns, 10 in flight, every later turn resumes its own key\'s session', async () => {
+  it("no lost sessions: 50 keys × 4 turns, 10 in flight, every later turn resumes its own key's session", async () => {
     const t = createTestAssistant({ yaml: 'maxConcurrent: 10\n' });
     const keys = Array.from({ length: 50 }, (_, i) => `user-${i}`);
     const jobs = keys.flatMap((k) => [1, 2, 3, 4].map((n) => ({ k, n })));
@@ -81,7 +81,9 @@ describe('chat core: sessions', () => {
 
   it('two processes use one assistant directory at once', async () => {
     const t = createTestAssistant();
-    const other = Promise.all([1, 2, 3].map((i) => runCli(['chat', '-d', t.dir, '-s', `cli-${i}`, '-m', `from the other process ${i}`], { env: t.standIn.env })));
+    const other = Promise.all(
+      [1, 2, 3].map((i) => runCli(['chat', '-d', t.dir, '-s', `cli-${i}`, '-m', `from the other process ${i}`], { env: t.standIn.env })),
+    );
     const here = Promise.all([1, 2, 3].map((i) => collect(t.assistant.chat(`from this process ${i}`, { sessionKey: `in-${i}` }))));
     const [cli, local] = await Promise.all([other, here]);
     for (const r of cli) {
@@ -89,7 +91,12 @@ describe('chat core: sessions', () => {
       expect(r.code).toBe(0);
     }
     for (const events of local) expect(completionOf(events).status).toBe('completed');
-    expect(t.store.listSessions().map((s) => s.key).sort()).toEqual(['cli-1', 'cli-2', 'cli-3', 'in-1', 'in-2', 'in-3']);
+    expect(
+      t.store
+        .listSessions()
+        .map((s) => s.key)
+        .sort(),
+    ).toEqual(['cli-1', 'cli-2', 'cli-3', 'in-1', 'in-2', 'in-3']);
     expect(t.assistant.metrics().totalMessages).toBe(6);
     t.close();
   });
@@ -129,7 +136,14 @@ describe('chat core: images', () => {
     const t = createTestAssistant();
     await collect(t.assistant.chat('warm up: writes the context files'));
     const before = { root: listOutside(t.dir), parent: listOutside(path.dirname(t.dir)) };
-    const events = await collect(t.assistant.chat('x', { images: [{ data: PNG, fileName: '../../x' }, { data: PNG, fileName: '/etc/passwd' }] }));
+    const events = await collect(
+      t.assistant.chat('x', {
+        images: [
+          { data: PNG, fileName: '../../x' },
+          { data: PNG, fileName: '/etc/passwd' },
+        ],
+      }),
+    );
     expect(completionOf(events).status).toBe('completed');
     expect(listOutside(t.dir)).toEqual(before.root);
     expect(listOutside(path.dirname(t.dir))).toEqual(before.parent);

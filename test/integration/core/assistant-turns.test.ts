@@ -140,4 +140,3 @@ describe('chat core: queueing, limits and endings', () => {
     t.close();
   });
 });
-

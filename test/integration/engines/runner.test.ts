@@ -93,9 +93,7 @@ describe('the subprocess runner', () => {
 
   it('a crash ends with the exit code and the stderr tail, once', async () => {
     const all = await claude('CRASH').events;
-    expect(terminals(all)).toEqual([
-      expect.objectContaining({ type: 'error', code: 'engine_reported', message: 'stand-in: simulated crash', exitCode: 3 }),
-    ]);
+    expect(terminals(all)).toEqual([expect.objectContaining({ type: 'error', code: 'engine_reported', message: 'stand-in: simulated crash', exitCode: 3 })]);
   });
 
   it('a 1 MB stderr flood neither blocks the engine nor grows the tail past its bound', async () => {
@@ -118,9 +116,7 @@ describe('the subprocess runner', () => {
   });
 
   it('a missing binary is one spawn_failed error', async () => {
-    const all = await collect(
-      runProcess({ binary: '/nonexistent/claude', args: [], cwd: testdir(), env: process.env, timeoutMs: 1000 }, createClaudeParser()),
-    );
+    const all = await collect(runProcess({ binary: '/nonexistent/claude', args: [], cwd: testdir(), env: process.env, timeoutMs: 1000 }, createClaudeParser()));
     expect(all).toEqual([{ type: 'error', code: 'spawn_failed', message: 'cannot start claude: not found on PATH' }]);
   });
 
@@ -128,7 +124,9 @@ describe('the subprocess runner', () => {
     // A shell that backgrounds a sleeper in a new session (outside the group) holding stdout, then exits.
     const dir = testdir();
     const script = path.join(dir, 'escape.sh');
-    fs.writeFileSync(script, '#!/bin/sh\necho \'{"type":"result","is_error":false,"result":"ok","session_id":"s"}\'\nsetsid sleep 30 &\nexit 0\n', { mode: 0o755 });
+    fs.writeFileSync(script, '#!/bin/sh\necho \'{"type":"result","is_error":false,"result":"ok","session_id":"s"}\'\nsetsid sleep 30 &\nexit 0\n', {
+      mode: 0o755,
+    });
     const started = Date.now();
     const all = await collect(runProcess({ binary: script, args: [], cwd: dir, env: process.env, timeoutMs: 20_000, drainMs: 300 }, createClaudeParser()));
     expect(terminals(all)).toEqual([{ type: 'done', text: 'ok', durationMs: expect.any(Number) }]);

@@ -71,11 +71,9 @@ describe.each(ENGINES)('%s through the engine runner (stand-in executable)', (en
 
 describe('assistant context and engine files', () => {
   it('engine_b: CLAUDE.md keeps the user part, the generated section holds system prompt, persona and skills', async () => {
-    const t = setup(
-      'engine_b',
-      'systemPrompt: Always answer in French.\npersona:\n  role: support agent\n  tone: warm\n  boundaries: [no refunds]\n',
-      { 'CLAUDE.md': '# My own notes\nKeep this.\n' },
-    );
+    const t = setup('engine_b', 'systemPrompt: Always answer in French.\npersona:\n  role: support agent\n  tone: warm\n  boundaries: [no refunds]\n', {
+      'CLAUDE.md': '# My own notes\nKeep this.\n',
+    });
     await t.run({ prompt: 'hi' });
     const text = fs.readFileSync(path.join(t.dir, 'CLAUDE.md'), 'utf8');
     expect(text.startsWith('# My own notes\nKeep this.\n')).toBe(true);
@@ -168,8 +166,9 @@ describe('configuration each engine honours', () => {
   });
 });
 
-describe('mcp servers in each engine\'s own config', () => {
-  const MCP = 'mcp:\n  files:\n    command: mcp-files\n    args: [--root, data]\n    env: { MCP_TOKEN: t0k }\n  remote:\n    url: https://mcp.example/sse\n    type: sse\n';
+describe("mcp servers in each engine's own config", () => {
+  const MCP =
+    'mcp:\n  files:\n    command: mcp-files\n    args: [--root, data]\n    env: { MCP_TOKEN: t0k }\n  remote:\n    url: https://mcp.example/sse\n    type: sse\n';
 
   it('engine_b: an --mcp-config file in mcpServers form', async () => {
     const t = setup('engine_b', MCP);
@@ -177,7 +176,10 @@ describe('mcp servers in each engine\'s own config', () => {
     const argv = t.standIn.runs()[0]?.argv as string[];
     const file = argv[argv.indexOf('--mcp-config') + 1] ?? '';
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
-      mcpServers: { files: { command: 'mcp-files', args: ['--root', 'data'], env: { MCP_TOKEN: 't0k' } }, remote: { type: 'sse', url: 'https://mcp.example/sse', headers: {} } },
+      mcpServers: {
+        files: { command: 'mcp-files', args: ['--root', 'data'], env: { MCP_TOKEN: 't0k' } },
+        remote: { type: 'sse', url: 'https://mcp.example/sse', headers: {} },
+      },
     });
   });
 
@@ -195,22 +197,33 @@ describe('mcp servers in each engine\'s own config', () => {
     const t = setup('engine_d', MCP);
     await t.run({ prompt: 'hi' });
     const argv = t.standIn.runs()[0]?.argv as string[];
-    expect(argv).toEqual(expect.arrayContaining(['mcp_servers.files.command="mcp-files"', 'mcp_servers.files.args=["--root", "data"]', 'mcp_servers.files.env={ MCP_TOKEN = "t0k" }', 'mcp_servers.remote.url="https://mcp.example/sse"']));
+    expect(argv).toEqual(
+      expect.arrayContaining([
+        'mcp_servers.files.command="mcp-files"',
+        'mcp_servers.files.args=["--root", "data"]',
+        'mcp_servers.files.env={ MCP_TOKEN = "t0k" }',
+        'mcp_servers.remote.url="https://mcp.example/sse"',
+      ]),
+    );
   });
 
-  it('engine_a: merged into .cursor/mcp.json next to the user\'s own servers; ours removed when dropped', async () => {
+  it("engine_a: merged into .cursor/mcp.json next to the user's own servers; ours removed when dropped", async () => {
     const t = setup('engine_a', MCP, { '.cursor/mcp.json': JSON.stringify({ mcpServers: { mine: { command: 'my-server' } } }) });
     await t.run({ prompt: 'hi' });
     const read = () => JSON.parse(fs.readFileSync(path.join(t.dir, '.cursor/mcp.json'), 'utf8')) as { mcpServers: Record<string, unknown> };
     expect(Object.keys(read().mcpServers).sort()).toEqual(['files', 'mine', 'remote']);
-    fs.writeFileSync(path.join(t.dir, 'service.yaml'), fs.readFileSync(path.join(t.dir, 'service.yaml'), 'utf8').replace(/mcp:[\s\S]*$/, 'mcp:\n  files:\n    command: mcp-files\n'));
+    fs.writeFileSync(
+      path.join(t.dir, 'service.yaml'),
+      fs.readFileSync(path.join(t.dir, 'service.yaml'), 'utf8').replace(/mcp:[\s\S]*$/, 'mcp:\n  files:\n    command: mcp-files\n'),
+    );
     await t.run({ prompt: 'again' });
     expect(Object.keys(read().mcpServers).sort()).toEqual(['files', 'mine']);
   });
 });
 
 describe('provider failover', () => {
-  const yaml = 'provider:\n  baseUrl: http://primary.test\n  apiKey: k1\n  failoverThreshold: 2\n  fallback:\n    baseUrl: http://fallback.test\n    apiKey: k2\n';
+  const yaml =
+    'provider:\n  baseUrl: http://primary.test\n  apiKey: k1\n  failoverThreshold: 2\n  fallback:\n    baseUrl: http://fallback.test\n    apiKey: k2\n';
   const baseUrlOf = (run: Record<string, unknown> | undefined) => (run?.env as Record<string, string>).ANTHROPIC_BASE_URL;
 
   it('switches to the fallback after threshold consecutive provider errors; timeouts and engine errors do not count', async () => {

@@ -49,7 +49,11 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     let ready!: () => void;
     const isReady = new Promise<void>((r) => (ready = r));
     ws = new lark.WSClient({
-      appId, appSecret, domain, loggerLevel: lark.LoggerLevel.error, logger,
+      appId,
+      appSecret,
+      domain,
+      loggerLevel: lark.LoggerLevel.error,
+      logger,
       onReady: () => ready(),
       onReconnected: () => void reconnected++,
     });
@@ -89,7 +93,12 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     const info = (await client.request({ url: '/open-apis/bot/v3/info', method: 'GET' })) as { bot: { open_id: string; app_name: string } };
     expect(info.bot.open_id).toBe(fake.botUserId);
     const { messageId } = await fake.deliver({
-      chatType: 'group', chatId: 'oc_group1', userId: 'ou_bob', userName: 'Bob', text: 'hello', mentionBot: true,
+      chatType: 'group',
+      chatId: 'oc_group1',
+      userId: 'ou_bob',
+      userName: 'Bob',
+      text: 'hello',
+      mentionBot: true,
       mentionUsers: [{ userId: 'ou_carol', userName: 'Carol' }],
     });
     const ev = await poll(() => received.find((e) => e.message.message_id === messageId));
@@ -117,32 +126,56 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
 
   it('replies, sends proactively (chat_id and open_id), edits text and patches a card', async () => {
     const target = fake.messages.get([...fake.messages.keys()].find((k) => fake.messages.get(k)?.chatId === 'oc_group1') ?? '');
-    const r = await client.im.v1.message.reply({ path: { message_id: target!.messageId }, data: { msg_type: 'text', content: JSON.stringify({ text: 'pong' }) } });
+    const r = await client.im.v1.message.reply({
+      path: { message_id: target!.messageId },
+      data: { msg_type: 'text', content: JSON.stringify({ text: 'pong' }) },
+    });
     const reply = await fake.waitForOutbound((o) => o.kind === 'reply' && o.messageId === r.data?.message_id);
     expect(reply).toMatchObject({ chatId: 'oc_group1', text: 'pong', format: 'text', replyTo: target!.messageId });
 
     const post = { zh_cn: { title: '', content: [[{ tag: 'md', text: '**bold** and `code`' }]] } };
-    const s1 = await client.im.v1.message.create({ params: { receive_id_type: 'chat_id' }, data: { receive_id: 'oc_group1', msg_type: 'post', content: JSON.stringify(post) } });
+    const s1 = await client.im.v1.message.create({
+      params: { receive_id_type: 'chat_id' },
+      data: { receive_id: 'oc_group1', msg_type: 'post', content: JSON.stringify(post) },
+    });
     expect(await fake.waitForOutbound((o) => o.messageId === s1.data?.message_id)).toMatchObject({ kind: 'send', text: '**bold** and `code`', format: 'post' });
 
-    const s2 = await client.im.v1.message.create({ params: { receive_id_type: 'open_id' }, data: { receive_id: 'ou_alice', msg_type: 'text', content: JSON.stringify({ text: 'proactive' }) } });
+    const s2 = await client.im.v1.message.create({
+      params: { receive_id_type: 'open_id' },
+      data: { receive_id: 'ou_alice', msg_type: 'text', content: JSON.stringify({ text: 'proactive' }) },
+    });
     expect(s2.data?.chat_id).toBe(fake.dmChatId('ou_alice'));
     expect(s2.data?.sender?.sender_type).toBe('app');
 
-    await client.im.v1.message.update({ path: { message_id: s2.data!.message_id! }, data: { msg_type: 'text', content: JSON.stringify({ text: 'proactive, edited' }) } });
-    expect(await fake.waitForOutbound((o) => o.kind === 'edit' && o.messageId === s2.data?.message_id)).toMatchObject({ text: 'proactive, edited', chatId: fake.dmChatId('ou_alice') });
+    await client.im.v1.message.update({
+      path: { message_id: s2.data!.message_id! },
+      data: { msg_type: 'text', content: JSON.stringify({ text: 'proactive, edited' }) },
+    });
+    expect(await fake.waitForOutbound((o) => o.kind === 'edit' && o.messageId === s2.data?.message_id)).toMatchObject({
+      text: 'proactive, edited',
+      chatId: fake.dmChatId('ou_alice'),
+    });
     // a card cannot be edited with PUT; the user's message cannot be edited at all
-    expect(await larkCode(client.im.v1.message.update({ path: { message_id: target!.messageId }, data: { msg_type: 'text', content: '{"text":"x"}' } }))).toBe(230027);
+    expect(await larkCode(client.im.v1.message.update({ path: { message_id: target!.messageId }, data: { msg_type: 'text', content: '{"text":"x"}' } }))).toBe(
+      230027,
+    );
 
     const card = (md: string) => JSON.stringify({ schema: '2.0', config: { update_multi: true }, body: { elements: [{ tag: 'markdown', content: md }] } });
-    const c = await client.im.v1.message.create({ params: { receive_id_type: 'chat_id' }, data: { receive_id: 'oc_group1', msg_type: 'interactive', content: card('v1') } });
+    const c = await client.im.v1.message.create({
+      params: { receive_id_type: 'chat_id' },
+      data: { receive_id: 'oc_group1', msg_type: 'interactive', content: card('v1') },
+    });
     await client.im.v1.message.patch({ path: { message_id: c.data!.message_id! }, data: { content: card('v2') } });
     expect(await fake.waitForOutbound((o) => o.kind === 'edit' && o.messageId === c.data?.message_id)).toMatchObject({ text: 'v2', format: 'interactive' });
   });
 
   it('limits edits to 20 per message (230072)', async () => {
-    const s = await client.im.v1.message.create({ params: { receive_id_type: 'chat_id' }, data: { receive_id: 'oc_group1', msg_type: 'text', content: '{"text":"e0"}' } });
-    const edit = (i: number) => client.im.v1.message.update({ path: { message_id: s.data!.message_id! }, data: { msg_type: 'text', content: JSON.stringify({ text: `e${i}` }) } });
+    const s = await client.im.v1.message.create({
+      params: { receive_id_type: 'chat_id' },
+      data: { receive_id: 'oc_group1', msg_type: 'text', content: '{"text":"e0"}' },
+    });
+    const edit = (i: number) =>
+      client.im.v1.message.update({ path: { message_id: s.data!.message_id! }, data: { msg_type: 'text', content: JSON.stringify({ text: `e${i}` }) } });
     for (let i = 1; i <= 20; i++) await edit(i);
     expect(await larkCode(edit(21))).toBe(230072);
   });
@@ -152,15 +185,23 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     const h1 = fake.addHistory({ chatType: 'group', chatId: 'oc_hist', userId: 'ou_dave', text: 'while you were away', ts: hourAgo });
     fake.addHistory({ chatType: 'group', chatId: 'oc_hist', userId: 'ou_dave', text: 'second', ts: hourAgo + 1000 });
     fake.addHistory({ chatType: 'group', chatId: 'oc_hist', userId: 'ou_dave', text: 'too old', ts: hourAgo - 7200_000 });
-    await client.im.v1.message.create({ params: { receive_id_type: 'chat_id' }, data: { receive_id: 'oc_hist', msg_type: 'text', content: '{"text":"bot says"}' } });
+    await client.im.v1.message.create({
+      params: { receive_id_type: 'chat_id' },
+      data: { receive_id: 'oc_hist', msg_type: 'text', content: '{"text":"bot says"}' },
+    });
     const texts: string[] = [];
     let pageToken: string | undefined;
     let pages = 0;
     do {
       const r = await client.im.v1.message.list({
         params: {
-          container_id_type: 'chat', container_id: 'oc_hist', start_time: String(Math.floor((hourAgo - 60_000) / 1000)),
-          end_time: String(Math.ceil(Date.now() / 1000)), sort_type: 'ByCreateTimeAsc', page_size: 2, page_token: pageToken,
+          container_id_type: 'chat',
+          container_id: 'oc_hist',
+          start_time: String(Math.floor((hourAgo - 60_000) / 1000)),
+          end_time: String(Math.ceil(Date.now() / 1000)),
+          sort_type: 'ByCreateTimeAsc',
+          page_size: 2,
+          page_token: pageToken,
         },
       });
       for (const it of r.data?.items ?? []) texts.push((JSON.parse(it.body!.content) as { text: string }).text);
@@ -186,7 +227,11 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   });
 
   it('creates and streams a CardKit card with strictly increasing sequence', async () => {
-    const spec = { schema: '2.0', config: { streaming_mode: true }, body: { elements: [{ tag: 'markdown', element_id: 'stream_md', content: 'Thinking...' }] } };
+    const spec = {
+      schema: '2.0',
+      config: { streaming_mode: true },
+      body: { elements: [{ tag: 'markdown', element_id: 'stream_md', content: 'Thinking...' }] },
+    };
     const created = await client.cardkit.v1.card.create({ data: { type: 'card_json', data: JSON.stringify(spec) } });
     const cardId = created.data!.card_id!;
     const parent = [...fake.messages.values()].find((m) => m.chatId === 'oc_group1' && m.sender.senderType === 'user')!;
@@ -195,18 +240,26 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     expect(await fake.waitForOutbound((o) => o.messageId === sent.data?.message_id)).toMatchObject({ kind: 'reply', text: 'Thinking...' });
     const steps = ['Hel', 'Hello', 'Hello world'];
     for (const [i, content] of steps.entries()) {
-      await client.cardkit.v1.cardElement.content({ path: { card_id: cardId, element_id: 'stream_md' }, data: { content, sequence: i + 1, uuid: `c_${cardId}_${i + 1}` } });
+      await client.cardkit.v1.cardElement.content({
+        path: { card_id: cardId, element_id: 'stream_md' },
+        data: { content, sequence: i + 1, uuid: `c_${cardId}_${i + 1}` },
+      });
     }
     const frames = fake.outbound.filter((o) => o.kind === 'stream' && o.messageId === sent.data?.message_id);
     expect(frames.map((f) => f.text)).toEqual(steps);
     expect(frames[0]?.chatId).toBe('oc_group1');
     const stale = client.cardkit.v1.cardElement.content({ path: { card_id: cardId, element_id: 'stream_md' }, data: { content: 'x', sequence: 2 } });
     expect(await larkCode(stale)).toBe(300317);
-    await client.cardkit.v1.card.settings({ path: { card_id: cardId }, data: { settings: JSON.stringify({ config: { streaming_mode: false } }), sequence: 4 } });
+    await client.cardkit.v1.card.settings({
+      path: { card_id: cardId },
+      data: { settings: JSON.stringify({ config: { streaming_mode: false } }), sequence: 4 },
+    });
     expect(await fake.waitForOutbound((o) => o.kind === 'stream' && !!o.finished)).toMatchObject({ text: 'Hello world' });
     const late = client.cardkit.v1.cardElement.content({ path: { card_id: cardId, element_id: 'stream_md' }, data: { content: 'late', sequence: 5 } });
     expect(await larkCode(late)).toBe(300309);
-    expect(await larkCode(client.im.v1.message.reply({ path: { message_id: parent.messageId }, data: { msg_type: 'interactive', content: ref } }))).toBe(230099);
+    expect(await larkCode(client.im.v1.message.reply({ path: { message_id: parent.messageId }, data: { msg_type: 'interactive', content: ref } }))).toBe(
+      230099,
+    );
   });
 
   it('rejects over-limit text (150,000 B) and post (30,000 B) with 230025', async () => {
@@ -235,7 +288,14 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   });
 
   it('token traps: disableTokenCache sends no token (99991661); withTenantToken needs it; a foreign token is refused (99991663)', async () => {
-    const noToken = new lark.Client({ appId: fake.appId, appSecret: fake.appSecret, domain: fake.domain, disableTokenCache: true, loggerLevel: lark.LoggerLevel.error, logger });
+    const noToken = new lark.Client({
+      appId: fake.appId,
+      appSecret: fake.appSecret,
+      domain: fake.domain,
+      disableTokenCache: true,
+      loggerLevel: lark.LoggerLevel.error,
+      logger,
+    });
     expect(await larkCode(noToken.request({ url: '/open-apis/bot/v3/info', method: 'GET' }))).toBe(99991661);
     // withTenantToken() only takes effect with disableTokenCache: otherwise the SDK overwrites the header.
     expect(await larkCode(noToken.request({ url: '/open-apis/bot/v3/info', method: 'GET' }, lark.withTenantToken('t-bogus')))).toBe(99991663);
@@ -254,11 +314,27 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   it('refuses connections: endpoint code 514 → onError, token call fails', async () => {
     fake.setRefuseConnections(true);
     const failure = new Promise<Error>((resolve) => {
-      const refused = new lark.WSClient({ appId: fake.appId, appSecret: fake.appSecret, domain: fake.domain, loggerLevel: lark.LoggerLevel.fatal, onError: (e) => { refused.close({ force: true }); resolve(e); } });
+      const refused = new lark.WSClient({
+        appId: fake.appId,
+        appSecret: fake.appSecret,
+        domain: fake.domain,
+        loggerLevel: lark.LoggerLevel.fatal,
+        onError: (e) => {
+          refused.close({ force: true });
+          resolve(e);
+        },
+      });
       void refused.start({ eventDispatcher: new lark.EventDispatcher({ loggerLevel: lark.LoggerLevel.error, logger }) });
     });
     expect((await failure).message).toMatch(/code=514/);
-    const fresh = new lark.Client({ appId: fake.appId, appSecret: fake.appSecret, domain: fake.domain, cache: new lark.DefaultCache(), loggerLevel: lark.LoggerLevel.error, logger });
+    const fresh = new lark.Client({
+      appId: fake.appId,
+      appSecret: fake.appSecret,
+      domain: fake.domain,
+      cache: new lark.DefaultCache(),
+      loggerLevel: lark.LoggerLevel.error,
+      logger,
+    });
     expect(await larkCode(fresh.request({ url: '/open-apis/bot/v3/info', method: 'GET' }))).toBe(10014);
     expect(fake.rejections.some((r) => r.method === 'ws.endpoint')).toBe(true);
     fake.setRefuseConnections(false);

@@ -31,9 +31,18 @@ class GatewayDWClient extends DingtalkStreamClient {
 }
 
 interface RobotMessage {
-  conversationId: string; conversationType: string; msgId: string; senderStaffId: string; senderNick: string;
-  text: { content: string }; sessionWebhook: string; sessionWebhookExpiredTime: number; chatbotUserId: string;
-  robotCode: string; isInAtList?: boolean; atUsers?: Array<{ dingtalkId: string; staffId?: string }>;
+  conversationId: string;
+  conversationType: string;
+  msgId: string;
+  senderStaffId: string;
+  senderNick: string;
+  text: { content: string };
+  sessionWebhook: string;
+  sessionWebhookExpiredTime: number;
+  chatbotUserId: string;
+  robotCode: string;
+  isInAtList?: boolean;
+  atUsers?: Array<{ dingtalkId: string; staffId?: string }>;
 }
 
 let fake: FakeDingtalk;
@@ -58,7 +67,8 @@ async function startClient(opts: Partial<GatewayOptions> & { ack?: boolean } = {
 
 async function openApiToken(): Promise<string> {
   const res = await fetch(`${config().apiBaseUrl}/v1.0/oauth2/accessToken`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ appKey: config().clientId, appSecret: config().clientSecret }),
   });
   expect(res.status).toBe(200);
@@ -67,8 +77,14 @@ async function openApiToken(): Promise<string> {
 
 async function post(path: string, body: unknown, token?: string, method = 'POST') {
   const url = path.startsWith('http') ? path : `${config().apiBaseUrl}${path}`;
-  const res = await fetch(url, { method, body: JSON.stringify(body), headers: {
-    'content-type': 'application/json', ...(token ? { 'x-acs-dingtalk-access-token': token } : {}) } });
+  const res = await fetch(url, {
+    method,
+    body: JSON.stringify(body),
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { 'x-acs-dingtalk-access-token': token } : {}),
+    },
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -112,8 +128,15 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
     await fake.waitForAck(messageId);
     const { frame, msg } = received[0]!;
     expect(frame.type).toBe('CALLBACK');
-    expect(msg).toMatchObject({ conversationType: '1', msgId: messageId, senderStaffId: 'staff-1', senderNick: 'Alice',
-      text: { content: 'hello' }, chatbotUserId: fake.botUserId, robotCode: config().clientId });
+    expect(msg).toMatchObject({
+      conversationType: '1',
+      msgId: messageId,
+      senderStaffId: 'staff-1',
+      senderNick: 'Alice',
+      text: { content: 'hello' },
+      chatbotUserId: fake.botUserId,
+      robotCode: config().clientId,
+    });
     expect(msg.sessionWebhookExpiredTime).toBeGreaterThan(Date.now());
     const r = await post(msg.sessionWebhook, { msgtype: 'text', text: { content: 'hi Alice' } });
     expect(r.body).toEqual({ errcode: 0, errmsg: 'ok' });
@@ -124,12 +147,17 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
 
   it('delivers a group @mention the DingTalk way and drops group messages without one', async () => {
     await startClient();
-    const { messageId } = await fake.deliver({ chatType: 'group', chatId: 'cidGroup1==', userId: 'staff-2', text: 'status? @Bob',
-      mentionBot: true, mentionUsers: [{ userId: 'staff-9', userName: 'Bob' }] });
+    const { messageId } = await fake.deliver({
+      chatType: 'group',
+      chatId: 'cidGroup1==',
+      userId: 'staff-2',
+      text: 'status? @Bob',
+      mentionBot: true,
+      mentionUsers: [{ userId: 'staff-9', userName: 'Bob' }],
+    });
     await fake.waitForAck(messageId);
     const msg = received[0]!.msg;
-    expect(msg).toMatchObject({ conversationType: '2', conversationId: 'cidGroup1==', isInAtList: true,
-      text: { content: ' status? @Bob' } });
+    expect(msg).toMatchObject({ conversationType: '2', conversationId: 'cidGroup1==', isInAtList: true, text: { content: ' status? @Bob' } });
     expect(msg.atUsers).toEqual([{ dingtalkId: fake.botUserId }, { dingtalkId: expect.any(String), staffId: 'staff-9' }]);
     await post(msg.sessionWebhook, { msgtype: 'markdown', markdown: { title: 't', text: '**ok**' }, at: { atUserIds: ['staff-2'] } });
     expect(await fake.waitForOutbound((o) => o.kind === 'reply')).toMatchObject({ chatId: 'cidGroup1==', format: 'markdown', text: '**ok**' });
@@ -141,27 +169,48 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
   it('sends proactively through the OpenAPI and streams an AI card', async () => {
     const token = await openApiToken();
     const md = JSON.stringify({ title: 'Report', text: '# done' });
-    let r = await post('/v1.0/robot/oToMessages/batchSend', { robotCode: config().clientId, userIds: ['staff-1'], msgKey: 'sampleMarkdown', msgParam: md }, token);
+    let r = await post(
+      '/v1.0/robot/oToMessages/batchSend',
+      { robotCode: config().clientId, userIds: ['staff-1'], msgKey: 'sampleMarkdown', msgParam: md },
+      token,
+    );
     expect(r.status).toBe(200);
     expect(r.body.processQueryKey).toEqual(expect.any(String));
-    r = await post('/v1.0/robot/groupMessages/send', { robotCode: config().clientId, openConversationId: 'cidGroup1==',
-      msgKey: 'sampleText', msgParam: JSON.stringify({ content: 'ping' }) }, token);
+    r = await post(
+      '/v1.0/robot/groupMessages/send',
+      { robotCode: config().clientId, openConversationId: 'cidGroup1==', msgKey: 'sampleText', msgParam: JSON.stringify({ content: 'ping' }) },
+      token,
+    );
     expect(r.status).toBe(200);
     expect(fake.outbound.map((o) => [o.kind, o.chatId, o.text, o.format])).toEqual([
-      ['send', 'staff-1', '# done', 'sampleMarkdown'], ['send', 'cidGroup1==', 'ping', 'sampleText']]);
+      ['send', 'staff-1', '# done', 'sampleMarkdown'],
+      ['send', 'cidGroup1==', 'ping', 'sampleText'],
+    ]);
     expect((await post('/v1.0/robot/groupMessages/send', {}, 'wrong-token')).status).toBe(401);
 
-    r = await post('/v1.0/card/instances/createAndDeliver', { cardTemplateId: 'tpl.schema', outTrackId: 'card-1',
-      openSpaceId: 'dtv1.card//IM_ROBOT.staff-1', callbackType: 'STREAM', cardData: { cardParamMap: { content: '' } } }, token);
+    r = await post(
+      '/v1.0/card/instances/createAndDeliver',
+      {
+        cardTemplateId: 'tpl.schema',
+        outTrackId: 'card-1',
+        openSpaceId: 'dtv1.card//IM_ROBOT.staff-1',
+        callbackType: 'STREAM',
+        cardData: { cardParamMap: { content: '' } },
+      },
+      token,
+    );
     expect(r.body).toMatchObject({ success: true });
-    const frame = (content: string, isFull: boolean, isFinalize: boolean) => post('/v1.0/card/streaming',
-      { outTrackId: 'card-1', guid: randomUUID(), key: 'content', content, isFull, isFinalize, isError: false }, token, 'PUT');
+    const frame = (content: string, isFull: boolean, isFinalize: boolean) =>
+      post('/v1.0/card/streaming', { outTrackId: 'card-1', guid: randomUUID(), key: 'content', content, isFull, isFinalize, isError: false }, token, 'PUT');
     await frame('Hel', true, false);
     await frame('lo', false, false);
     await frame('Hello, world', true, true);
     const frames = fake.outbound.filter((o) => o.kind === 'stream');
     expect(frames.map((o) => [o.chatId, o.text, o.finished, o.messageId])).toEqual([
-      ['staff-1', 'Hel', false, 'card-1'], ['staff-1', 'Hello', false, 'card-1'], ['staff-1', 'Hello, world', true, 'card-1']]);
+      ['staff-1', 'Hel', false, 'card-1'],
+      ['staff-1', 'Hello', false, 'card-1'],
+      ['staff-1', 'Hello, world', true, 'card-1'],
+    ]);
   });
 
   it('rejects over-limit text in bytes, expired session webhooks and unknown cards', async () => {
@@ -174,14 +223,21 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
     expect(tooLong.body.errcode).not.toBe(0);
     expect((await post(hook, { msgtype: 'text', text: { content: cjk.slice(1) } })).body.errcode).toBe(0);
     const token = await openApiToken();
-    const big = await post('/v1.0/robot/oToMessages/batchSend', { robotCode: config().clientId, userIds: ['staff-1'],
-      msgKey: 'sampleText', msgParam: JSON.stringify({ content: cjk }) }, token);
+    const big = await post(
+      '/v1.0/robot/oToMessages/batchSend',
+      { robotCode: config().clientId, userIds: ['staff-1'], msgKey: 'sampleText', msgParam: JSON.stringify({ content: cjk }) },
+      token,
+    );
     expect(big.status).toBe(400);
     expect((await post('/v1.0/card/streaming', { outTrackId: 'nope', content: 'x', isFull: true }, token, 'PUT')).status).toBe(404);
     fake.expireSessionWebhooks();
     expect((await post(hook, { msgtype: 'text', text: { content: 'late' } })).body).toEqual({ errcode: 300001, errmsg: 'session 不存在' });
-    expect(fake.rejections.map((r) => r.method)).toEqual(['POST /robot/sendBySession',
-      'POST /v1.0/robot/oToMessages/batchSend', 'PUT /v1.0/card/streaming', 'POST /robot/sendBySession']);
+    expect(fake.rejections.map((r) => r.method)).toEqual([
+      'POST /robot/sendBySession',
+      'POST /v1.0/robot/oToMessages/batchSend',
+      'PUT /v1.0/card/streaming',
+      'POST /robot/sendBySession',
+    ]);
     expect(fake.outbound.filter((o) => o.kind === 'reply')).toHaveLength(1);
   });
 

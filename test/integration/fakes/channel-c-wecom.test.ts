@@ -17,8 +17,14 @@ const clients: WSClient[] = [];
 function newClient(extra: Partial<WSClientOptions> = {}): { client: WSClient; texts: Array<WsFrame<TextMessage>> } {
   const cfg = fake.channelConfig;
   const client = new WSClient({
-    botId: String(cfg.botId), secret: String(cfg.secret), wsUrl: String(cfg.websocketUrl),
-    logger: silentLogger, reconnectInterval: 20, maxReconnectAttempts: 5, maxAuthFailureAttempts: 2, ...extra,
+    botId: String(cfg.botId),
+    secret: String(cfg.secret),
+    wsUrl: String(cfg.websocketUrl),
+    logger: silentLogger,
+    reconnectInterval: 20,
+    maxReconnectAttempts: 5,
+    maxAuthFailureAttempts: 2,
+    ...extra,
   });
   const texts: Array<WsFrame<TextMessage>> = [];
   client.on('message.text', (f) => texts.push(f));
@@ -59,8 +65,15 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'zhangsan', text: 'hello' });
     await until(() => texts.length === 1);
     const frame = texts[0]!;
-    expect(frame.body).toMatchObject({ msgid: messageId, chattype: 'single', from: { userid: 'zhangsan' }, msgtype: 'text',
-      text: { content: 'hello' }, aibotid: fake.botUserId, response_url: expect.stringContaining('/cgi-bin/aibot/response') });
+    expect(frame.body).toMatchObject({
+      msgid: messageId,
+      chattype: 'single',
+      from: { userid: 'zhangsan' },
+      msgtype: 'text',
+      text: { content: 'hello' },
+      aibotid: fake.botUserId,
+      response_url: expect.stringContaining('/cgi-bin/aibot/response'),
+    });
     expect(frame.body?.chatid).toBeUndefined(); // DMs carry no chatid: key them by from.userid
     expect(fake.acks).toHaveLength(0);
     const first = await client.replyStream(frame, 'stream-1', 'Hel');
@@ -70,8 +83,10 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     await client.replyStream(frame, 'stream-1', 'Hello, world!', true);
     const frames = fake.outbound.filter((o) => o.kind === 'stream');
     expect(frames.map((o) => [o.chatId, o.text, o.finished, o.messageId, o.replyTo])).toEqual([
-      ['zhangsan', 'Hel', false, 'stream-1', messageId], ['zhangsan', 'Hello, wor', false, 'stream-1', messageId],
-      ['zhangsan', 'Hello, world!', true, 'stream-1', messageId]]);
+      ['zhangsan', 'Hel', false, 'stream-1', messageId],
+      ['zhangsan', 'Hello, wor', false, 'stream-1', messageId],
+      ['zhangsan', 'Hello, world!', true, 'stream-1', messageId],
+    ]);
     expect(fake.acks).toHaveLength(1);
     // A finished stream cannot be updated; the SDK rejects with the receipt frame itself, not an Error.
     await expect(client.replyStream(frame, 'stream-1', 'more')).rejects.toMatchObject({ errcode: 846608 });
@@ -81,8 +96,13 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     const { client, texts } = await connected();
     const { messageId } = await fake.deliver({ chatType: 'group', chatId: 'wrkGroup1', userId: 'lisi', text: 'status?', mentionBot: true });
     await until(() => texts.length === 1);
-    expect(texts[0]!.body).toMatchObject({ msgid: messageId, chattype: 'group', chatid: 'wrkGroup1',
-      from: { userid: 'lisi' }, text: { content: `@${fake.botName} status?` } });
+    expect(texts[0]!.body).toMatchObject({
+      msgid: messageId,
+      chattype: 'group',
+      chatid: 'wrkGroup1',
+      from: { userid: 'lisi' },
+      text: { content: `@${fake.botName} status?` },
+    });
     await client.replyStream(texts[0]!, 's-group', 'all good', true);
     expect(await fake.waitForOutbound((o) => o.kind === 'stream')).toMatchObject({ chatId: 'wrkGroup1', finished: true });
     await fake.deliver({ chatType: 'group', chatId: 'wrkGroup1', userId: 'lisi', text: 'not for the bot' });
@@ -98,8 +118,11 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     expect(fake.frames.at(-1)).toMatchObject({ cmd: 'aibot_send_msg', body: { chatid: 'zhangsan', msgtype: 'markdown' } });
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'wangwu', text: 'hi' });
     await until(() => texts.length === 1);
-    const res = await fetch(String(texts[0]!.body?.response_url), { method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ msgtype: 'markdown', markdown: { content: 'late answer' } }) });
+    const res = await fetch(String(texts[0]!.body?.response_url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ msgtype: 'markdown', markdown: { content: 'late answer' } }),
+    });
     expect(await res.json()).toEqual({ errcode: 0, errmsg: 'ok' });
     expect(await fake.waitForOutbound((o) => o.kind === 'reply')).toMatchObject({ chatId: 'wangwu', text: 'late answer', replyTo: messageId });
   });
@@ -112,11 +135,12 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     const err: unknown = await client.replyStream(texts[0]!, 's-big', over).catch((e: unknown) => e);
     expect(err).not.toBeInstanceOf(Error); // an errcode rejection is the raw receipt frame
     expect(err).toMatchObject({ headers: { req_id: texts[0]!.headers.req_id }, errcode: 40058 });
-    await expect(client.sendMessage('zhangsan', { msgtype: 'markdown', markdown: { content: over } }))
-      .rejects.toMatchObject({ errcode: 40058 });
+    await expect(client.sendMessage('zhangsan', { msgtype: 'markdown', markdown: { content: over } })).rejects.toMatchObject({ errcode: 40058 });
     expect((await client.replyStream(texts[0]!, 's-big', over.slice(1), true)).errcode).toBe(0); // 20 478 bytes
     expect(fake.rejections.map((r) => [r.method, r.reason])).toEqual([
-      ['aibot_respond_msg', 'content over 20480 bytes'], ['aibot_send_msg', 'content over 20480 bytes']]);
+      ['aibot_respond_msg', 'content over 20480 bytes'],
+      ['aibot_send_msg', 'content over 20480 bytes'],
+    ]);
     expect(fake.outbound.map((o) => o.kind)).toEqual(['stream']);
   });
 

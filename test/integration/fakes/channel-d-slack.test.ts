@@ -92,7 +92,11 @@ describe('fake Slack (channel_d) against @slack/bolt 5.1.0 Socket Mode', () => {
     await start(fake, app, receiver);
 
     const { messageId } = await fake.deliver({
-      chatType: 'group', chatId: 'C0GENERAL', userId: 'U2', text: 'what is up', mentionBot: true,
+      chatType: 'group',
+      chatId: 'C0GENERAL',
+      userId: 'U2',
+      text: 'what is up',
+      mentionBot: true,
       mentionUsers: [{ userId: 'U3', userName: 'carol' }],
     });
     await until(() => messages.length === 1 && mentions.length === 1);
@@ -125,12 +129,22 @@ describe('fake Slack (channel_d) against @slack/bolt 5.1.0 Socket Mode', () => {
     });
     expect(fake.rejections.at(-1)).toMatchObject({ method: 'chat.postMessage', reason: 'msg_too_long' });
 
-    const stream = app.client.chatStream({ channel: 'C0GENERAL', thread_ts: sent.ts ?? '', recipient_team_id: fake.teamId, recipient_user_id: 'U1', buffer_size: 1 });
+    const stream = app.client.chatStream({
+      channel: 'C0GENERAL',
+      thread_ts: sent.ts ?? '',
+      recipient_team_id: fake.teamId,
+      recipient_user_id: 'U1',
+      buffer_size: 1,
+    });
     await stream.append({ markdown_text: 'Hel' });
     await stream.append({ markdown_text: 'lo' });
     await stream.stop({ markdown_text: '!' });
     const frames = fake.outbound.filter((o) => o.kind === 'stream');
-    expect(frames.map((f) => [f.text, f.finished])).toEqual([['Hel', false], ['Hello', false], ['Hello!', true]]);
+    expect(frames.map((f) => [f.text, f.finished])).toEqual([
+      ['Hel', false],
+      ['Hello', false],
+      ['Hello!', true],
+    ]);
 
     fake.failNext('chat.postMessage', { retryAfter: 0 });
     await expect(app.client.chat.postMessage({ channel: 'C0GENERAL', text: 'rate limited' })).rejects.toThrow(/rate limit/i);
@@ -140,7 +154,12 @@ describe('fake Slack (channel_d) against @slack/bolt 5.1.0 Socket Mode', () => {
     const { fake, app, receiver } = await setup();
     const seen: Array<{ ts: string; retryNum?: number; retryReason?: string; eventId: string }> = [];
     app.message(async ({ message, context, body }) => {
-      seen.push({ ts: (message as { ts: string }).ts, retryNum: context.retryNum, retryReason: context.retryReason, eventId: (body as { event_id: string }).event_id });
+      seen.push({
+        ts: (message as { ts: string }).ts,
+        retryNum: context.retryNum,
+        retryReason: context.retryReason,
+        eventId: (body as { event_id: string }).event_id,
+      });
     });
     await start(fake, app, receiver);
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'U1', text: 'once' });
@@ -157,7 +176,13 @@ describe('fake Slack (channel_d) against @slack/bolt 5.1.0 Socket Mode', () => {
     const base = Date.now() - 60_000;
     const ids = [0, 1, 2].map((i) => fake.addHistory({ chatType: 'group', chatId: 'C0HIST', userId: 'U1', text: `old ${i}`, ts: base + i * 1000 }).messageId);
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
-    const { messageId: live } = await fake.deliver({ chatType: 'group', chatId: 'C0HIST', userId: 'U2', text: 'look', images: [{ mimeType: 'image/png', data: png }] });
+    const { messageId: live } = await fake.deliver({
+      chatType: 'group',
+      chatId: 'C0HIST',
+      userId: 'U2',
+      text: 'look',
+      images: [{ mimeType: 'image/png', data: png }],
+    });
     const reply = await app.client.chat.postMessage({ channel: 'C0HIST', text: 'in thread', thread_ts: ids[0] ?? '' });
 
     const page1 = await app.client.conversations.history({ channel: 'C0HIST', limit: 2 });

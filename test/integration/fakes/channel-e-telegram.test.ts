@@ -62,7 +62,11 @@ describe('fake Telegram (channel_e) against grammy 1.46.0 long polling', () => {
     });
     await run(fake, bot);
     await fake.deliver({
-      chatType: 'group', chatId: '-1001234567890', userId: '1002', text: 'what is up', mentionBot: true,
+      chatType: 'group',
+      chatId: '-1001234567890',
+      userId: '1002',
+      text: 'what is up',
+      mentionBot: true,
       mentionUsers: [{ userId: '1003', userName: 'carol' }],
     });
     await until(() => seen.length === 1);
@@ -78,9 +82,12 @@ describe('fake Telegram (channel_e) against grammy 1.46.0 long polling', () => {
     expect(fake.outbound.at(-1)).toMatchObject({ kind: 'send', chatId: '1001', text: 'hello world v1.2', format: 'MarkdownV2' });
 
     await expect(bot.api.sendMessage(1001, 'version 1.2', { parse_mode: 'MarkdownV2' })).rejects.toMatchObject({
-      error_code: 400, description: "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'",
+      error_code: 400,
+      description: "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'",
     });
-    await expect(bot.api.sendMessage(1001, 'open *bold', { parse_mode: 'MarkdownV2' })).rejects.toThrow(/Can't find end of the entity starting at byte offset 5/);
+    await expect(bot.api.sendMessage(1001, 'open *bold', { parse_mode: 'MarkdownV2' })).rejects.toThrow(
+      /Can't find end of the entity starting at byte offset 5/,
+    );
     const html = await bot.api.sendMessage(1001, '<b>a</b> &lt;3 <a href="https://x.y">link</a>', { parse_mode: 'HTML' });
     expect(html.text).toBe('a <3 link');
 
@@ -116,7 +123,12 @@ describe('fake Telegram (channel_e) against grammy 1.46.0 long polling', () => {
     expect(Buffer.from(await dl.arrayBuffer())).toEqual(jpeg);
 
     const form = await fetch(`${apiRoot}/bot${botToken}/sendMessage`, {
-      method: 'POST', body: new URLSearchParams({ chat_id: '-1001', text: 'form body', reply_parameters: JSON.stringify({ message_id: photo.message_id, allow_sending_without_reply: true }) }),
+      method: 'POST',
+      body: new URLSearchParams({
+        chat_id: '-1001',
+        text: 'form body',
+        reply_parameters: JSON.stringify({ message_id: photo.message_id, allow_sending_without_reply: true }),
+      }),
     });
     expect(await form.json()).toMatchObject({ ok: true, result: { chat: { id: -1001, type: 'group' }, text: 'form body' } });
     expect(fake.outbound.at(-1)).toMatchObject({ kind: 'reply', chatId: '-1001', replyTo: String(photo.message_id) });

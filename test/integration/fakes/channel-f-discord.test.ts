@@ -4,8 +4,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ChannelType, Client, DiscordAPIError, Events, GatewayIntentBits, Options, Partials,
-  type ClientOptions, type Message, type TextChannel,
+  ChannelType,
+  Client,
+  DiscordAPIError,
+  Events,
+  GatewayIntentBits,
+  Options,
+  Partials,
+  type ClientOptions,
+  type Message,
+  type TextChannel,
 } from 'discord.js';
 import { WebSocket } from 'ws';
 import { startFakeDiscord, type FakeDiscordOptions } from '../../fakes/platforms/channel-f-discord.js';
@@ -14,9 +22,7 @@ import { sleep } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeDiscord>>;
 
-const ALL_INTENTS = [
-  GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent,
-];
+const ALL_INTENTS = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent];
 
 function createClient(fake: Fake, extra: Partial<ClientOptions> = {}): Client {
   return new Client({
@@ -51,7 +57,6 @@ function nextMessage(client: Client, pred: (m: Message) => boolean = () => true,
     client.on(Events.MessageCreate, on);
   });
 }
-
 
 describe('fake Discord (channel_f) against discord.js', () => {
   let fake: Fake;
@@ -99,7 +104,11 @@ describe('fake Discord (channel_f) against discord.js', () => {
   it('delivers a guild @mention the way mentions.users and <@id> show it', async () => {
     const got = nextMessage(client);
     await fake.deliver({
-      chatType: 'group', userId: '2000000000000000002', userName: 'bob', text: 'status please', mentionBot: true,
+      chatType: 'group',
+      userId: '2000000000000000002',
+      userName: 'bob',
+      text: 'status please',
+      mentionBot: true,
       mentionUsers: [{ userId: '2000000000000000003', userName: 'carol' }],
     });
     const msg = await got;
@@ -123,7 +132,9 @@ describe('fake Discord (channel_f) against discord.js', () => {
     expect((await echoed).id).toBe(sent.id);
     await sent.edit('proactive, edited');
     expect(fake.outbound.filter((o) => o.chatId === fake.defaultChannelId).map((o) => [o.kind, o.text])).toEqual([
-      ['typing', ''], ['send', 'proactive'], ['edit', 'proactive, edited'],
+      ['typing', ''],
+      ['send', 'proactive'],
+      ['edit', 'proactive, edited'],
     ]);
     expect(fake.outbound.at(-1)?.messageId).toBe(sent.id);
     expect(fake.getMessage(sent.id)?.content).toBe('proactive, edited');
@@ -175,7 +186,12 @@ describe('fake Discord (channel_f) against discord.js', () => {
   it('delivers images as attachments downloadable from the fake', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000', 'hex');
     const got = nextMessage(client);
-    await fake.deliver({ chatType: 'direct', userId: '2000000000000000006', text: 'see pic', images: [{ mimeType: 'image/png', data: png, fileName: 'p.png' }] });
+    await fake.deliver({
+      chatType: 'direct',
+      userId: '2000000000000000006',
+      text: 'see pic',
+      images: [{ mimeType: 'image/png', data: png, fileName: 'p.png' }],
+    });
     const att = (await got).attachments.first();
     expect(att?.contentType).toBe('image/png');
     expect(att?.name).toBe('p.png');
@@ -342,17 +358,18 @@ describe('fake Discord: intents, refusal and shutdown', () => {
       expect(res.headers.get('x-ratelimit-remaining')).toBe('49');
       const gw = (await (await fetch(`${api}/v10/gateway/bot`, { headers: { authorization: 'Bot fake-discord-token' } })).json()) as { url: string };
       /** Opens a raw socket, sends `frames` after hello, and collects replies until the server closes it. */
-      const session = (query: string, frames: unknown[]) => new Promise<{ ops: number[]; code: number }>((resolve) => {
-        const ws = new WebSocket(`${gw.url}?${query}`);
-        const ops: number[] = [];
-        ws.on('message', (data) => {
-          const p = JSON.parse(String(data)) as { op: number };
-          ops.push(p.op);
-          if (p.op === 10) for (const f of frames) ws.send(JSON.stringify(f));
-          if (p.op === 11) ws.send(JSON.stringify({ op: 2, d: { token: 'wrong', intents: 1, properties: {} } }));
+      const session = (query: string, frames: unknown[]) =>
+        new Promise<{ ops: number[]; code: number }>((resolve) => {
+          const ws = new WebSocket(`${gw.url}?${query}`);
+          const ops: number[] = [];
+          ws.on('message', (data) => {
+            const p = JSON.parse(String(data)) as { op: number };
+            ops.push(p.op);
+            if (p.op === 10) for (const f of frames) ws.send(JSON.stringify(f));
+            if (p.op === 11) ws.send(JSON.stringify({ op: 2, d: { token: 'wrong', intents: 1, properties: {} } }));
+          });
+          ws.on('close', (code) => resolve({ ops, code }));
         });
-        ws.on('close', (code) => resolve({ ops, code }));
-      });
       expect(await session('v=10&encoding=json', [{ op: 1, d: null }])).toEqual({ ops: [10, 11], code: 4004 });
       expect(await session('v=10&encoding=json', [{ op: 3, d: {} }])).toEqual({ ops: [10], code: 4003 });
       expect(await session('v=10&encoding=json', [{ op: 99, d: {} }])).toEqual({ ops: [10], code: 4001 });

@@ -15,7 +15,11 @@ const assistant = (name: string, role: string, token: string) =>
   testdir({ 'service.yaml': `name: ${name}\nengine: engine_b\npersona:\n  role: ${role}\ngateway:\n  token: ${token}\n` });
 
 const chat = async (g: GatewayProcess, token: string, message: string) => {
-  const res = await fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
+  const res = await fetch(`${g.url}/chat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message }),
+  });
   const text = await res.text();
   expect(text).toContain('"status":"completed"');
 };
@@ -49,8 +53,18 @@ describe('fleet registry across real gateways', () => {
       expect(listed.dir).toBe(fleetDir);
       expect(listed.gateways).toEqual([
         {
-          format: 1, name: 'alpha', role: 'Answers billing questions', engine: 'engine_b', host: '127.0.0.1', port: Number(new URL(alpha.url).port),
-          url: alpha.url, pid: alpha.child.pid, startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), version: expect.any(String), dir: alphaDir, healthy: true,
+          format: 1,
+          name: 'alpha',
+          role: 'Answers billing questions',
+          engine: 'engine_b',
+          host: '127.0.0.1',
+          port: Number(new URL(alpha.url).port),
+          url: alpha.url,
+          pid: alpha.child.pid,
+          startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          version: expect.any(String),
+          dir: alphaDir,
+          healthy: true,
         },
         expect.objectContaining({ name: 'beta', role: 'Runs the servers', url: beta.url, pid: beta.child.pid, dir: betaDir, healthy: true }),
       ]);
@@ -61,7 +75,9 @@ describe('fleet registry across real gateways', () => {
       // Each assistant's context, written before its turn, lists the other one only.
       await chat(alpha, 'tok-alpha-1234567', 'hello alpha');
       await chat(beta, 'tok-beta-12345678', 'hello beta');
-      expect(contextOf(alphaDir)).toContain(`## Peer assistants\n\nOther assistants running on this machine (see the multi-bot skill):\n\n- beta (Runs the servers): ${beta.url}\n`);
+      expect(contextOf(alphaDir)).toContain(
+        `## Peer assistants\n\nOther assistants running on this machine (see the multi-bot skill):\n\n- beta (Runs the servers): ${beta.url}\n`,
+      );
       expect(contextOf(alphaDir)).not.toContain('- alpha (');
       expect(contextOf(betaDir)).toContain(`- alpha (Answers billing questions): ${alpha.url}\n`);
       expect(contextOf(betaDir)).not.toContain('- beta (');

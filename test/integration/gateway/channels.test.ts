@@ -168,7 +168,10 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
 
   it.skipIf(!spec.images)('an incoming image is downloaded into the turn and removed afterwards', async () => {
     const { fake: f, gw: g } = await setup();
-    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a0e80000000049454e44ae426082', 'hex');
+    const png = Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a0e80000000049454e44ae426082',
+      'hex',
+    );
     await f.deliver({ chatType: 'direct', userId: alice, text: 'what is this', images: [{ mimeType: 'image/png', data: png, fileName: 'dot.png' }] });
     await reply(f, 'ECHO: what is this');
     const [run] = g.standIn.runs() as Array<{ images: Array<{ exists: boolean; bytes: number }> }>;

@@ -97,7 +97,15 @@ describe('scheduled tasks inside the gateway', () => {
     await until(() => f.outbound.some((o) => o.kind === 'send' && o.text.includes('ECHO: tick report')), 15_000, 'a scheduled send', 100);
     await sleep(3_000);
     const history = async (id: string) =>
-      ((await (await fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-sched-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: `/cron history ${id}` }) })).json()) as { runs: Array<{ status: string }> }).runs;
+      (
+        (await (
+          await fetch(`${g.url}/chat`, {
+            method: 'POST',
+            headers: { authorization: 'Bearer tok-sched-1234567890', 'content-type': 'application/json' },
+            body: JSON.stringify({ message: `/cron history ${id}` }),
+          })
+        ).json()) as { runs: Array<{ status: string }> }
+      ).runs;
     expect((await history('tick')).some((r) => r.status === 'completed')).toBe(true);
     const slow = await history('slow');
     expect(slow.some((r) => r.status === 'skipped')).toBe(true);

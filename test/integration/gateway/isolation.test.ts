@@ -16,7 +16,9 @@ afterEach(async () => {
 });
 
 const statusOf = async (g: ChannelGateway) =>
-  Object.fromEntries(((await (await g.api('/api/status')).json()) as { channels: Array<{ type: string; status: string }> }).channels.map((c) => [c.type, c.status]));
+  Object.fromEntries(
+    ((await (await g.api('/api/status')).json()) as { channels: Array<{ type: string; status: string }> }).channels.map((c) => [c.type, c.status]),
+  );
 
 describe.each([
   ['part 1', 'channel_d', ['channel_e', 'channel_f']],
@@ -59,7 +61,9 @@ describe('custom adapters', () => {
   it('a local _adapter file is loaded and used end to end: messages, replies, /api/channels, /api/send', async () => {
     // The adapter file lives in the assistant directory, as a user would keep it.
     const source = fs.readFileSync(path.join(repoRoot, 'examples', 'adapters', 'folder-adapter.mjs'), 'utf8');
-    gw = await startChannelGateway({ folder: { _adapter: './folder-adapter.mjs', inbox: 'chat/in', outbox: 'chat/out', pollMs: 50 } }, '', { 'folder-adapter.mjs': source });
+    gw = await startChannelGateway({ folder: { _adapter: './folder-adapter.mjs', inbox: 'chat/in', outbox: 'chat/out', pollMs: 50 } }, '', {
+      'folder-adapter.mjs': source,
+    });
     expect((await statusOf(gw)).folder).toBe('connected');
     fs.writeFileSync(path.join(gw.dir, 'chat/in/001.json'), JSON.stringify({ id: 'm1', chatId: 'room', userId: 'ada', text: 'hello folder' }));
     const out = path.join(gw.dir, 'chat/out/room.jsonl');
@@ -72,6 +76,9 @@ describe('custom adapters', () => {
   it('a missing or malformed custom adapter is failed with a clear reason', async () => {
     gw = await startChannelGateway({ nowhere: { _adapter: './does-not-exist.mjs' } });
     const res = (await (await gw.api('/api/status')).json()) as { channels: Array<{ type: string; status: string; reason?: string }> };
-    expect(res.channels.find((c) => c.type === 'nowhere')).toMatchObject({ status: 'failed', reason: expect.stringContaining('cannot load custom adapter ./does-not-exist.mjs') });
+    expect(res.channels.find((c) => c.type === 'nowhere')).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('cannot load custom adapter ./does-not-exist.mjs'),
+    });
   });
 });

@@ -22,7 +22,15 @@ describe('dashboard data endpoints (real sockets)', () => {
   it('GET /api/config/effective: every default filled in, secrets masked', async () => {
     s = await startTestServer({ yaml: 'timeout: 42\noauthToken: sk-oauth-very-secret\n' });
     const { config } = (await (await s.api('/api/config/effective')).json()) as { config: Record<string, unknown> };
-    expect(config).toMatchObject({ name: 'tester', timeout: 42, maxConcurrent: 10, streaming: { mode: 'buffered' }, groupChat: { groupPolicy: 'mention-only' }, gateway: { port: 3000 }, oauthToken: '********' });
+    expect(config).toMatchObject({
+      name: 'tester',
+      timeout: 42,
+      maxConcurrent: 10,
+      streaming: { mode: 'buffered' },
+      groupChat: { groupPolicy: 'mention-only' },
+      gateway: { port: 3000 },
+      oauthToken: '********',
+    });
     expect(JSON.stringify(config)).not.toContain('sk-oauth-very-secret');
   });
 
@@ -30,7 +38,13 @@ describe('dashboard data endpoints (real sockets)', () => {
     s = await startTestServer();
     await drain(await s.api('/chat', { json: { message: 'one' } }));
     await drain(await s.api('/chat', { json: { message: 'FAIL:two' } }));
-    const t = (await (await s.api('/api/metrics/timeline?range=1h')).json()) as { range: string; bucketMs: number; since: number; until: number; buckets: Array<{ start: number; count: number; costUsd: number }> };
+    const t = (await (await s.api('/api/metrics/timeline?range=1h')).json()) as {
+      range: string;
+      bucketMs: number;
+      since: number;
+      until: number;
+      buckets: Array<{ start: number; count: number; costUsd: number }>;
+    };
     expect(t).toMatchObject({ range: '1h', bucketMs: 300_000 });
     expect(t.buckets).toHaveLength(12);
     expect(t.until - t.since).toBe(3_600_000);
@@ -46,8 +60,15 @@ describe('dashboard data endpoints (real sockets)', () => {
     const calls: Array<[number, number]> = [];
     const t = buildTimeline((since, size) => (calls.push([since, size]), [{ start: since + size, count: 3, costUsd: 1 }]), 10_500, 1_000, 4);
     expect(t).toEqual({
-      bucketMs: 1_000, since: 7_000, until: 11_000,
-      buckets: [{ start: 7_000, count: 0, costUsd: 0 }, { start: 8_000, count: 3, costUsd: 1 }, { start: 9_000, count: 0, costUsd: 0 }, { start: 10_000, count: 0, costUsd: 0 }],
+      bucketMs: 1_000,
+      since: 7_000,
+      until: 11_000,
+      buckets: [
+        { start: 7_000, count: 0, costUsd: 0 },
+        { start: 8_000, count: 3, costUsd: 1 },
+        { start: 9_000, count: 0, costUsd: 0 },
+        { start: 10_000, count: 0, costUsd: 0 },
+      ],
     });
     expect(calls).toEqual([[7_000, 1_000]]);
   });
@@ -67,7 +88,11 @@ describe('dashboard data endpoints (real sockets)', () => {
       ['escalated', 'c', 'http'],
       ['failed', 'b', 'http'],
     ]);
-    expect(escalations[1]).toMatchObject({ responsePreview: '[ESCALATE] refund above limit', ts: expect.any(String), messagePreview: 'SAY:[ESCALATE] refund above limit' });
+    expect(escalations[1]).toMatchObject({
+      responsePreview: '[ESCALATE] refund above limit',
+      ts: expect.any(String),
+      messagePreview: 'SAY:[ESCALATE] refund above limit',
+    });
     expect(escalations[2]).toMatchObject({ error: expect.stringContaining('engine broke') });
     expect(((await (await s.api('/api/escalations?limit=1')).json()) as { escalations: unknown[] }).escalations).toHaveLength(1);
     expect((await s.api('/api/escalations?limit=abc')).status).toBe(400);

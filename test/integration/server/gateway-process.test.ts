@@ -49,16 +49,25 @@ describe('service gateway (spawned for real)', () => {
     const g = await startGatewayProcess(dir, [], { SERVICE_TOKEN: '' });
     const { port } = new URL(g.url);
     const chunked = await new Promise<number>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/chat', headers: { authorization: 'Bearer tok-1234567890', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/chat', headers: { authorization: 'Bearer tok-1234567890', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < 48; i++) req.write(Buffer.alloc(1024 * 1024, 0x61));
       req.end();
     });
     expect(chunked).toBe(413);
-    const broken = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/chat', headers: { authorization: 'Bearer tok-1234567890', 'content-length': '100' } });
+    const broken = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/chat',
+      headers: { authorization: 'Bearer tok-1234567890', 'content-length': '100' },
+    });
     broken.on('error', () => undefined);
     broken.write('{"mess');
     broken.destroy();
@@ -72,7 +81,11 @@ describe('service gateway (spawned for real)', () => {
     const standIn = createStandIn();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });
     const g = await startGatewayProcess(dir, [], { ...standIn.env, SERVICE_TOKEN: '' });
-    const turn = fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: 'SLEEP:1000 in flight' }) }).then((r) => r.text());
+    const turn = fetch(`${g.url}/chat`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'SLEEP:1000 in flight' }),
+    }).then((r) => r.text());
     while (standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
     const exit = g.stop('SIGTERM');
     const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;
@@ -85,7 +98,11 @@ describe('service gateway (spawned for real)', () => {
     const standIn = createStandIn();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });
     const g = await startGatewayProcess(dir, [], { ...standIn.env, SERVICE_TOKEN: '', SERVICE_SHUTDOWN_GRACE_MS: '300' });
-    const turn = fetch(`${g.url}/chat`, { method: 'POST', headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' }, body: JSON.stringify({ message: 'HANG' }) }).then((r) => r.text());
+    const turn = fetch(`${g.url}/chat`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'HANG' }),
+    }).then((r) => r.text());
     while (standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
     const exit = g.stop('SIGINT');
     const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;

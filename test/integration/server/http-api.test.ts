@@ -41,7 +41,12 @@ describe('HTTP API routes (real sockets)', () => {
     expect(events.slice(-2).map((e) => e.type)).toEqual(['done', 'completion']);
     expect(events.filter((e) => e.type === 'completion')).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ status: 'completed', finalText: 'ECHO: hello\nTURN: 1', sessionId: expect.any(String) });
-    expect(events.filter((e) => e.type === 'text').map((e) => e.content).join('')).toBe('ECHO: hello\nTURN: 1');
+    expect(
+      events
+        .filter((e) => e.type === 'text')
+        .map((e) => e.content)
+        .join(''),
+    ).toBe('ECHO: hello\nTURN: 1');
   });
 
   it('POST /chat with images only sends "(image)"; a slash command answers JSON', async () => {
@@ -98,7 +103,10 @@ describe('HTTP API routes (real sockets)', () => {
   });
 
   it('GET /api/status is the spec record; GET /api/channels lists adapters', async () => {
-    s = await startTestServer({ files: { 'skills/notes/SKILL.md': '---\nname: notes\ndescription: Notes.\n---\n' }, hub: createRecordingHub({ channel_e: { canSend: true }, mine: { canSend: false } }) });
+    s = await startTestServer({
+      files: { 'skills/notes/SKILL.md': '---\nname: notes\ndescription: Notes.\n---\n' },
+      hub: createRecordingHub({ channel_e: { canSend: true }, mine: { canSend: false } }),
+    });
     await (await s.api('/chat', { json: { message: 'hi' } })).text();
     const status = (await (await s.api('/api/status')).json()) as Record<string, unknown>;
     expect(status).toMatchObject({
@@ -107,12 +115,24 @@ describe('HTTP API routes (real sockets)', () => {
       model: '',
       version: '0.0.0-test',
       uptime: expect.any(Number),
-      channels: [{ type: 'channel_e', status: 'connected' }, { type: 'mine', status: 'connected' }],
+      channels: [
+        { type: 'channel_e', status: 'connected' },
+        { type: 'mine', status: 'connected' },
+      ],
       skills: [{ name: 'notes', description: 'Notes.' }],
       metrics: { totalMessages: 1, totalCostUsd: 0.0123, avgDurationMs: expect.any(Number), messagesBySource: { http: 1 } },
     });
-    expect((status.recentMessages as unknown[])[0]).toMatchObject({ source: 'http', messagePreview: 'hi', responsePreview: expect.stringContaining('ECHO: hi') });
-    expect(await (await s.api('/api/channels')).json()).toEqual({ channels: [{ name: 'channel_e', canSend: true }, { name: 'mine', canSend: false }] });
+    expect((status.recentMessages as unknown[])[0]).toMatchObject({
+      source: 'http',
+      messagePreview: 'hi',
+      responsePreview: expect.stringContaining('ECHO: hi'),
+    });
+    expect(await (await s.api('/api/channels')).json()).toEqual({
+      channels: [
+        { name: 'channel_e', canSend: true },
+        { name: 'mine', canSend: false },
+      ],
+    });
   });
 
   it('POST /api/send: ok, 400, 404 with available channels, 501, 503', async () => {
@@ -141,8 +161,16 @@ describe('authentication and cross-origin policy', () => {
   it('every route but /health and / needs the bearer token: 401 JSON with WWW-Authenticate', async () => {
     s = await startTestServer();
     const routes: Array<[string, string]> = [
-      ['POST', '/chat'], ['POST', '/command'], ['POST', '/reset'], ['POST', '/abort'], ['GET', '/api/status'],
-      ['POST', '/api/send'], ['PATCH', '/api/config'], ['GET', '/api/channels'], ['GET', '/api/events'], ['GET', '/nope'],
+      ['POST', '/chat'],
+      ['POST', '/command'],
+      ['POST', '/reset'],
+      ['POST', '/abort'],
+      ['GET', '/api/status'],
+      ['POST', '/api/send'],
+      ['PATCH', '/api/config'],
+      ['GET', '/api/channels'],
+      ['GET', '/api/events'],
+      ['GET', '/nope'],
     ];
     for (const [method, path] of routes) {
       for (const auth of [undefined, 'Bearer wrong-token', `Basic ${TEST_TOKEN}`, `Bearer ${TEST_TOKEN}x`]) {

@@ -65,8 +65,15 @@ describe('streams', () => {
     ctl.abort();
     const record = await readUntil(feed, (t) => t.includes('leaving early'));
     const [activity] = parseSseStrict(record.slice(0, record.lastIndexOf('\n\n') + 2)) as Array<Record<string, unknown>>;
-    expect(activity).toMatchObject({ source: 'http', messagePreview: 'SLEEP:600 leaving early', responsePreview: expect.stringContaining('ECHO: SLEEP:600'), status: 'completed' });
-    expect(Object.keys(activity ?? {})).toEqual(expect.arrayContaining(['ts', 'source', 'sender', 'messagePreview', 'responsePreview', 'durationMs', 'costUsd']));
+    expect(activity).toMatchObject({
+      source: 'http',
+      messagePreview: 'SLEEP:600 leaving early',
+      responsePreview: expect.stringContaining('ECHO: SLEEP:600'),
+      status: 'completed',
+    });
+    expect(Object.keys(activity ?? {})).toEqual(
+      expect.arrayContaining(['ts', 'source', 'sender', 'messagePreview', 'responsePreview', 'durationMs', 'costUsd']),
+    );
     expect(s.store.readHistory('gone').map((h) => h.role)).toEqual(['user', 'assistant']);
   });
 
@@ -159,12 +166,13 @@ describe('no secret leaves the server', () => {
   it('no response body contains a secret from the config', async () => {
     const secrets = ['sk-oauth-SECRET-1', 'prov-key-SECRET-2', 'gw-token-SECRET-3', 'xoxb-SECRET-4', 'xapp-SECRET-5', 'fallback-SECRET-6'];
     s = await startTestServer({
-      yaml: [
-        `oauthToken: ${secrets[0]}`,
-        `provider:\n  baseUrl: http://p.test\n  apiKey: ${secrets[1]}\n  fallback:\n    apiKey: ${secrets[5]}`,
-        `gateway:\n  token: ${secrets[2]}`,
-        `channels:\n  channel_d:\n    botToken: ${secrets[3]}\n    appToken: ${secrets[4]}`,
-      ].join('\n') + '\n',
+      yaml:
+        [
+          `oauthToken: ${secrets[0]}`,
+          `provider:\n  baseUrl: http://p.test\n  apiKey: ${secrets[1]}\n  fallback:\n    apiKey: ${secrets[5]}`,
+          `gateway:\n  token: ${secrets[2]}`,
+          `channels:\n  channel_d:\n    botToken: ${secrets[3]}\n    appToken: ${secrets[4]}`,
+        ].join('\n') + '\n',
     });
     const bodies: string[] = [];
     for (const p of ['/health', '/', '/api/status', '/api/channels', '/api/config', '/dashboard/dashboard.js']) bodies.push(await (await s.api(p)).text());

@@ -4,8 +4,7 @@ import { normalizeRobotMessage, parseChatId, readReplyExtra } from '../../../src
 
 describe('DingTalk Markdown rendering', () => {
   it('keeps what DingTalk renders: headings, bold, italic, links, images, lists, quotes, code', () => {
-    expect(render('# Title *x*\n\n**b** _i_ [l](http://a.b "t") ![p](http://i/p.png)')).toBe(
-      '# Title *x*\n\n**b** *i* [l](http://a.b) ![p](http://i/p.png)');
+    expect(render('# Title *x*\n\n**b** _i_ [l](http://a.b "t") ![p](http://i/p.png)')).toBe('# Title *x*\n\n**b** *i* [l](http://a.b) ![p](http://i/p.png)');
     expect(render('- a\n- b\n  - c\n\n1. x\n2. y')).toBe('- a\n- b\n  - c\n\n1. x\n2. y');
     expect(render('> one\n>\n> two')).toBe('> one\n>\n> two');
     expect(render('```ts\nconst a = 1 < 2;\n```')).toBe('```ts\nconst a = 1 < 2;\n```');
@@ -21,8 +20,7 @@ describe('DingTalk Markdown rendering', () => {
   });
 
   it('turns a table into one list item per row, labelled by column', () => {
-    expect(render('| Name | Qty |\n|---|--:|\n| apple | **2** |\n| pear | 3 |')).toBe(
-      '- Name: apple; Qty: **2**\n- Name: pear; Qty: 3');
+    expect(render('| Name | Qty |\n|---|--:|\n| apple | **2** |\n| pear | 3 |')).toBe('- Name: apple; Qty: **2**\n- Name: pear; Qty: 3');
   });
 
   it('drops what DingTalk shows literally: strikethrough marks, HTML tags, task boxes as characters', () => {
@@ -51,24 +49,51 @@ describe('DingTalk Markdown rendering', () => {
 
 describe('DingTalk robot callbacks and chat ids', () => {
   const base = {
-    msgId: 'm1', msgtype: 'text', senderStaffId: 'staff-1', senderId: '$:LWCP_v1:$x', senderNick: 'Alice',
-    chatbotUserId: '$:bot', robotCode: 'ding-app', createAt: 1_700_000_000_000,
-    sessionWebhook: 'https://oapi.example/robot/sendBySession?session=s', sessionWebhookExpiredTime: 1_700_005_400_000,
+    msgId: 'm1',
+    msgtype: 'text',
+    senderStaffId: 'staff-1',
+    senderId: '$:LWCP_v1:$x',
+    senderNick: 'Alice',
+    chatbotUserId: '$:bot',
+    robotCode: 'ding-app',
+    createAt: 1_700_000_000_000,
+    sessionWebhook: 'https://oapi.example/robot/sendBySession?session=s',
+    sessionWebhookExpiredTime: 1_700_005_400_000,
   };
 
   it('a DM is keyed by the sender staffId and is always mentioned', () => {
     const m = normalizeRobotMessage('channel_b', { ...base, conversationType: '1', conversationId: 'cidDm', text: { content: ' hi ' } });
     expect(m).toEqual({
-      channel: 'channel_b', messageId: 'm1', chatId: 'staff-1', chatType: 'direct', senderId: 'staff-1', senderName: 'Alice',
-      text: 'hi', mentioned: true, ts: 1_700_000_000_000,
-      replyTarget: { chatId: 'staff-1', chatType: 'direct', messageId: 'm1', extra: {
-        sessionWebhook: base.sessionWebhook, sessionWebhookExpiredTime: base.sessionWebhookExpiredTime, robotCode: 'ding-app' } },
+      channel: 'channel_b',
+      messageId: 'm1',
+      chatId: 'staff-1',
+      chatType: 'direct',
+      senderId: 'staff-1',
+      senderName: 'Alice',
+      text: 'hi',
+      mentioned: true,
+      ts: 1_700_000_000_000,
+      replyTarget: {
+        chatId: 'staff-1',
+        chatType: 'direct',
+        messageId: 'm1',
+        extra: {
+          sessionWebhook: base.sessionWebhook,
+          sessionWebhookExpiredTime: base.sessionWebhookExpiredTime,
+          robotCode: 'ding-app',
+        },
+      },
     });
   });
 
   it('a group message is keyed by openConversationId; mentioned from isInAtList or atUsers', () => {
     const group = { ...base, conversationType: '2', conversationId: 'cidG==', text: { content: ' status? @Bob' } };
-    expect(normalizeRobotMessage('channel_b', { ...group, isInAtList: true })).toMatchObject({ chatId: 'cidG==', chatType: 'group', text: 'status? @Bob', mentioned: true });
+    expect(normalizeRobotMessage('channel_b', { ...group, isInAtList: true })).toMatchObject({
+      chatId: 'cidG==',
+      chatType: 'group',
+      text: 'status? @Bob',
+      mentioned: true,
+    });
     expect(normalizeRobotMessage('channel_b', { ...group, atUsers: [{ dingtalkId: '$:bot' }] })?.mentioned).toBe(true);
     expect(normalizeRobotMessage('channel_b', group)?.mentioned).toBe(false);
   });
@@ -80,8 +105,11 @@ describe('DingTalk robot callbacks and chat ids', () => {
   });
 
   it('reads back only well-typed reply data', () => {
-    expect(readReplyExtra({ sessionWebhook: 'u', sessionWebhookExpiredTime: 5, robotCode: 'r', other: 1 })).toEqual(
-      { sessionWebhook: 'u', sessionWebhookExpiredTime: 5, robotCode: 'r' });
+    expect(readReplyExtra({ sessionWebhook: 'u', sessionWebhookExpiredTime: 5, robotCode: 'r', other: 1 })).toEqual({
+      sessionWebhook: 'u',
+      sessionWebhookExpiredTime: 5,
+      robotCode: 'r',
+    });
     expect(readReplyExtra({ sessionWebhook: 5 })).toEqual({});
     expect(readReplyExtra(undefined)).toEqual({});
   });

@@ -10,7 +10,7 @@ describe('stripBotMention', () => {
     expect(stripBotMention(`a <@${BOT}>\nb`, { botId: BOT })).toBe('a \nb');
   });
 
-  it('removes the bot\'s managed role mention', () => {
+  it("removes the bot's managed role mention", () => {
     expect(stripBotMention('<@&55> hi <@&66>', { botId: BOT, roleIds: ['55'] })).toBe('hi <@&66>');
   });
 

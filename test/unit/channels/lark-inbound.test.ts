@@ -12,15 +12,24 @@ function event(over: Partial<LarkReceiveEvent['message']> = {}, senderType = 'us
   return {
     sender: { sender_id: { open_id: 'ou_bob' }, sender_type: senderType },
     message: {
-      message_id: 'om_1', create_time: '1700000000000', chat_id: 'oc_g', chat_type: 'group', message_type: 'text',
-      content: JSON.stringify({ text: 'hi' }), ...over,
+      message_id: 'om_1',
+      create_time: '1700000000000',
+      chat_id: 'oc_g',
+      chat_type: 'group',
+      message_type: 'text',
+      content: JSON.stringify({ text: 'hi' }),
+      ...over,
     },
   };
 }
 
 describe('readContent', () => {
   it('text: drops the bot placeholder, names other people, keeps e-mails; @_user_1 never matches inside @_user_10', () => {
-    const mentions = [mention('@_user_1', BOT, 'Bot'), ...Array.from({ length: 8 }, (_, i) => mention(`@_user_${i + 2}`, `ou_${i + 2}`, `U${i + 2}`)), mention('@_user_10', 'ou_10', 'Ten')];
+    const mentions = [
+      mention('@_user_1', BOT, 'Bot'),
+      ...Array.from({ length: 8 }, (_, i) => mention(`@_user_${i + 2}`, `ou_${i + 2}`, `U${i + 2}`)),
+      mention('@_user_10', 'ou_10', 'Ten'),
+    ];
     const text = JSON.stringify({ text: '@_user_1 ask @_user_10 and @_user_2, mail a@b.com' });
     expect(readContent('text', text, mentions, BOT)).toEqual({ text: 'ask @Ten and @U2, mail a@b.com', imageKeys: [] });
   });
@@ -29,7 +38,12 @@ describe('readContent', () => {
     const body = {
       title: 'T',
       content: [
-        [{ tag: 'at', user_id: '@_user_1', user_name: 'Bot' }, { tag: 'text', text: ' see ' }, { tag: 'a', text: 'docs', href: 'https://x.dev' }, { tag: 'at', user_id: '@_user_2' }],
+        [
+          { tag: 'at', user_id: '@_user_1', user_name: 'Bot' },
+          { tag: 'text', text: ' see ' },
+          { tag: 'a', text: 'docs', href: 'https://x.dev' },
+          { tag: 'at', user_id: '@_user_2' },
+        ],
         [{ tag: 'img', image_key: 'img_1' }],
         [{ tag: 'code_block', language: 'JS', text: 'x()' }],
       ],
@@ -49,10 +63,23 @@ describe('readContent', () => {
 });
 
 describe('fromReceiveEvent / fromHistoryItem', () => {
-  it('a group event: mentioned only by the bot\'s open_id; thread id kept; image refs carry the message id', () => {
-    const msg = fromReceiveEvent(event({ thread_id: 'omt_1', message_type: 'image', content: '{"image_key":"img_9"}', mentions: [mention('@_user_1', 'ou_x', 'X')] }), self);
-    expect(msg).toMatchObject({ chatType: 'group', threadId: 'omt_1', mentioned: false, text: '', images: [{ ref: 'om_1/img_9' }], replyTarget: { threadId: 'omt_1', messageId: 'om_1' } });
-    expect(fromReceiveEvent(event({ mentions: [mention('@_user_1', BOT, 'Bot')], content: '{"text":"@_user_1 yo"}' }), self)).toMatchObject({ mentioned: true, text: 'yo' });
+  it("a group event: mentioned only by the bot's open_id; thread id kept; image refs carry the message id", () => {
+    const msg = fromReceiveEvent(
+      event({ thread_id: 'omt_1', message_type: 'image', content: '{"image_key":"img_9"}', mentions: [mention('@_user_1', 'ou_x', 'X')] }),
+      self,
+    );
+    expect(msg).toMatchObject({
+      chatType: 'group',
+      threadId: 'omt_1',
+      mentioned: false,
+      text: '',
+      images: [{ ref: 'om_1/img_9' }],
+      replyTarget: { threadId: 'omt_1', messageId: 'om_1' },
+    });
+    expect(fromReceiveEvent(event({ mentions: [mention('@_user_1', BOT, 'Bot')], content: '{"text":"@_user_1 yo"}' }), self)).toMatchObject({
+      mentioned: true,
+      text: 'yo',
+    });
   });
 
   it('p2p is direct and always mentioned; an app sender is fromBot; empty and system messages are skipped', () => {
@@ -64,8 +91,13 @@ describe('fromReceiveEvent / fromHistoryItem', () => {
 
   it('history items: string mention ids, app senders flagged, recalled messages skipped', () => {
     const item = {
-      message_id: 'om_h', chat_id: 'oc_g', msg_type: 'text', create_time: '1700000000000', sender: { id: 'cli_x', sender_type: 'app' },
-      body: { content: '{"text":"@_user_1 done"}' }, mentions: [{ key: '@_user_1', id: BOT, id_type: 'open_id', name: 'Bot' }],
+      message_id: 'om_h',
+      chat_id: 'oc_g',
+      msg_type: 'text',
+      create_time: '1700000000000',
+      sender: { id: 'cli_x', sender_type: 'app' },
+      body: { content: '{"text":"@_user_1 done"}' },
+      mentions: [{ key: '@_user_1', id: BOT, id_type: 'open_id', name: 'Bot' }],
     };
     expect(fromHistoryItem(item, 'group', self)).toMatchObject({ text: 'done', mentioned: true, fromBot: true, senderId: 'cli_x' });
     expect(fromHistoryItem({ ...item, deleted: true }, 'group', self)).toBeUndefined();
@@ -83,7 +115,12 @@ describe('the SDK logger', () => {
     const lines: string[] = [];
     const sdk = createLarkSdkLogger(() => createLogger({ level: 'debug', write: (l) => lines.push(l) }));
     const err = Object.assign(new Error('Request failed with status code 400'), {
-      config: { method: 'post', url: 'https://open.feishu.cn/open-apis/im/v1/messages?x=1', headers: { Authorization: 'Bearer t-g1044abcdefghijk' }, data: '{"app_secret":"s3cr3t-value"}' },
+      config: {
+        method: 'post',
+        url: 'https://open.feishu.cn/open-apis/im/v1/messages?x=1',
+        headers: { Authorization: 'Bearer t-g1044abcdefghijk' },
+        data: '{"app_secret":"s3cr3t-value"}',
+      },
       response: { status: 400, data: { code: 230001, msg: 'bad' } },
     });
     sdk.error([err, { headers: { Authorization: 'Bearer t-zzzzzzzzzzzz' }, app_secret: 'other-secret' }]);

@@ -37,7 +37,7 @@ describe('renderMarkdownList (platforms that parse Markdown lists)', () => {
     expect(renderMarkdownList(first<Tokens.List>('1. a\n   - b\n   - c', 'list'), rawBlocks)).toBe('1. a\n   - b\n   - c');
   });
 
-  it('separates a loose item\'s blocks with a blank line (left unindented) and items as the caller says', () => {
+  it("separates a loose item's blocks with a blank line (left unindented) and items as the caller says", () => {
     const loose = first<Tokens.List>('- a\n\n  more\n- b', 'list');
     expect(renderMarkdownList(loose, rawBlocks)).toBe('- a\n\n  more\n- b');
     expect(renderMarkdownList(loose, rawBlocks, '\n\n')).toBe('- a\n\n  more\n\n- b');
@@ -123,13 +123,12 @@ describe('formatTableText layouts', () => {
 
   it('by default counts wide characters as two columns and keeps link targets', () => {
     expect(formatTableText(table('| 名 | [l](http://x) |\n|---|--:|\n| ab | 1 |'))).toBe(
-      ['名 | l (http://x)', '---|-------------', 'ab |            1'].join('\n'));
+      ['名 | l (http://x)', '---|-------------', 'ab |            1'].join('\n'),
+    );
   });
 
   it('the visible-text layout counts code units, shows labels only, allows empty columns and crosses with +', () => {
-    expect(formatTableText(table('| | [l](http://x) |\n|---|--:|\n| | &amp; |'), VISIBLE_TEXT_TABLE_LAYOUT)).toBe(
-      [' | l', '-+--', ' | &'].join('\n'));
-    expect(formatTableText(table('| 名 | n |\n|---|---|\n| ab | 1 |'), VISIBLE_TEXT_TABLE_LAYOUT)).toBe(
-      ['名  | n', '---+--', 'ab | 1'].join('\n'));
+    expect(formatTableText(table('| | [l](http://x) |\n|---|--:|\n| | &amp; |'), VISIBLE_TEXT_TABLE_LAYOUT)).toBe([' | l', '-+--', ' | &'].join('\n'));
+    expect(formatTableText(table('| 名 | n |\n|---|---|\n| ab | 1 |'), VISIBLE_TEXT_TABLE_LAYOUT)).toBe(['名  | n', '---+--', 'ab | 1'].join('\n'));
   });
 });

@@ -24,7 +24,10 @@ describe('Telegram MarkdownV2 rendering', () => {
     expect(r('``a`b\\c``')).toBe('`a\\`b\\\\c`');
     expect(r('```py\nprint("a_b") # 1.0 `x` \\n\n```')).toBe('```py\nprint("a_b") # 1.0 \\`x\\` \\\\n\n```');
     // The closing fence on its own line is the documented form; the fake keeps that newline in the text.
-    expect(parsed('```py\nprint("a_b") # 1.0 `x` \\n\n```')).toMatchObject({ text: 'print("a_b") # 1.0 `x` \\n\n', entities: [{ type: 'pre', language: 'py' }] });
+    expect(parsed('```py\nprint("a_b") # 1.0 `x` \\n\n```')).toMatchObject({
+      text: 'print("a_b") # 1.0 `x` \\n\n',
+      entities: [{ type: 'pre', language: 'py' }],
+    });
     expect(r('```weird lang!\ncode\n```')).toBe('```\ncode\n```');
   });
 
@@ -40,7 +43,14 @@ describe('Telegram MarkdownV2 rendering', () => {
       expect(r(md)).not.toMatch(/(^|[^\\])__/);
       expect(parsed(md).entities.some((e) => e.type === 'underline')).toBe(false);
     }
-    expect(parsed('**a _b_**_c_')).toMatchObject({ text: 'a bc', entities: [{ type: 'bold', offset: 0, length: 3 }, { type: 'italic', offset: 2, length: 1 }, { type: 'italic', offset: 3, length: 1 }] });
+    expect(parsed('**a _b_**_c_')).toMatchObject({
+      text: 'a bc',
+      entities: [
+        { type: 'bold', offset: 0, length: 3 },
+        { type: 'italic', offset: 2, length: 1 },
+        { type: 'italic', offset: 3, length: 1 },
+      ],
+    });
   });
 
   it('writes links with only ) and \\ escaped in the URL; bare URLs and addresses stay text', () => {
@@ -72,9 +82,20 @@ describe('Telegram MarkdownV2 rendering', () => {
 
   it('every rendering of a mixed corpus is accepted and shows the same text as the plain flavour', () => {
     const corpus = [
-      'plain', '1. a.b\n2. c!', '**x** and __y__ and ~~z~~', 'a * b * c', 'snake_case_name and 2*3*4', 'C:\\dir\\file.txt',
-       '`a\\b` and ``x`y``', '- [x] done.\n- [ ] todo!', 'emoji 😀 **bold 😀**', '<b>html</b> &amp; &lt;',
-      '*a **b _c_ d** e*', 'x\\_y \\*z\\*', '***', '# h1\n## h2 #\n### h3 (x)',
+      'plain',
+      '1. a.b\n2. c!',
+      '**x** and __y__ and ~~z~~',
+      'a * b * c',
+      'snake_case_name and 2*3*4',
+      'C:\\dir\\file.txt',
+      '`a\\b` and ``x`y``',
+      '- [x] done.\n- [ ] todo!',
+      'emoji 😀 **bold 😀**',
+      '<b>html</b> &amp; &lt;',
+      '*a **b _c_ d** e*',
+      'x\\_y \\*z\\*',
+      '***',
+      '# h1\n## h2 #\n### h3 (x)',
     ];
     for (const md of corpus) expect(parsed(md).text).toBe(renderTelegramPlain(md));
   });

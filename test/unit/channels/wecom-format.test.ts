@@ -33,12 +33,21 @@ describe('WeCom Markdown rendering', () => {
 });
 
 describe('WeCom callbacks', () => {
-  const frame = (body: Record<string, unknown>) => ({ headers: { req_id: 'req-1' }, body: { msgid: 'm1', from: { userid: 'zhangsan' }, create_time: 1_700_000_000, ...body } });
+  const frame = (body: Record<string, unknown>) => ({
+    headers: { req_id: 'req-1' },
+    body: { msgid: 'm1', from: { userid: 'zhangsan' }, create_time: 1_700_000_000, ...body },
+  });
 
   it('a DM has no chatid: keyed by the sender userid, always mentioned, req_id kept for the reply', () => {
     expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'text', text: { content: ' hello ' } }))).toEqual({
-      channel: 'channel_c', messageId: 'm1', chatId: 'zhangsan', chatType: 'direct', senderId: 'zhangsan', text: 'hello',
-      mentioned: true, ts: 1_700_000_000_000,
+      channel: 'channel_c',
+      messageId: 'm1',
+      chatId: 'zhangsan',
+      chatType: 'direct',
+      senderId: 'zhangsan',
+      text: 'hello',
+      mentioned: true,
+      ts: 1_700_000_000_000,
       replyTarget: { chatId: 'zhangsan', chatType: 'direct', messageId: 'm1', extra: { reqId: 'req-1' } },
     });
   });
@@ -50,8 +59,16 @@ describe('WeCom callbacks', () => {
 
   it('reads voice transcripts and the text of mixed messages; drops images', () => {
     expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'voice', voice: { content: '语音' } }))?.text).toBe('语音');
-    expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'mixed',
-      mixed: { msg_item: [{ msgtype: 'text', text: { content: 'a' } }, { msgtype: 'image' }, { msgtype: 'text', text: { content: 'b' } }] } }))?.text).toBe('a\nb');
+    expect(
+      normalizeCallback(
+        'channel_c',
+        frame({
+          chattype: 'single',
+          msgtype: 'mixed',
+          mixed: { msg_item: [{ msgtype: 'text', text: { content: 'a' } }, { msgtype: 'image' }, { msgtype: 'text', text: { content: 'b' } }] },
+        }),
+      )?.text,
+    ).toBe('a\nb');
     expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'image', image: { url: 'u' } }))).toBeUndefined();
   });
 
@@ -67,9 +84,12 @@ describe('WeCom callbacks', () => {
     expect(readReplyExtra({ reqId: 1 })).toEqual({});
   });
 
-  it('turns the SDK\'s raw rejection frames and Errors into ChannelErrors', () => {
+  it("turns the SDK's raw rejection frames and Errors into ChannelErrors", () => {
     const raw = (errcode: number, errmsg: string) => ({ headers: { req_id: 'r' }, errcode, errmsg });
-    expect(toChannelError('channel_c', raw(846605, 'invalid req_id'), 'reply')).toMatchObject({ kind: 'not_found', message: 'channel_c: reply: errcode 846605 invalid req_id' });
+    expect(toChannelError('channel_c', raw(846605, 'invalid req_id'), 'reply')).toMatchObject({
+      kind: 'not_found',
+      message: 'channel_c: reply: errcode 846605 invalid req_id',
+    });
     expect(toChannelError('channel_c', raw(40058, 'content over 20480 bytes'), 'reply').kind).toBe('too_long');
     expect(toChannelError('channel_c', raw(45009, 'api freq out of limit'), 'send').kind).toBe('rate_limited');
     expect(toChannelError('channel_c', new Error('Reply ack timeout (5000ms) for reqId: r'), 'reply').kind).toBe('network');

@@ -34,9 +34,7 @@ describe('${VAR} placeholders', () => {
     });
     const loaded = loadServiceConfig(dir, { TG_TOKEN: '1:abc' });
     expect(Object.keys(loaded.config.channels)).toEqual(['channel_e']);
-    expect(loaded.disabledChannels).toEqual([
-      { name: 'channel_d', reason: 'channels.channel_d.botToken: environment variable SLACK_BOT is not set' },
-    ]);
+    expect(loaded.disabledChannels).toEqual([{ name: 'channel_d', reason: 'channels.channel_d.botToken: environment variable SLACK_BOT is not set' }]);
     expect(loaded.warnings).toEqual([
       'channels.channel_d.botToken: environment variable SLACK_BOT is not set; channel channel_d is disabled',
       'channels.channel_d.appToken: environment variable SLACK_APP is not set; channel channel_d is disabled',

@@ -150,15 +150,15 @@ describe('config validation messages', () => {
   });
 
   it('strips a nested provider fallback with a warning', () => {
-    const loaded = load(minimalYaml('engine_b', 'provider:\n  baseUrl: http://a.test\n  fallback:\n    baseUrl: http://b.test\n    fallback: { baseUrl: http://c.test }\n'));
+    const loaded = load(
+      minimalYaml('engine_b', 'provider:\n  baseUrl: http://a.test\n  fallback:\n    baseUrl: http://b.test\n    fallback: { baseUrl: http://c.test }\n'),
+    );
     expect(loaded.config.provider?.fallback).toEqual({ baseUrl: 'http://b.test' });
     expect(loaded.warnings).toEqual(['provider.fallback.fallback: a nested fallback is ignored']);
   });
 
   it('reports a YAML syntax error with its line and column', () => {
-    expect(problemsOf('name: x\nengine: [engine_b\ntimeout: 5\n')).toEqual([
-      expect.stringMatching(/^line \d+, column \d+: Flow sequence/),
-    ]);
+    expect(problemsOf('name: x\nengine: [engine_b\ntimeout: 5\n')).toEqual([expect.stringMatching(/^line \d+, column \d+: Flow sequence/)]);
   });
 
   it('hints at quoting placeholders inside flow mappings', () => {

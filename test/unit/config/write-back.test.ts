@@ -41,10 +41,7 @@ describe('config write-back', () => {
   it('changes only the patched key; comments, order, unknown keys and placeholders survive byte for byte', () => {
     const file = setup();
     editConfigFile(file, mergePatch({ timeout: 120, groupChat: { groupPolicy: 'smart' } }, {}));
-    const expected = ORIGINAL.replace('timeout: 600 # seconds', 'timeout: 120 # seconds').replace(
-      'groupPolicy: mention-only',
-      'groupPolicy: smart',
-    );
+    const expected = ORIGINAL.replace('timeout: 600 # seconds', 'timeout: 120 # seconds').replace('groupPolicy: mention-only', 'groupPolicy: smart');
     expect(fs.readFileSync(file, 'utf8')).toBe(expected);
   });
 

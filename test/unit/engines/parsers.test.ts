@@ -36,7 +36,7 @@ describe('engine_b (Claude Code) parser, recorded 2.1.330 output', () => {
     expect(ofType(events, 'usage')[0]?.numTurns).toBe(1);
   });
 
-  it('cost of a resumed turn is the turn\'s own, not the session total (total_cost_usd is cumulative)', () => {
+  it("cost of a resumed turn is the turn's own, not the session total (total_cost_usd is cumulative)", () => {
     expect(ofType(run('resume'), 'usage')[0]?.costUsd).toBeCloseTo(0.0008, 6);
   });
 
@@ -122,7 +122,9 @@ describe('engine_d (Codex) parser, recorded 0.169.0 output', () => {
     const events = run('tool-call');
     expect(ofType(events, 'session')[0]?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(ofType(events, 'warning')[0]?.message).toMatch(/^Model metadata for/);
-    expect(ofType(events, 'tool_call')).toEqual([{ type: 'tool_call', callId: 'item_1', name: 'shell', input: { command: "/bin/bash -lc 'echo FAKE-TOOL-OUTPUT'" } }]);
+    expect(ofType(events, 'tool_call')).toEqual([
+      { type: 'tool_call', callId: 'item_1', name: 'shell', input: { command: "/bin/bash -lc 'echo FAKE-TOOL-OUTPUT'" } },
+    ]);
     expect(ofType(events, 'tool_result')).toEqual([{ type: 'tool_result', callId: 'item_1', output: 'FAKE-TOOL-OUTPUT\n', isError: false }]);
     expect(ofType(events, 'final')).toEqual([{ type: 'final', text: REPLY }]);
     expect(ofType(events, 'failure')).toEqual([]);

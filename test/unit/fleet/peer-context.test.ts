@@ -10,7 +10,11 @@ describe('multi-bot skill and the assistant context', () => {
     const skill = fs.readFileSync(path.join(templatesDir(), 'skills', 'multi-bot', 'SKILL.md'), 'utf8');
     const example = /```\n(## Peer assistants\n[\s\S]*?)```/.exec(skill)?.[1];
     expect(example).toBeDefined();
-    const peers = [...(example ?? '').matchAll(/^- (\S+) \((.+)\): (\S+)$/gm)].map(([, name, role, url]) => ({ name: name ?? '', role: role ?? '', url: url ?? '' }));
+    const peers = [...(example ?? '').matchAll(/^- (\S+) \((.+)\): (\S+)$/gm)].map(([, name, role, url]) => ({
+      name: name ?? '',
+      role: role ?? '',
+      url: url ?? '',
+    }));
     expect(peers).toHaveLength(2);
     const context = renderAssistantContext({ config: { name: 'me' } as ServiceConfig, skills: [], skillPath: () => '', peers });
     expect(context.slice(context.indexOf('## Peer assistants'))).toBe(example);

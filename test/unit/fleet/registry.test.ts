@@ -105,9 +105,30 @@ describe('joinFleet', () => {
   it('registers with the bound port, follows name and role changes in service.yaml, leaves cleanly', () => {
     const t = createTestAssistant({ yaml: 'persona:\n  role: Billing\n' });
     const registry = createFleetRegistry({ dir: testdir() });
-    const m = joinFleet({ registry, config: t.config, host: '0.0.0.0', port: 43210, dir: t.dir, version: '9.9.9', log: createSilentLogger(), now: () => Date.UTC(2025, 0, 1) });
+    const m = joinFleet({
+      registry,
+      config: t.config,
+      host: '0.0.0.0',
+      port: 43210,
+      dir: t.dir,
+      version: '9.9.9',
+      log: createSilentLogger(),
+      now: () => Date.UTC(2025, 0, 1),
+    });
     expect(registry.list()).toEqual([
-      { format: 1, name: 'tester', role: 'Billing', engine: 'engine_b', host: '0.0.0.0', port: 43210, url: 'http://127.0.0.1:43210', pid: process.pid, startedAt: '2025-01-01T00:00:00.000Z', version: '9.9.9', dir: t.dir },
+      {
+        format: 1,
+        name: 'tester',
+        role: 'Billing',
+        engine: 'engine_b',
+        host: '0.0.0.0',
+        port: 43210,
+        url: 'http://127.0.0.1:43210',
+        pid: process.pid,
+        startedAt: '2025-01-01T00:00:00.000Z',
+        version: '9.9.9',
+        dir: t.dir,
+      },
     ]);
     t.config.edit((doc) => doc.setIn(['persona', 'role'], 'Refunds'));
     expect(registry.list()[0]?.role).toBe('Refunds');
@@ -124,7 +145,15 @@ describe('joinFleet', () => {
     fs.writeFileSync(blocker, '');
     const warnings: string[] = [];
     const log = { ...createSilentLogger(), warn: (m: string) => void warnings.push(m) };
-    const m = joinFleet({ registry: createFleetRegistry({ dir: path.join(blocker, 'fleet') }), config: t.config, host: '127.0.0.1', port: 1, dir: t.dir, version: '1', log });
+    const m = joinFleet({
+      registry: createFleetRegistry({ dir: path.join(blocker, 'fleet') }),
+      config: t.config,
+      host: '127.0.0.1',
+      port: 1,
+      dir: t.dir,
+      version: '1',
+      log,
+    });
     expect(m.entry).toBeUndefined();
     expect(warnings.join('\n')).toContain('peers will not see this gateway');
     m.leave();

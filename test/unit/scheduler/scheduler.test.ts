@@ -63,7 +63,7 @@ describe('scheduler (injected clock)', () => {
   });
 
   it('a run still going at its next time is skipped and recorded as skipped', async () => {
-    const t = setup([task('slow', '* * * * *')], local(2026, 3, 10, 9, 0, ), 90_000);
+    const t = setup([task('slow', '* * * * *')], local(2026, 3, 10, 9, 0), 90_000);
     await t.clock.advance(3 * 60_000 + 1);
     expect(t.runs.map((r) => r.at)).toEqual([local(2026, 3, 10, 9, 1), local(2026, 3, 10, 9, 3)]);
     expect(t.skipped).toEqual([{ id: 'slow', at: local(2026, 3, 10, 9, 2) }]);

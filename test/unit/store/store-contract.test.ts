@@ -32,7 +32,12 @@ describe.each(implementations)('%s store (one contract)', (_name, make) => {
     s.saveSession({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 99, updatedAt: 5 });
     expect(s.getSession('a')).toEqual({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 1, updatedAt: 5 });
     s.saveSession({ key: 'b', engine: 'engine_d', sessionId: null, createdAt: 2, updatedAt: 2 });
-    expect(s.listSessions().map((r) => r.key).sort()).toEqual(['a', 'b']);
+    expect(
+      s
+        .listSessions()
+        .map((r) => r.key)
+        .sort(),
+    ).toEqual(['a', 'b']);
     s.deleteSession('a');
     expect(s.getSession('a')).toBeUndefined();
     s.close();
@@ -201,7 +206,16 @@ describe.each(implementations)('%s store: task runs and known chats (one contrac
   it('keeps the last 100 runs per task, newest first', () => {
     const s = make();
     for (let i = 0; i < 105; i++) {
-      s.recordTaskRun({ taskId: 'daily', startedAt: i, endedAt: i + 1, status: i % 2 ? 'completed' : 'failed', durationMs: 1, costUsd: 0, preview: `run ${i}`, ...(i % 2 ? { delivered: true } : { error: 'boom' }) });
+      s.recordTaskRun({
+        taskId: 'daily',
+        startedAt: i,
+        endedAt: i + 1,
+        status: i % 2 ? 'completed' : 'failed',
+        durationMs: 1,
+        costUsd: 0,
+        preview: `run ${i}`,
+        ...(i % 2 ? { delivered: true } : { error: 'boom' }),
+      });
     }
     s.recordTaskRun({ taskId: 'other', startedAt: 1, endedAt: 2, status: 'skipped', durationMs: 0, costUsd: 0, preview: '' });
     const runs = s.taskRuns('daily', 1000);
