@@ -13,7 +13,7 @@ import { withTimeout } from './core/util/timeout.js';
 import { openAssistant, type OpenedAssistant } from './open-assistant.js';
 import { createServerApp } from './server/app.js';
 import { resolveGatewayToken, type TokenSource } from './server/auth.js';
-import { listenApp } from './server/listen.js';
+import { listenApp, type RunningServer } from './server/listen.js';
 
 export interface StartGatewayOptions {
   /** The assistant directory (service.yaml + skills/). */
@@ -69,7 +69,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   });
   const { config, assistant } = opened;
   const paths = resolveAssistantPaths(opts.dir);
-  let bind;
+  let bind: ReturnType<typeof resolveGatewayBind>;
   let token: string;
   let tokenSource: TokenSource;
   try {
@@ -103,7 +103,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     dashboardDir: path.join(templatesDir(), 'dashboard'),
     fleet: () => fleetPanelRows(fleet.list(), process.pid),
   });
-  let server;
+  let server: RunningServer;
   try {
     server = await listenApp(app, bind);
   } catch (err) {

@@ -52,10 +52,10 @@ export interface TextListStyle {
 export function renderTextList(list: Tokens.List, style: TextListStyle, depth = 0): string {
   const start = listStart(list);
   const indent = style.indent.repeat(depth);
-  const escape = style.escapeMarker ?? ((s: string) => s);
+  const escapeText = style.escapeMarker ?? ((s: string) => s);
   return list.items
     .map((item, i) => {
-      const marker = escape(list.ordered ? `${start + i}.` : (BULLETS[depth % BULLETS.length] as string));
+      const marker = escapeText(list.ordered ? `${start + i}.` : (BULLETS[depth % BULLETS.length] as string));
       const head = `${indent}${marker} ${taskBox(item)}`;
       const lines = [head.trimEnd()];
       let first = true;

@@ -3,7 +3,8 @@ import { AppError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { nextCronTime } from '../core/scheduler/cron.js';
 import type { TaskRun } from '../core/store/types.js';
-import { openAssistant } from '../open-assistant.js';
+import { openAssistant, type OpenedAssistant } from '../open-assistant.js';
+import type { TaskConfig } from '../core/config/schema.js';
 import { createCronDelivery } from './cron-delivery.js';
 import type { CommandIO } from './io.js';
 
@@ -28,39 +29,17 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
   delivery = createCronDelivery({ dir: opts.dir, config: opened.config, log });
   try {
     const tasks = opened.config.current().config.tasks;
-    const task = opts.id === undefined ? undefined : tasks.find((t) => t.id === opts.id);
-    if (opts.action !== 'list' && !task) {
+    const found = opts.id === undefined ? undefined : tasks.find((t) => t.id === opts.id);
+    if (opts.action === 'list') return listTasks(opened, tasks, opts, io);
+    if (!found) {
       throw new AppError('task_not_found', `no task "${opts.id}" in service.yaml`, {
         hint: tasks.length ? `tasks: ${tasks.map((t) => t.id).join(', ')}` : 'add tasks under `tasks:` in service.yaml',
       });
     }
+    const task = found;
     switch (opts.action) {
-      case 'list': {
-        const rows = tasks.map((t) => {
-          const [last] = opened.store.taskRuns(t.id, 1);
-          return {
-            id: t.id,
-            name: t.name,
-            schedule: t.schedule,
-            enabled: t.enabled,
-            nextRun: t.enabled ? nextCronTime(t.schedule, new Date()).toISOString() : null,
-            target: t.target ?? null,
-            lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
-          };
-        });
-        if (opts.json) io.out(JSON.stringify({ tasks: rows }, null, 2));
-        else if (rows.length === 0) io.out('No tasks. Add them under `tasks:` in service.yaml.');
-        else {
-          for (const r of rows) {
-            io.out(
-              `${r.id}  ${r.enabled ? 'enabled ' : 'disabled'}  ${r.schedule}  next: ${r.nextRun ?? '-'}  last: ${r.lastRun ? `${r.lastRun.status} ${r.lastRun.startedAt}` : '-'}  ${r.name}`,
-            );
-          }
-        }
-        return 0;
-      }
       case 'run': {
-        const outcome = await opened.tasks.run(task!);
+        const outcome = await opened.tasks.run(task);
         const { run } = outcome;
         if (opts.json) io.out(JSON.stringify({ ...run, reply: outcome.reply }, null, 2));
         else if (run.status === 'completed') io.out(outcome.reply);
@@ -71,14 +50,14 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
       case 'enable':
       case 'disable':
       case 'del': {
-        opened.config.edit(editTask(task!.id, opts.action === 'del' ? 'delete' : { enabled: opts.action === 'enable' }));
-        io.out(`Task ${task!.id} ${opts.action === 'del' ? 'deleted' : `${opts.action}d`} in ${opened.config.current().file}`);
+        opened.config.edit(editTask(task.id, opts.action === 'del' ? 'delete' : { enabled: opts.action === 'enable' }));
+        io.out(`Task ${task.id} ${opts.action === 'del' ? 'deleted' : `${opts.action}d`} in ${opened.config.current().file}`);
         return 0;
       }
       case 'history': {
-        const runs = opened.store.taskRuns(task!.id, 100);
-        if (opts.json) io.out(JSON.stringify({ id: task!.id, runs: runs.map(isoRun) }, null, 2));
-        else if (runs.length === 0) io.out(`Task ${task!.id} has not run yet.`);
+        const runs = opened.store.taskRuns(task.id, 100);
+        if (opts.json) io.out(JSON.stringify({ id: task.id, runs: runs.map(isoRun) }, null, 2));
+        else if (runs.length === 0) io.out(`Task ${task.id} has not run yet.`);
         else
           for (const r of runs)
             io.out(`${new Date(r.startedAt).toISOString()}  ${r.status.padEnd(9)}  ${String(r.durationMs).padStart(6)} ms  ${r.error ?? r.preview}`);
@@ -92,6 +71,31 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
     await opened.assistant.drain(0);
     opened.close();
   }
+}
+
+function listTasks(opened: OpenedAssistant, tasks: readonly TaskConfig[], opts: CronOptions, io: CommandIO): number {
+  const rows = tasks.map((t) => {
+    const [last] = opened.store.taskRuns(t.id, 1);
+    return {
+      id: t.id,
+      name: t.name,
+      schedule: t.schedule,
+      enabled: t.enabled,
+      nextRun: t.enabled ? nextCronTime(t.schedule, new Date()).toISOString() : null,
+      target: t.target ?? null,
+      lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
+    };
+  });
+  if (opts.json) io.out(JSON.stringify({ tasks: rows }, null, 2));
+  else if (rows.length === 0) io.out('No tasks. Add them under `tasks:` in service.yaml.');
+  else {
+    for (const r of rows) {
+      io.out(
+        `${r.id}  ${r.enabled ? 'enabled ' : 'disabled'}  ${r.schedule}  next: ${r.nextRun ?? '-'}  last: ${r.lastRun ? `${r.lastRun.status} ${r.lastRun.startedAt}` : '-'}  ${r.name}`,
+      );
+    }
+  }
+  return 0;
 }
 
 function isoRun(r: TaskRun): Record<string, unknown> {

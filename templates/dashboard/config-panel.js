@@ -166,7 +166,13 @@ export function createConfigPanel() {
               class: 'secondary',
               text: 'Cancel',
               attrs: { type: 'button' },
-              on: { click: () => ((state.editing = null), state.errors.delete(key), render()) },
+              on: {
+                click: () => {
+                  state.editing = null;
+                  state.errors.delete(key);
+                  render();
+                },
+              },
             }),
           ]),
         ]),
@@ -183,7 +189,13 @@ export function createConfigPanel() {
             class: 'secondary',
             text: 'Edit',
             attrs: { type: 'button', 'data-action': 'edit' },
-            on: { click: () => ((state.editing = key), state.notices.delete(key), render()) },
+            on: {
+              click: () => {
+                state.editing = key;
+                state.notices.delete(key);
+                render();
+              },
+            },
           }),
           notice ? el('span', { class: `notice pill ${notice.cls}`, text: notice.text, attrs: { role: 'status' } }) : null,
         ]),

@@ -10,8 +10,7 @@ async function* sseData(body) {
     const { value, done } = await reader.read();
     if (done) return;
     buffer += value;
-    let cut;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+    for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
       const block = buffer.slice(0, cut);
       buffer = buffer.slice(cut + 2);
       const data = block

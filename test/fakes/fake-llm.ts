@@ -127,7 +127,7 @@ function anthropicConversation(body: Record<string, unknown>): Conversation {
   for (const m of asArray(body.messages)) {
     const role = m.role;
     if (role === 'system') {
-      system += '\n' + textOf(m.content);
+      system += `\n${textOf(m.content)}`;
     } else if (role === 'assistant') {
       entries.push({ kind: 'assistant' });
     } else if (role === 'user') {
@@ -152,7 +152,7 @@ function chatConversation(body: Record<string, unknown>): Conversation {
   let system = '';
   for (const m of asArray(body.messages)) {
     const role = m.role;
-    if (role === 'system' || role === 'developer') system += '\n' + textOf(m.content);
+    if (role === 'system' || role === 'developer') system += `\n${textOf(m.content)}`;
     else if (role === 'assistant') entries.push({ kind: 'assistant' });
     else if (role === 'tool' || role === 'function') entries.push({ kind: 'tool_result' });
     else if (role === 'user') pushUser(entries, textOf(m.content));
@@ -169,7 +169,7 @@ function responsesConversation(body: Record<string, unknown>): Conversation {
     if (type === 'message') {
       if (item.role === 'user') pushUser(entries, textOf(item.content));
       else if (item.role === 'assistant') entries.push({ kind: 'assistant' });
-      else system += '\n' + textOf(item.content);
+      else system += `\n${textOf(item.content)}`;
     } else if (typeof type === 'string' && type.endsWith('_call_output')) {
       entries.push({ kind: 'tool_result' });
     } else if (typeof type === 'string' && type.endsWith('_call')) {
@@ -259,7 +259,7 @@ class Stream {
   async event(name: string | null, data: unknown, delayMs = 0): Promise<void> {
     if (this.gone) return;
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
-    this.res.write((name ? `event: ${name}\n` : '') + `data: ${payload}\n\n`);
+    this.res.write(`${name ? `event: ${name}\n` : ''}data: ${payload}\n\n`);
     await pause(delayMs);
   }
   end(): void {

@@ -110,7 +110,7 @@ describe('fake LLM: Anthropic Messages', () => {
   });
 
   it('answers HEAD / and count_tokens', async () => {
-    expect((await fetch(llm.url + '/', { method: 'HEAD' })).status).toBe(200);
+    expect((await fetch(`${llm.url}/`, { method: 'HEAD' })).status).toBe(200);
     const res = await post('/v1/messages/count_tokens', { model: 'm', messages: [{ role: 'user', content: 'x' }] }, anthropicKey);
     expect(await res.json()).toEqual({ input_tokens: expect.any(Number) });
   });
@@ -181,7 +181,7 @@ describe('fake LLM: OpenAI Chat Completions', () => {
     const res = await post('/v1/chat/completions', { model: 'm', messages: [] }, { authorization: 'Bearer wrong-key' });
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ error: { code: 'invalid_api_key', type: 'invalid_request_error' } });
-    const models = await fetch(llm.url + '/v1/models', { headers: openaiKey });
+    const models = await fetch(`${llm.url}/v1/models`, { headers: openaiKey });
     expect(((await models.json()) as any).data.map((m: any) => m.id)).toEqual(['fake-model']);
   });
 });

@@ -113,7 +113,7 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
   async function channelById(id: string): Promise<TextBasedChannel & SendableChannels> {
     if (!/^\d{1,20}$/.test(id)) throw new ChannelError(name, 'not_found', `"${id}" is not a Discord id (a snowflake of digits)`);
     const ch = await live().channels.fetch(id);
-    if (!ch || !ch.isTextBased() || !ch.isSendable()) throw new ChannelError(name, 'not_found', `channel ${id} is not a text channel the bot can use`);
+    if (!ch?.isTextBased() || !ch.isSendable()) throw new ChannelError(name, 'not_found', `channel ${id} is not a text channel the bot can use`);
     return ch;
   }
 

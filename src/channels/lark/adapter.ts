@@ -70,7 +70,10 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
   function rememberChat(chatId: string, type: 'direct' | 'group'): void {
     chatTypes.delete(chatId);
     chatTypes.set(chatId, type);
-    if (chatTypes.size > CHAT_TYPES_KEPT) chatTypes.delete(chatTypes.keys().next().value!);
+    if (chatTypes.size > CHAT_TYPES_KEPT) {
+      const oldest = chatTypes.keys().next().value;
+      if (oldest !== undefined) chatTypes.delete(oldest);
+    }
   }
 
   /** Runs inside the SDK's event handler: the ack goes out when this resolves, and Lark wants it within 3 s. */

@@ -94,7 +94,7 @@ export function createLarkRest(client: lark.Client) {
         chunks.push(chunk as Buffer);
       }
       const type = (res.headers as Record<string, unknown> | undefined)?.['content-type'];
-      return { data: Buffer.concat(chunks), ...(typeof type === 'string' ? { mimeType: type.split(';')[0]!.trim() } : {}) };
+      return { data: Buffer.concat(chunks), ...(typeof type === 'string' ? { mimeType: (type.split(';')[0] ?? '').trim() } : {}) };
     },
 
     async createCard(card: Record<string, unknown>): Promise<string> {

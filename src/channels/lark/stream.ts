@@ -172,7 +172,7 @@ function lastFitting(sorted: number[], fits: (i: number) => boolean): number | u
   let best: number | undefined;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const i = sorted[mid]!;
+    const i = sorted[mid] as number;
     if (fits(i)) {
       best = i;
       lo = mid + 1;

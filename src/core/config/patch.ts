@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
-import { parseYaml } from './load.js';
+import { type LoadedConfig, parseYaml } from './load.js';
 import { createConfigSchema, isExtensionKey } from './schema.js';
 import { maskSecrets } from './secrets.js';
 import type { ConfigSource } from './source.js';
@@ -74,7 +74,7 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
   }
   if (issues.length > 0) throw new PatchRejected(issues);
 
-  let after;
+  let after: LoadedConfig;
   try {
     after = source.edit(mergePatch(body, source.env));
   } catch (err) {

@@ -31,8 +31,9 @@ export function maskSecrets<T>(tree: T, path: Array<string | number> = []): T {
 
 /** Every secret string in a resolved config, so logs and responses can be scanned or redacted. */
 export function collectSecretValues(tree: unknown, path: Array<string | number> = [], out = new Set<string>()): Set<string> {
-  if (Array.isArray(tree)) tree.forEach((v, i) => collectSecretValues(v, [...path, i], out));
-  else if (tree !== null && typeof tree === 'object') {
+  if (Array.isArray(tree)) {
+    for (const [i, v] of tree.entries()) collectSecretValues(v, [...path, i], out);
+  } else if (tree !== null && typeof tree === 'object') {
     for (const [k, v] of Object.entries(tree)) collectSecretValues(v, [...path, k], out);
   } else if (typeof tree === 'string' && tree.length >= 4 && isSecretPath(path)) out.add(tree);
   return out;

@@ -90,8 +90,10 @@ function diffLines(b: string[], a: string[]): LineOp[] {
   let i = 0;
   let j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && b[i] === a[j]) ops.push({ kind: 'keep', from: i++ }), j++;
-    else if (j < m && (i >= n || at(i, j + 1) >= at(i + 1, j))) ops.push({ kind: 'insert', to: j++ });
+    if (i < n && j < m && b[i] === a[j]) {
+      ops.push({ kind: 'keep', from: i++ });
+      j++;
+    } else if (j < m && (i >= n || at(i, j + 1) >= at(i + 1, j))) ops.push({ kind: 'insert', to: j++ });
     else ops.push({ kind: 'delete', from: i++ });
   }
   return ops;

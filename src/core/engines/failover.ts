@@ -70,5 +70,10 @@ function pick(e: { baseUrl?: string; apiKey?: string; model?: string }): Provide
 /** In-memory state (unit tests, embedding without a store). */
 export function createMemoryFailoverStore(): FailoverStateStore {
   let state: FailoverState = { consecutiveFailures: 0 };
-  return { read: () => state, write: (s) => void (state = s) };
+  return {
+    read: () => state,
+    write: (s) => {
+      state = s;
+    },
+  };
 }

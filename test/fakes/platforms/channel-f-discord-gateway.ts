@@ -135,7 +135,7 @@ export function createGateway(opts: GatewayOptions) {
       return undefined;
     }
     const s = sessions.get(sessionId);
-    if (!s || !s.resumable || seq > s.seq) {
+    if (!s?.resumable || seq > s.seq) {
       record.resumes.push({ sessionId, seq, ok: false, replayed: 0, at: Date.now() });
       void raw(ws, { op: 9, d: false, s: null, t: null });
       return undefined;

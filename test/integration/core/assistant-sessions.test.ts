@@ -17,7 +17,7 @@ describe('chat core: sessions', () => {
     // a pool of 10 workers: each key's turns are issued in order by whichever worker takes them
     const nextTurn = new Map(keys.map((k) => [k, 1]));
     const results: Array<{ k: string; n: number; text: string }> = [];
-    let cursor = 0;
+    const cursor = 0;
     const worker = async () => {
       for (;;) {
         const i = jobs.findIndex((j, idx) => idx >= cursor && nextTurn.get(j.k) === j.n && !(j as { taken?: boolean }).taken);

@@ -166,13 +166,12 @@ describe('no secret leaves the server', () => {
   it('no response body contains a secret from the config', async () => {
     const secrets = ['sk-oauth-SECRET-1', 'prov-key-SECRET-2', 'gw-token-SECRET-3', 'xoxb-SECRET-4', 'xapp-SECRET-5', 'fallback-SECRET-6'];
     s = await startTestServer({
-      yaml:
-        [
-          `oauthToken: ${secrets[0]}`,
-          `provider:\n  baseUrl: http://p.test\n  apiKey: ${secrets[1]}\n  fallback:\n    apiKey: ${secrets[5]}`,
-          `gateway:\n  token: ${secrets[2]}`,
-          `channels:\n  channel_d:\n    botToken: ${secrets[3]}\n    appToken: ${secrets[4]}`,
-        ].join('\n') + '\n',
+      yaml: `${[
+        `oauthToken: ${secrets[0]}`,
+        `provider:\n  baseUrl: http://p.test\n  apiKey: ${secrets[1]}\n  fallback:\n    apiKey: ${secrets[5]}`,
+        `gateway:\n  token: ${secrets[2]}`,
+        `channels:\n  channel_d:\n    botToken: ${secrets[3]}\n    appToken: ${secrets[4]}`,
+      ].join('\n')}\n`,
     });
     const bodies: string[] = [];
     for (const p of ['/health', '/', '/api/status', '/api/channels', '/api/config', '/dashboard/dashboard.js']) bodies.push(await (await s.api(p)).text());
