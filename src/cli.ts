@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { AppError } from './core/errors.js';
-import { packageRoot } from './core/paths.js';
+import { packageRoot, templatesDir } from './core/paths.js';
 import { processIO } from './commands/io.js';
 
 /**
@@ -41,20 +41,13 @@ function dirOf(cmd: Command): string {
 
 command('init', 'create an assistant directory from a scenario template')
   .argument('[dir]', 'directory to create the assistant in')
-  .addOption(
-    new Option('-t, --template <name>', 'scenario template').choices([
-      'customer-support',
-      'data-analyst',
-      'code-reviewer',
-      'ops-assistant',
-      'meeting-notes',
-      'research',
-    ]),
-  )
-  .addOption(new Option('-e, --engine <engine>', 'engine').choices(['engine_a', 'engine_b', 'engine_c', 'engine_d']))
+  // Validated by init against the template and engine registries (which list what is available).
+  .option('-t, --template <name>', 'scenario template (the templates are listed below)')
+  .option('-e, --engine <engine>', 'engine id (default: the first installed one; an unknown id lists them all)')
   .option('-n, --name <name>', 'assistant name (default: the directory name)')
   .option('-y, --yes', 'never prompt; use defaults for what is not given')
   .option('-f, --force', 'overwrite an existing service.yaml')
+  .addHelpText('after', () => `\nTemplates: ${fs.readdirSync(path.join(templatesDir(), 'assistant')).sort().join(', ')}`)
   .action(
     act(async (dir: string | undefined, opts: { template?: string; engine?: string; name?: string; yes?: boolean; force?: boolean }, cmd: Command) => {
       const { runInit } = await import('./commands/init.js');

@@ -2,17 +2,22 @@ import { channelOptionSchemas } from './channels/registry.js';
 import { loadConfig, type ConfigCheck, type LoadedConfig } from './core/config/load.js';
 import type { ConfigSchemaParts } from './core/config/schema.js';
 import { engineDefinitions, engineIds } from './core/engines/registry.js';
+import { checkTaskSchedules } from './core/scheduler/cron.js';
 
 /**
  * The composition point of the two registries: the config schema parts (engine ids and channel
  * option schemas) handed to core as data, so core never imports a channel module.
  */
 export function configParts(): ConfigSchemaParts {
-  return { engines: engineIds, channels: channelOptionSchemas() };
+  const engineOptions = Object.fromEntries(Object.values(engineDefinitions).flatMap((e) => (e.options ? [[e.options.key, e.options.schema]] : [])));
+  return { engines: engineIds, channels: channelOptionSchemas(), engineOptions };
 }
 
-/** Checks only an engine can make (engine_c's provider/model format). */
-export const configChecks: readonly ConfigCheck[] = Object.values(engineDefinitions).flatMap((e) => (e.checkConfig ? [e.checkConfig] : []));
+/** Checks beyond the schema, contributed by their owners: each engine's (a model format...) and the scheduler's (cron syntax). */
+export const configChecks: readonly ConfigCheck[] = [
+  ...Object.values(engineDefinitions).flatMap((e) => (e.checkConfig ? [e.checkConfig] : [])),
+  checkTaskSchedules,
+];
 
 /** Load the assistant's service.yaml with every registered engine and channel. */
 export function loadServiceConfig(dir: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {

@@ -1,20 +1,34 @@
 import path from 'node:path';
-import { createGatewayChannels, type GatewayChannels } from './gateway-channels.js';
-import { resolveGatewayBind } from './core/config/bind.js';
+import { type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
+import { type ChannelRuntime, createChannelRuntime } from './channels/channel-runtime.js';
 import type { Assistant } from './core/assistant/assistant.js';
+import { resolveGatewayBind } from './core/config/bind.js';
 import { errorMessage } from './core/errors.js';
+import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
 import { fleetPanelRows, joinFleet, peerAssistants } from './core/fleet/membership.js';
-import { createFleetRegistry, resolveFleetDir } from './core/fleet/registry.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
 import { systemClock } from './core/scheduler/clock.js';
-import { createScheduler, type Scheduler } from './core/scheduler/scheduler.js';
+import { createCronCommand } from './core/scheduler/cron-command.js';
+import { createScheduler } from './core/scheduler/scheduler.js';
+import { createTaskRunner } from './core/scheduler/task-runner.js';
+import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';
-import { openAssistant, type OpenedAssistant } from './open-assistant.js';
 import { createServerApp } from './server/app.js';
 import { resolveGatewayToken, type TokenSource } from './server/auth.js';
-import { listenApp, type RunningServer } from './server/listen.js';
+import { listenApp } from './server/listen.js';
 
+/**
+ * The gateway's composition root: the one place that builds the running objects, in dependency
+ * order, and starts and stops them in an explicit order. Nothing built here needs a
+ * collaborator created after it.
+ *
+ *   build:  fleet directory → assistant directory (config, store, commands, assistant)
+ *           → channel runtime → task runner → scheduler (+ /cron) → HTTP server
+ *   start:  listen → join the fleet → connect the channels → arm the scheduler
+ *   stop:   leave the fleet, stop the scheduler → stop accepting → drain turns → flush streams
+ *           → close the server → let last replies go out → stop the channels → close the store
+ */
 export interface StartGatewayOptions {
   /** The assistant directory (service.yaml + skills/). */
   dir: string;
@@ -28,6 +42,8 @@ export interface StartGatewayOptions {
   apiKey?: string;
   /** Default: the CLI's logger (stderr). */
   log?: Logger;
+  /** Default: process.env (SERVICE_PORT, SERVICE_TOKEN, SERVICE_FLEET_DIR, engine credentials). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Gateway {
@@ -37,8 +53,11 @@ export interface Gateway {
   token: string;
   /** Where the token came from; a `generated` or `stored` token is the one to show the user. */
   tokenSource: TokenSource;
-  /** The chat core the gateway serves (the same one its HTTP routes, channels and tasks use). */
+  /** The assistant the gateway serves (the same one its HTTP routes, channels and tasks use). */
   assistant: Assistant;
+  /** The opened directory (configuration and state), for embedders and tests. */
+  directory: AssistantDirectory;
+  channels: ChannelRuntime;
   /**
    * Stops in the order that loses nothing: leave the fleet and stop the scheduler, stop accepting
    * requests, let running turns finish for `graceMs` (then abort them), flush the last events of
@@ -48,122 +67,122 @@ export interface Gateway {
   close(graceMs?: number): Promise<void>;
 }
 
-/**
- * The whole gateway, as `service gateway` runs it: the HTTP API and dashboard first, then the
- * channels and the scheduler once the port is bound.
- */
 export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> {
+  const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger();
-  const fleet = createFleetRegistry({ dir: resolveFleetDir(process.env) });
-  // The channels and the scheduler are created below; the closures reach them once they exist.
-  let channels: GatewayChannels | undefined;
-  let scheduler: Scheduler | undefined;
-  const opened = openAssistant({
+  const version = packageVersion();
+
+  // --- build, in dependency order ---
+  const fleet = createFleetDirectory({ dir: resolveFleetDir(env) });
+  const directory = openAssistantDirectory({
     dir: opts.dir,
     log,
+    env,
     watchConfig: true,
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     peers: () => peerAssistants(fleet.list(), process.pid),
-    hub: () => channels?.hub,
-    nextRun: (id) => scheduler?.nextRun(id),
   });
-  const { config, assistant } = opened;
-  const paths = resolveAssistantPaths(opts.dir);
-  let bind: ReturnType<typeof resolveGatewayBind>;
-  let token: string;
-  let tokenSource: TokenSource;
-  try {
-    bind = resolveGatewayBind(config.current().config, {
-      ...(opts.hostname ? { host: opts.hostname } : {}),
-      ...(opts.port !== undefined ? { port: opts.port } : {}),
-    });
-    const configToken = config.current().config.gateway.token;
-    ({ token, source: tokenSource } = resolveGatewayToken({
-      ...(opts.token ? { flag: opts.token } : {}),
-      env: process.env,
-      ...(configToken ? { configToken } : {}),
-      tokenFile: paths.tokenFile,
-    }));
-  } catch (err) {
-    opened.close();
-    throw err;
-  }
-  log.addSecrets([token]);
-  // Built now (the server reports their state), connected once the HTTP server listens.
-  channels = createGatewayChannels(opened, paths.dir);
+  const { config, store, assistant } = directory;
+  const { bind, auth } = closingOnFailure(directory, () => {
+    const c = config.current().config;
+    return {
+      bind: resolveGatewayBind(c, { ...(opts.hostname ? { host: opts.hostname } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) }, env),
+      auth: resolveGatewayToken({
+        ...(opts.token ? { flag: opts.token } : {}),
+        env,
+        ...(c.gateway.token ? { configToken: c.gateway.token } : {}),
+        tokenFile: resolveAssistantPaths(directory.dir).tokenFile,
+      }),
+    };
+  });
+  log.addSecrets([auth.token]);
 
+  const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
+  const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
+  const scheduler = createScheduler({
+    tasks: () => config.current().config.tasks,
+    clock: systemClock,
+    run: (task) => tasks.run(task),
+    onSkipped: (task, at) => tasks.recordSkipped(task, at),
+    log: log.child('scheduler'),
+  });
+  directory.commands.add(createCronCommand({ config, tasks, nextRun: (id) => scheduler.nextRun(id) }));
   const { app, streamsFlushed } = createServerApp({
     assistant,
     config,
     channels: channels.hub,
-    activity: opened.store,
-    token,
+    activity: store,
+    token: auth.token,
     log,
-    version: packageVersion(),
+    version,
     dashboardDir: path.join(templatesDir(), 'dashboard'),
     fleet: () => fleetPanelRows(fleet.list(), process.pid),
   });
-  let server: RunningServer;
-  try {
-    server = await listenApp(app, bind);
-  } catch (err) {
-    opened.close();
+
+  // --- start ---
+  const server = await listenApp(app, bind).catch((err: unknown) => {
+    directory.close();
     throw err;
-  }
-  // Registered only now: the entry carries the port actually bound (port 0 picks one).
-  const membership = joinFleet({
-    registry: fleet,
-    config,
-    host: server.host,
-    port: server.port,
-    dir: paths.dir,
-    version: packageVersion(),
-    log: log.child('fleet'),
   });
+  // Registered only now: the entry carries the port actually bound (port 0 picks one).
+  const membership = joinFleet({ registry: fleet, config, host: server.host, port: server.port, dir: directory.dir, version, log: log.child('fleet') });
   const leaveOnExit = () => membership.leave();
   process.once('exit', leaveOnExit);
   channels.start();
-  scheduler = startScheduler(opened);
+  scheduler.refresh();
+  const unwatchTasks = config.onChange(() => scheduler.refresh());
 
-  let closing: Promise<void> | undefined;
-  const shutdown = async (graceMs: number): Promise<void> => {
+  // --- stop ---
+  const stop = async (graceMs: number): Promise<void> => {
     membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
     process.off('exit', leaveOnExit);
-    scheduler?.stop();
+    unwatchTasks();
+    scheduler.stop();
     try {
       server.stopAccepting();
       await assistant.drain(graceMs);
       await streamsFlushed(5_000); // the last events of each turn reach their clients
       await server.close();
       // Replies of turns that just ended still go out before the adapters disconnect.
-      if (channels) await withTimeout(channels.bridge.idle(), 5_000).catch(() => undefined);
-      await channels?.stop();
+      await withTimeout(channels.idle(), 5_000).catch(() => undefined);
+      await channels.stop();
     } catch (err) {
       log.error(`shutdown: ${errorMessage(err)}`);
     }
-    opened.close();
+    directory.close();
   };
+  const close = once(stop);
   return {
     url: server.url,
     host: server.host,
     port: server.port,
-    token,
-    tokenSource,
+    token: auth.token,
+    tokenSource: auth.source,
     assistant,
-    close: (graceMs = 30_000) => (closing ??= shutdown(graceMs)),
+    directory,
+    channels,
+    close: (graceMs = 30_000) => close(graceMs),
   };
 }
 
-/** Scheduled tasks run inside the gateway; edits of `tasks` (from anywhere) are picked up live. */
-function startScheduler(opened: OpenedAssistant): Scheduler {
-  const scheduler = createScheduler({
-    tasks: () => opened.config.current().config.tasks,
-    clock: systemClock,
-    run: (task) => opened.tasks.run(task),
-    onSkipped: (task, at) => opened.tasks.recordSkipped(task, at),
-    log: opened.log.child('scheduler'),
-  });
-  scheduler.refresh();
-  opened.config.onChange(() => scheduler.refresh());
-  return scheduler;
+// --- internal ---
+
+/** Run a step of the assembly; if it throws, the opened directory (watcher, database) is closed first. */
+function closingOnFailure<T>(directory: AssistantDirectory, step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    directory.close();
+    throw err;
+  }
+}
+
+/** Test and operator knobs: SERVICE_CHANNEL_RETRY_MS (one restart delay), SERVICE_CHANNEL_CONNECT_TIMEOUT_MS. */
+function channelTuning(env: NodeJS.ProcessEnv): { backoffMs?: number[]; connectTimeoutMs?: number } {
+  const backoff = Number(env.SERVICE_CHANNEL_RETRY_MS);
+  const connect = Number(env.SERVICE_CHANNEL_CONNECT_TIMEOUT_MS);
+  return {
+    ...(Number.isFinite(backoff) && backoff > 0 ? { backoffMs: [backoff] } : {}),
+    ...(Number.isFinite(connect) && connect > 0 ? { connectTimeoutMs: connect } : {}),
+  };
 }

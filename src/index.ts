@@ -11,7 +11,7 @@
  */
 import type { Assistant } from './core/assistant/assistant.js';
 import { createSilentLogger, type Logger } from './core/logger.js';
-import { openAssistant } from './open-assistant.js';
+import { addTaskRunner, openAssistantDirectory } from './assistant-directory.js';
 
 export interface CreateAssistantOptions {
   /** The assistant directory (service.yaml + skills/). */
@@ -28,7 +28,8 @@ export interface EmbeddedAssistant extends Assistant {
 }
 
 export function createAssistant(opts: CreateAssistantOptions): EmbeddedAssistant {
-  const opened = openAssistant({ dir: opts.dir, log: opts.log ?? createSilentLogger(), ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
+  const opened = openAssistantDirectory({ dir: opts.dir, log: opts.log ?? createSilentLogger(), ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
+  addTaskRunner(opened);
   return {
     ...opened.assistant,
     async close(graceMs = 10_000) {
@@ -39,7 +40,7 @@ export function createAssistant(opts: CreateAssistantOptions): EmbeddedAssistant
 }
 
 export type { Assistant, AssistantStatus, ChatOptions } from './core/assistant/assistant.js';
-export type { CommandResult } from './core/assistant/commands.js';
+export type { CommandResult } from './core/assistant/slash-commands.js';
 export type { ImageInput } from './core/assistant/images.js';
 export type { Completion, CompletionStatus, StreamEvent } from './core/events.js';
 export type { ActivityRecord, Metrics } from './core/store/types.js';

@@ -1,13 +1,15 @@
 import type { Assistant } from '../core/assistant/assistant.js';
-import { isSlashCommand } from '../core/assistant/commands.js';
+import { isSlashCommand } from '../core/assistant/slash-commands.js';
 import type { ImageInput } from '../core/assistant/images.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { Store } from '../core/store/types.js';
+import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
 import { deliverTurn } from './delivery.js';
 import { contextBefore, conversationKeyOf, decide, groupPrompt, sessionKeyOf } from './group.js';
 import { splitMessage } from './split.js';
+import type { RunningAdapters } from './running-adapters.js';
+import type { SentLedger } from './sent-ledger.js';
 import type { ChannelAdapter, InboundMessage } from './types.js';
 
 /**
@@ -18,10 +20,12 @@ import type { ChannelAdapter, InboundMessage } from './types.js';
 export interface BridgeDeps {
   assistant: Assistant;
   config: ConfigSource;
-  store: Store;
+  store: InboxLedger & GroupStateStore & KnownChatStore;
   log: Logger;
-  /** The running adapter of a channel (it may have been restarted since the message arrived). */
-  adapterFor(channel: string): ChannelAdapter | undefined;
+  /** Where replies go: the adapter running when the turn ends (it may have restarted since the message arrived). */
+  adapters: RunningAdapters;
+  /** Messages this process sent: their echoes are not answered; replies are noted in it. */
+  sent: SentLedger;
   now?: () => number;
 }
 
@@ -29,27 +33,14 @@ export interface Bridge {
   accept(msg: InboundMessage): Promise<void>;
   /** Process inbox entries left pending by a crash or kill (inbox on). */
   recover(): number;
-  /** Record a message this process sent (its echo is ignored). */
-  noteSent(channel: string, messageId: string | undefined): void;
   /** Resolves when every accepted message has been processed. */
   idle(): Promise<void>;
 }
 
-const SENT_REMEMBERED = 1000;
-
 export function createBridge(deps: BridgeDeps): Bridge {
   const now = deps.now ?? Date.now;
   const lanes = new Map<string, Promise<void>>();
-  const sent = new Map<string, Set<string>>();
   const log = deps.log.child('bridge');
-
-  const noteSent = (channel: string, id: string | undefined) => {
-    if (!id) return;
-    const set = sent.get(channel) ?? new Set<string>();
-    set.add(id);
-    if (set.size > SENT_REMEMBERED) set.delete(set.values().next().value as string);
-    sent.set(channel, set);
-  };
 
   /** Per chat, one message at a time, in arrival order. */
   const enqueue = (key: string, job: () => Promise<void>) => {
@@ -60,19 +51,17 @@ export function createBridge(deps: BridgeDeps): Bridge {
     });
   };
 
-  const turnsKey = (key: string) => `group.botTurns.${key}`;
-
   async function process(msg: InboundMessage, key: string): Promise<void> {
     const cfg = deps.config.current().config;
     const chat = conversationKeyOf(msg);
     try {
-      const adapter = deps.adapterFor(msg.channel);
+      const adapter = deps.adapters.get(msg.channel);
       if (!adapter) {
         log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
         return;
       }
-      if (msg.chatType === 'group' && !msg.fromBot) deps.store.setValue(turnsKey(chat), 0);
-      const botTurns = deps.store.getValue<number>(turnsKey(chat)) ?? 0;
+      if (msg.chatType === 'group' && !msg.fromBot) deps.store.setGroupBotTurns(chat, 0);
+      const botTurns = deps.store.groupBotTurns(chat);
       const decision = decide(msg, cfg.groupChat, botTurns);
       if (!decision.respond) {
         log.debug(`${msg.channel} ${msg.messageId}: not answering (${decision.why})`);
@@ -80,7 +69,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
         return;
       }
       const onSent = (s: { messageId: string } | undefined, text: string) => {
-        noteSent(msg.channel, s?.messageId);
+        deps.sent.note(msg.channel, s?.messageId);
         if (msg.chatType === 'group')
           deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
       };
@@ -108,7 +97,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
         { mode: cfg.streaming.mode, showToolCalls: cfg.streaming.showToolCalls, log, onSent },
       );
       if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') {
-        deps.store.setValue(turnsKey(chat), (deps.store.getValue<number>(turnsKey(chat)) ?? 0) + 1);
+        deps.store.setGroupBotTurns(chat, deps.store.groupBotTurns(chat) + 1);
       }
       deps.store.markMessageDone(msg.channel, msg.messageId);
     } catch (err) {
@@ -120,9 +109,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
   }
 
   return {
-    noteSent,
     async accept(msg) {
-      if (sent.get(msg.channel)?.has(msg.messageId)) return; // our own message coming back
+      if (deps.sent.has(msg.channel, msg.messageId)) return; // our own message coming back
       const cfg = deps.config.current().config;
       const key = sessionKeyOf(msg);
       const fresh = deps.store.claimMessage({

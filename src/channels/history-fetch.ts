@@ -1,9 +1,9 @@
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { Store } from '../core/store/types.js';
-import type { Bridge } from './bridge.js';
-import type { ChannelAdapter } from './types.js';
+import type { KnownChatStore } from '../core/store/types.js';
+import type { RunningAdapters } from './running-adapters.js';
+import type { InboundMessage } from './types.js';
 
 /**
  * History catch-up (`historyFetch.enabled`): messages that arrived while the gateway was down or
@@ -15,10 +15,11 @@ import type { ChannelAdapter } from './types.js';
  */
 export interface HistoryFetcherDeps {
   config: ConfigSource;
-  store: Store;
-  bridge: Bridge;
+  store: KnownChatStore;
+  /** Where caught-up messages go: the bridge's `accept`, exactly like live ones. */
+  accept(message: InboundMessage): Promise<void>;
   log: Logger;
-  adapters: () => ChannelAdapter[];
+  adapters: RunningAdapters;
   now?: () => number;
 }
 
@@ -34,7 +35,7 @@ export function createHistoryFetcher(deps: HistoryFetcherDeps) {
   const catchUp = async (): Promise<number> => {
     const cfg = deps.config.current().config.historyFetch;
     let fed = 0;
-    for (const adapter of deps.adapters()) {
+    for (const adapter of deps.adapters.all()) {
       if (!adapter.readHistory) continue;
       for (const chat of deps.store.knownChats(adapter.name)) {
         const until = now();
@@ -43,7 +44,7 @@ export function createHistoryFetcher(deps: HistoryFetcherDeps) {
           const messages = await adapter.readHistory(chat.chatId, { since: new Date(since), limit: PER_CHAT });
           for (const m of messages) {
             if (m.fromBot && m.chatType === 'direct') continue;
-            await deps.bridge.accept(m);
+            await deps.accept(m);
             fed++;
           }
           deps.store.setChatFetched(adapter.name, chat.chatId, until);

@@ -1,13 +1,14 @@
-import type { ChannelHub, ChannelStatus, SendResult } from '../core/channel-hub.js';
+import type { ChannelHub, ChannelStatus, SendOutcome } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { withDeadline } from '../core/util/timeout.js';
-import type { Bridge } from './bridge.js';
 import { loadCustomAdapter } from './custom.js';
 import { channelDefinitions } from './registry.js';
+import type { RunningAdapterTable } from './running-adapters.js';
+import type { SentLedger } from './sent-ledger.js';
 import { splitMessage } from './split.js';
-import type { ChannelAdapter, ChannelDeps } from './types.js';
+import type { ChannelAdapter, ChannelDeps, InboundMessage } from './types.js';
 
 /**
  * The channels of one gateway: every configured channel started concurrently with a connect
@@ -19,7 +20,12 @@ export interface HubDeps {
   dir: string;
   config: ConfigSource;
   log: Logger;
-  bridge: () => Bridge;
+  /** Where incoming messages go (the bridge's `accept`); adapters acknowledge once it resolves. */
+  onMessage(message: InboundMessage): Promise<void>;
+  /** Filled with each channel's adapter while it runs. */
+  adapters: RunningAdapterTable;
+  /** Ids of proactive sends are noted here (their echo is not answered). */
+  sent: SentLedger;
   /** Connect deadline per attempt (default 30 s). */
   connectTimeoutMs?: number;
   /** Restart delays after failures, last one repeated (default 5 s … 5 min). */
@@ -30,7 +36,6 @@ export interface HubDeps {
 
 export interface RunningHub extends ChannelHub {
   start(): void;
-  adapter(name: string): ChannelAdapter | undefined;
   /** Wait until every channel has either connected or failed its first attempt. */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -63,6 +68,17 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     else rt.reason = reason;
   };
 
+  // The runtime's adapter and the shared table always agree.
+  const attach = (rt: Runtime, adapter: ChannelAdapter) => {
+    rt.adapter = adapter;
+    deps.adapters.set(rt.name, adapter);
+  };
+  const detach = (rt: Runtime, adapter: ChannelAdapter | undefined) => {
+    if (!adapter || rt.adapter !== adapter) return;
+    delete rt.adapter;
+    deps.adapters.remove(rt.name, adapter);
+  };
+
   const create = async (rt: Runtime): Promise<ChannelAdapter> => {
     const channelDeps: ChannelDeps = { log: deps.log.child(rt.name), dir: deps.dir, name: rt.name };
     const def = channelDefinitions[rt.name];
@@ -77,12 +93,12 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     let adapter: ChannelAdapter | undefined;
     try {
       adapter = await create(rt);
-      rt.adapter = adapter;
+      attach(rt, adapter);
       const current = adapter;
       await withDeadline(
         adapter.start({
           log: deps.log.child(rt.name),
-          onMessage: (msg) => deps.bridge().accept(msg),
+          onMessage: (msg) => deps.onMessage(msg),
           onStatus: (s) => {
             if (rt.adapter !== current || stopped) return;
             if (s.state === 'connected') setStatus(rt, 'connected');
@@ -98,7 +114,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     } catch (err) {
       setStatus(rt, 'failed', errorMessage(err));
       if (adapter) await adapter.stop().catch((e: unknown) => log.warn(`${rt.name}: stop after failure: ${errorMessage(e)}`));
-      if (rt.adapter === adapter) delete rt.adapter;
+      detach(rt, adapter);
       scheduleRestart(rt);
     }
   };
@@ -111,7 +127,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       delete rt.timer;
       void (async () => {
         const old = rt.adapter;
-        delete rt.adapter;
+        detach(rt, old);
         if (old) await old.stop().catch(() => undefined);
         await attempt(rt);
       })();
@@ -140,7 +156,6 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     settled: async () => {
       await Promise.all([...runtimes.values()].map((rt) => rt.firstAttempt));
     },
-    adapter: (name) => runtimes.get(name)?.adapter,
     statuses(): ChannelStatus[] {
       const disabled = new Map(deps.config.current().disabledChannels.map((d) => [d.name, d.reason]));
       const names = [...new Set([...Object.keys(channelDefinitions), ...runtimes.keys(), ...disabled.keys()])];
@@ -152,23 +167,23 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       });
     },
     list: () => [...runtimes.values()].filter((rt) => rt.adapter).map((rt) => ({ name: rt.name, canSend: typeof rt.adapter?.send === 'function' })),
-    async send(channel, chatId, text): Promise<SendResult> {
-      if (runtimes.size === 0) return { ok: false, status: 503, error: 'no channel adapters are available' };
+    async send(channel, chatId, text): Promise<SendOutcome> {
+      if (runtimes.size === 0) return { ok: false, reason: 'no_channels', error: 'no channel adapters are available' };
       const rt = runtimes.get(channel);
-      if (!rt) return { ok: false, status: 404, error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };
+      if (!rt) return { ok: false, reason: 'not_found', error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };
       const adapter = rt.adapter;
       if (!adapter || rt.status !== 'connected')
-        return { ok: false, status: 503, error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
-      if (!adapter.send) return { ok: false, status: 501, error: `channel ${channel} cannot send proactive messages` };
+        return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
+      if (!adapter.send) return { ok: false, reason: 'unsupported', error: `channel ${channel} cannot send proactive messages` };
       try {
         for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) {
           const sent = await adapter.send(chatId, part);
-          deps.bridge().noteSent(channel, sent?.messageId);
+          deps.sent.note(channel, sent?.messageId);
         }
         return { ok: true };
       } catch (err) {
         log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`);
-        return { ok: false, status: 502, error: `${channel} refused the message: ${errorMessage(err)}` };
+        return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
       }
     },
     async stop() {
@@ -177,7 +192,9 @@ export function createChannelHub(deps: HubDeps): RunningHub {
         [...runtimes.values()].map(async (rt) => {
           clearTimeout(rt.timer);
           // Stopping an adapter that is still connecting also ends its pending start.
-          await rt.adapter?.stop().catch((err: unknown) => log.warn(`${rt.name}: stop: ${errorMessage(err)}`));
+          const adapter = rt.adapter;
+          await adapter?.stop().catch((err: unknown) => log.warn(`${rt.name}: stop: ${errorMessage(err)}`));
+          detach(rt, adapter);
         }),
       );
     },

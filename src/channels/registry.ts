@@ -12,8 +12,6 @@ export const channelDefinitions: Readonly<Record<string, ChannelDefinition>> = O
   [lark, dingtalk, wecom, slack, telegram, discord].map((d) => [d.name, d as unknown as ChannelDefinition]),
 );
 
-export const channelNames = Object.keys(channelDefinitions);
-
 export function channelOptionSchemas(): Record<string, z.ZodType<Record<string, unknown>>> {
   return Object.fromEntries(Object.entries(channelDefinitions).map(([k, d]) => [k, d.options]));
 }

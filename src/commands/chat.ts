@@ -1,8 +1,8 @@
 import readline from 'node:readline';
 import type { Assistant } from '../core/assistant/assistant.js';
-import { isSlashCommand } from '../core/assistant/commands.js';
+import { isSlashCommand } from '../core/assistant/slash-commands.js';
 import { createLogger } from '../core/logger.js';
-import { openAssistant } from '../open-assistant.js';
+import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
 
@@ -19,7 +19,8 @@ export interface ChatOptions {
  * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits.
  */
 export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number> {
-  const opened = openAssistant({ dir: opts.dir, log: createLogger({ level: 'warn' }) });
+  const opened = openAssistantDirectory({ dir: opts.dir, log: createLogger({ level: 'warn' }) });
+  addTaskRunner(opened);
   const renderer = createChatRenderer(io, { json: Boolean(opts.json), tty: io.isTTY });
   try {
     if (opts.message !== undefined) return await oneTurn(opened.assistant, renderer, opts.message, opts.session);

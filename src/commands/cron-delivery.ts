@@ -1,9 +1,10 @@
 import { createChannelHub } from '../channels/hub.js';
-import type { Bridge } from '../channels/bridge.js';
-import type { ChannelHub, SendResult } from '../core/channel-hub.js';
+import { createRunningAdapters } from '../channels/running-adapters.js';
+import { createSentLedger } from '../channels/sent-ledger.js';
+import type { ChannelHub, SendOutcome } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
-import { createFleetRegistry, resolveFleetDir } from '../core/fleet/registry.js';
+import { createFleetDirectory, resolveFleetDir } from '../core/fleet/fleet-directory.js';
 import type { Logger } from '../core/logger.js';
 import { resolveAssistantPaths } from '../core/paths.js';
 import fs from 'node:fs';
@@ -19,9 +20,9 @@ export function createCronDelivery(opts: { dir: string; config: ConfigSource; lo
   const env = opts.env ?? process.env;
   const hubs: Array<{ stop(): Promise<void> }> = [];
 
-  const viaGateway = async (channel: string, chatId: string, text: string): Promise<SendResult | undefined> => {
+  const viaGateway = async (channel: string, chatId: string, text: string): Promise<SendOutcome | undefined> => {
     const dir = resolveAssistantPaths(opts.dir).dir;
-    const gateway = createFleetRegistry({ dir: resolveFleetDir(env) })
+    const gateway = createFleetDirectory({ dir: resolveFleetDir(env) })
       .list()
       .find((e) => e.dir === dir);
     if (!gateway) return undefined;
@@ -34,31 +35,32 @@ export function createCronDelivery(opts: { dir: string; config: ConfigSource; lo
         body: JSON.stringify({ channel, chatId, text }),
         signal: AbortSignal.timeout(30_000),
       });
-      const body = (await res.json()) as { ok?: boolean; error?: string; availableChannels?: string[] };
+      const body = (await res.json()) as { ok?: boolean; error?: string; reason?: string; availableChannels?: string[] };
       if (res.ok) return { ok: true };
-      return res.status === 404
-        ? { ok: false, status: 404, error: body.error ?? 'not found', availableChannels: body.availableChannels ?? [] }
-        : {
-            ok: false,
-            status: res.status === 501 ? 501 : res.status === 503 ? 503 : 502,
-            error: `the running gateway at ${gateway.url}: ${body.error ?? res.status}`,
-          };
+      const error = `the running gateway at ${gateway.url}: ${body.error ?? res.status}`;
+      if (body.reason === 'not_found') return { ok: false, reason: 'not_found', error, availableChannels: body.availableChannels ?? [] };
+      const reason = body.reason === 'unsupported' || body.reason === 'not_connected' || body.reason === 'no_channels' ? body.reason : 'failed';
+      return { ok: false, reason, error };
     } catch (err) {
       opts.log.warn(`the gateway at ${gateway.url} did not take the message (${errorMessage(err)}); connecting the channel here`);
       return undefined;
     }
   };
 
-  const direct = async (channel: string, chatId: string, text: string): Promise<SendResult> => {
-    const refuse: Bridge = {
-      accept: async () => {
+  const direct = async (channel: string, chatId: string, text: string): Promise<SendOutcome> => {
+    const hub = createChannelHub({
+      dir: opts.dir,
+      config: opts.config,
+      log: opts.log,
+      // Refused, so the adapter does not acknowledge it and the platform delivers it to the gateway later.
+      onMessage: async () => {
         throw new Error('service cron run only sends; messages are for the gateway');
       },
-      recover: () => 0,
-      noteSent: () => undefined,
-      idle: async () => undefined,
-    };
-    const hub = createChannelHub({ dir: opts.dir, config: opts.config, log: opts.log, bridge: () => refuse, only: [channel], backoffMs: [3_600_000] });
+      adapters: createRunningAdapters(),
+      sent: createSentLedger(),
+      only: [channel],
+      backoffMs: [3_600_000],
+    });
     hubs.push(hub);
     hub.start();
     await hub.settled();

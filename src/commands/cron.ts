@@ -3,7 +3,7 @@ import { AppError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
 import { nextCronTime } from '../core/scheduler/cron.js';
 import type { TaskRun } from '../core/store/types.js';
-import { openAssistant, type OpenedAssistant } from '../open-assistant.js';
+import { type AssistantDirectory, addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { TaskConfig } from '../core/config/schema.js';
 import { createCronDelivery } from './cron-delivery.js';
 import type { CommandIO } from './io.js';
@@ -24,9 +24,9 @@ export interface CronOptions {
  */
 export async function runCron(opts: CronOptions, io: CommandIO): Promise<number> {
   const log = createLogger({ level: 'warn' });
-  let delivery: ReturnType<typeof createCronDelivery> | undefined;
-  const opened = openAssistant({ dir: opts.dir, log, hub: () => delivery });
-  delivery = createCronDelivery({ dir: opts.dir, config: opened.config, log });
+  const opened = openAssistantDirectory({ dir: opts.dir, log });
+  const delivery = createCronDelivery({ dir: opts.dir, config: opened.config, log });
+  const runner = addTaskRunner(opened, delivery);
   try {
     const tasks = opened.config.current().config.tasks;
     const found = opts.id === undefined ? undefined : tasks.find((t) => t.id === opts.id);
@@ -39,7 +39,7 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
     const task = found;
     switch (opts.action) {
       case 'run': {
-        const outcome = await opened.tasks.run(task);
+        const outcome = await runner.run(task);
         const { run } = outcome;
         if (opts.json) io.out(JSON.stringify({ ...run, reply: outcome.reply }, null, 2));
         else if (run.status === 'completed') io.out(outcome.reply);
@@ -67,13 +67,13 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
         throw new AppError('usage', `unknown cron action ${String(opts.action)}`);
     }
   } finally {
-    await delivery?.close();
+    await delivery.close();
     await opened.assistant.drain(0);
     opened.close();
   }
 }
 
-function listTasks(opened: OpenedAssistant, tasks: readonly TaskConfig[], opts: CronOptions, io: CommandIO): number {
+function listTasks(opened: AssistantDirectory, tasks: readonly TaskConfig[], opts: CronOptions, io: CommandIO): number {
   const rows = tasks.map((t) => {
     const [last] = opened.store.taskRuns(t.id, 1);
     return {

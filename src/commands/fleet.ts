@@ -1,6 +1,6 @@
 import type { FleetEntry } from '../core/fleet/entry.js';
 import { probeHealth, type HealthProbe } from '../core/fleet/health.js';
-import { createFleetRegistry, resolveFleetDir } from '../core/fleet/registry.js';
+import { createFleetDirectory, resolveFleetDir } from '../core/fleet/fleet-directory.js';
 import type { CommandIO } from './io.js';
 
 export interface FleetListOptions {
@@ -16,7 +16,7 @@ export interface FleetListOptions {
  * answer: the listing is the answer, and a peer that is slow to answer is not this command's failure.
  */
 export async function runFleetList(opts: FleetListOptions, io: CommandIO): Promise<number> {
-  const registry = createFleetRegistry({ dir: resolveFleetDir(opts.env ?? process.env) });
+  const registry = createFleetDirectory({ dir: resolveFleetDir(opts.env ?? process.env) });
   const entries = registry.list();
   const probes = await Promise.all(entries.map((e) => probeHealth(e.url, opts.healthTimeoutMs ?? 1_500)));
   const rows = entries.map((e, i) => ({ ...e, health: probes[i] as HealthProbe }));

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { editConfigText } from '../core/config/write-back.js';
 import { findEngineBinary } from '../core/engines/detect.js';
-import { engineDefinitions, getEngine } from '../core/engines/registry.js';
+import { engineDefinitions, enginePreference, getEngine } from '../core/engines/registry.js';
 import { AppError } from '../core/errors.js';
 import { CONFIG_FILE_NAME, STATE_DIR_NAME, resolveAssistantPaths } from '../core/paths.js';
 import { DEFAULT_TEMPLATE, TEMPLATE_META_FILE, builtinSkillsDir, copyTree, getTemplate, listTemplates } from '../core/templates/templates.js';
@@ -16,9 +16,6 @@ export interface InitOptions {
   yes?: boolean;
   force?: boolean;
 }
-
-/** Engines in the order we suggest them when several are installed. */
-const ENGINE_PREFERENCE = ['engine_b', 'engine_d', 'engine_c', 'engine_a'];
 
 /** `service init`: scaffold an assistant directory from a scenario template plus the built-in skills. */
 export async function runInit(opts: InitOptions, io: CommandIO): Promise<number> {
@@ -63,11 +60,11 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
 // --- internal ---
 
 async function chooseOptions(opts: InitOptions, io: CommandIO, defaultName: string): Promise<{ template: string; engine: string; name: string }> {
-  const installed = ENGINE_PREFERENCE.filter((id) => {
+  const installed = enginePreference.filter((id) => {
     const def = engineDefinitions[id];
     return def !== undefined && findEngineBinary(def) !== undefined;
   });
-  const defaults = { template: DEFAULT_TEMPLATE, engine: installed[0] ?? 'engine_b', name: defaultName };
+  const defaults = { template: DEFAULT_TEMPLATE, engine: installed[0] ?? enginePreference[0] ?? '', name: defaultName };
   const interactive = io.isTTY && !opts.yes;
   if (!interactive) {
     return {
@@ -89,7 +86,7 @@ async function chooseOptions(opts: InitOptions, io: CommandIO, defaultName: stri
     (await select({
       message: 'Engine',
       default: defaults.engine,
-      choices: ENGINE_PREFERENCE.map((id) => ({
+      choices: enginePreference.map((id) => ({
         value: id,
         name: `${id}  ${engineDefinitions[id]?.title}${installed.includes(id) ? '  (found on PATH)' : ''}`,
       })),

@@ -35,11 +35,6 @@ export class UsageError extends AppError {
   }
 }
 
-export type Result<T, E = AppError> = { ok: true; value: T } | { ok: false; error: E };
-
-export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
-export const fail = <E>(error: E): Result<never, E> => ({ ok: false, error });
-
 /** Message of anything thrown, for logs and in-band error events. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;

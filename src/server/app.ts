@@ -1,10 +1,5 @@
-import { H3, handleCors, type H3Event } from 'h3';
-import type { Assistant } from '../core/assistant/assistant.js';
-import type { ChannelHub } from '../core/channel-hub.js';
-import type { ConfigSource } from '../core/config/source.js';
+import { H3, handleCors } from 'h3';
 import { errorMessage } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
-import type { Store } from '../core/store/types.js';
 import { presentedToken, tokensMatch } from './auth.js';
 import { HttpFailure, json } from './http.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -13,41 +8,12 @@ import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
+import type { RouteTable, ServerDeps } from './types.js';
 
 /**
- * The HTTP API as an h3 app built only from what it is given: no module state, no listening
- * (listen.ts does that). Every route but the public ones needs the bearer token.
+ * The HTTP API as an h3 app built only from what it is given (ServerDeps, in types.ts): no module
+ * state, no listening (listen.ts does that). Every route but the public ones needs the bearer token.
  */
-export interface ServerDeps {
-  assistant: Assistant;
-  config: ConfigSource;
-  channels: ChannelHub;
-  /** The activity queries the dashboard needs beyond what the assistant exposes (the state store). */
-  activity: Pick<Store, 'recentActivity' | 'activityTimeline'>;
-  token: string;
-  log: Logger;
-  version: string;
-  /** Folder of the dashboard's static files. */
-  dashboardDir: string;
-  /** Idle time before an SSE stream gets a heartbeat comment (default 15 s). */
-  heartbeatMs?: number;
-  /** Concurrent GET /api/events subscribers (default 32). */
-  maxEventSubscribers?: number;
-  maxBodyBytes?: number;
-  /** Peers for the dashboard's fleet panel. */
-  fleet?: () => Array<Record<string, unknown>>;
-}
-
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-export type RouteHandler = (event: H3Event) => unknown;
-
-/** How route modules add routes: also records methods per path, for 405 answers. */
-export interface RouteTable {
-  add(method: Method, path: string, handler: RouteHandler): void;
-  /** Register a turn's stream, so shutdown can wait until its last event is written. */
-  trackStream(finished: Promise<void>): void;
-}
-
 export interface ServerApp {
   app: H3;
   /** Resolves when every turn stream open now has written its last event (or after `ms`). */

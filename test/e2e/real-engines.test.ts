@@ -1,6 +1,6 @@
 /**
  * End to end with the real engine CLIs (devDependencies) against the scripted fake LLM on 127.0.0.1,
- * through our own code: openAssistant → assistant.chat → engine runner → CLI → fake LLM.
+ * through our own code: openAssistantDirectory → assistant.chat → engine runner → CLI → fake LLM.
  *
  * Each engine gets a fresh HOME inside its temp dir and an environment built from scratch (no real
  * credential can leak in from the developer's shell). Nothing outside 127.0.0.1 is contacted (checked
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
-import { openAssistant, type OpenedAssistant } from '../../src/open-assistant.js';
+import { type AssistantDirectory, openAssistantDirectory } from '../../src/assistant-directory.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
 import { assertEnding, collect, completionOf } from '../helpers/assistant.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -55,14 +55,14 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
   let root: string;
   let home: string;
   let llm: FakeLlm;
-  let main: OpenedAssistant;
-  const opened: OpenedAssistant[] = [];
+  let main: AssistantDirectory;
+  const opened: AssistantDirectory[] = [];
   // Shared between the ordered tests below: turn two resumes turn one's session.
   let firstSessionId: string | undefined;
   let firstDone: Extract<StreamEvent, { type: 'done' }> | undefined;
 
   /** A fresh assistant directory of this engine (same HOME, so the same engine sessions). */
-  const open = (name: string, opts: { apiKey?: string; timeout?: number } = {}): { opened: OpenedAssistant; dir: string } => {
+  const open = (name: string, opts: { apiKey?: string; timeout?: number } = {}): { opened: AssistantDirectory; dir: string } => {
     const dir = path.join(root, name);
     fs.mkdirSync(dir);
     const yaml = [
@@ -88,7 +88,7 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
       no_proxy: '127.0.0.1',
       LANG: 'C.UTF-8',
     };
-    const o = openAssistant({ dir, env, log: createSilentLogger() });
+    const o = openAssistantDirectory({ dir, env, log: createSilentLogger() });
     opened.push(o);
     return { opened: o, dir };
   };
@@ -253,7 +253,7 @@ type TurnProcs = Map<number, { start: string; cmd: string }>;
 
 /** Run one chat turn to its end; with watchDir, sample /proc meanwhile for the processes of the turn. */
 async function turn(
-  o: OpenedAssistant,
+  o: AssistantDirectory,
   prompt: string,
   key: string,
   opts: { watchDir?: string } = {},

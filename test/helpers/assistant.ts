@@ -2,17 +2,30 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
-import { openAssistant, type OpenedAssistant } from '../../src/open-assistant.js';
+import { addTaskRunner, type AssistantDirectory, openAssistantDirectory } from '../../src/assistant-directory.js';
 import { createStandIn, type StandIn } from './stand-in.js';
 import { testdir } from './testdir.js';
 
-export interface TestAssistant extends OpenedAssistant {
-  dir: string;
+export interface TestAssistant extends AssistantDirectory {
   standIn: StandIn;
 }
 
+export interface TestAssistantOptions {
+  engine?: string;
+  yaml?: string;
+  files?: Record<string, string>;
+}
+
 /** An assistant directory on a stand-in engine, opened in this process. */
-export function createTestAssistant(opts: { engine?: string; yaml?: string; files?: Record<string, string> } = {}): TestAssistant {
+export function createTestAssistant(opts: TestAssistantOptions = {}): TestAssistant {
+  const { dir, standIn } = writeTestAssistant(opts);
+  const opened = openAssistantDirectory({ dir, log: createSilentLogger(), env: { ...process.env, ...standIn.env } });
+  addTaskRunner(opened);
+  return { ...opened, standIn };
+}
+
+/** The files of a test assistant (service.yaml named `tester`, on a stand-in engine), not opened. */
+export function writeTestAssistant(opts: TestAssistantOptions = {}): { dir: string; standIn: StandIn } {
   const standIn = createStandIn();
   const engine = opts.engine ?? 'engine_b';
   // The assistant directory sits alone in a parent of its own, so tests can watch both for stray writes.
@@ -21,8 +34,7 @@ export function createTestAssistant(opts: { engine?: string; yaml?: string; file
     'service.yaml': `name: tester\nengine: ${engine}\n${engine === 'engine_c' ? 'model: fake/m\n' : ''}${opts.yaml ?? ''}`,
     ...opts.files,
   });
-  const opened = openAssistant({ dir, log: createSilentLogger(), env: { ...process.env, ...standIn.env } });
-  return { ...opened, dir, standIn };
+  return { dir, standIn };
 }
 
 export async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {

@@ -1,8 +1,6 @@
-import path from 'node:path';
-import { createGatewayChannels, type GatewayChannels } from '../../src/gateway-channels.js';
-import { templatesDir } from '../../src/core/paths.js';
-import { createServerApp } from '../../src/server/app.js';
-import { listenApp, type RunningServer } from '../../src/server/listen.js';
+import type { ChannelRuntime } from '../../src/channels/channel-runtime.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { startGateway } from '../../src/gateway.js';
 import type { FakeOutbound, FakePlatform } from '../fakes/platforms/types.js';
 import { startFakeLark } from '../fakes/platforms/channel-a-lark.js';
 import { startFakeDingtalk } from '../fakes/platforms/channel-b-dingtalk.js';
@@ -10,8 +8,9 @@ import { startFakeWecom } from '../fakes/platforms/channel-c-wecom.js';
 import { startFakeSlack } from '../fakes/platforms/channel-d-slack.js';
 import { startFakeTelegram } from '../fakes/platforms/channel-e-telegram.js';
 import { startFakeDiscord } from '../fakes/platforms/channel-f-discord.js';
-import { createTestAssistant, type TestAssistant } from './assistant.js';
+import { type TestAssistant, writeTestAssistant } from './assistant.js';
 import { TEST_TOKEN } from './server.js';
+import { testdir } from './testdir.js';
 
 /** What the generic channel tests need to know about each platform and its fake. */
 export interface PlatformSpec {
@@ -93,57 +92,53 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
 };
 
 export interface ChannelGateway extends TestAssistant {
-  channels: GatewayChannels;
-  server: RunningServer;
+  channels: ChannelRuntime;
   url: string;
   api(pathname: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
 }
 
-/** A gateway with the given channel blocks (from the fakes' channelConfig), a stand-in engine, a real port. */
+/** The real gateway (its composition root) with the given channel blocks (from the fakes' channelConfig), a stand-in engine, a free port. */
 export async function startChannelGateway(
   channels: Record<string, Record<string, unknown>>,
   yaml = '',
   files: Record<string, string> = {},
 ): Promise<ChannelGateway> {
   // JSON is YAML: the channel blocks go in as one flow mapping.
-  const t = createTestAssistant({ yaml: `channels: ${JSON.stringify(channels)}\n${yaml}`, files });
-  const gc = createGatewayChannels(t, t.dir, { SERVICE_CHANNEL_RETRY_MS: '400', SERVICE_CHANNEL_CONNECT_TIMEOUT_MS: '8000' });
-  const { app } = createServerApp({
-    assistant: t.assistant,
-    config: t.config,
-    channels: gc.hub,
-    activity: t.store,
+  const { dir, standIn } = writeTestAssistant({ yaml: `channels: ${JSON.stringify(channels)}\n${yaml}`, files });
+  const gateway = await startGateway({
+    dir,
+    port: 0,
     token: TEST_TOKEN,
-    log: t.log,
-    version: '0.0.0-test',
-    dashboardDir: path.join(templatesDir(), 'dashboard'),
+    log: createSilentLogger(),
+    env: {
+      ...process.env,
+      ...standIn.env,
+      SERVICE_FLEET_DIR: testdir({}, 'service-fleet-'),
+      SERVICE_CHANNEL_RETRY_MS: '400',
+      SERVICE_CHANNEL_CONNECT_TIMEOUT_MS: '8000',
+    },
   });
-  const server = await listenApp(app, { host: '127.0.0.1', port: 0 });
-  gc.start();
-  await gc.hub.settled();
+  await gateway.channels.settled();
   return {
-    ...t,
-    channels: gc,
-    server,
-    url: server.url,
+    ...gateway.directory,
+    standIn,
+    channels: gateway.channels,
+    url: gateway.url,
     api(pathname, init = {}) {
       const { json, ...rest } = init;
       const headers = new Headers(rest.headers);
       headers.set('authorization', `Bearer ${TEST_TOKEN}`);
       if (json !== undefined) headers.set('content-type', 'application/json');
-      return fetch(`${server.url}${pathname}`, {
+      return fetch(`${gateway.url}${pathname}`, {
         ...rest,
         headers,
         ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}),
       });
     },
     async stop() {
-      await gc.bridge.idle();
-      await gc.stop();
-      await t.assistant.drain(0);
-      await server.close();
-      t.close();
+      await gateway.channels.idle();
+      await gateway.close(0);
     },
   };
 }

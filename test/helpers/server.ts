@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ChannelHub, SendResult } from '../../src/core/channel-hub.js';
+import type { ChannelHub, SendOutcome } from '../../src/core/channel-hub.js';
 import { createEmptyHub } from '../../src/core/channel-hub.js';
 import { templatesDir } from '../../src/core/paths.js';
 import { createServerApp } from '../../src/server/app.js';
@@ -97,10 +97,10 @@ export function createRecordingHub(
     sent,
     statuses: () => names.map((type) => ({ type, status: 'connected' as const })),
     list: () => names.map((name) => ({ name, canSend: channels[name]?.canSend ?? false })),
-    async send(channel, chatId, text): Promise<SendResult> {
-      if (names.length === 0) return { ok: false, status: 503, error: 'no channel adapters are available' };
-      if (!channels[channel]) return { ok: false, status: 404, error: `channel ${channel} is not available`, availableChannels: names };
-      if (!channels[channel]?.canSend) return { ok: false, status: 501, error: `channel ${channel} cannot send proactive messages` };
+    async send(channel, chatId, text): Promise<SendOutcome> {
+      if (names.length === 0) return { ok: false, reason: 'no_channels', error: 'no channel adapters are available' };
+      if (!channels[channel]) return { ok: false, reason: 'not_found', error: `channel ${channel} is not available`, availableChannels: names };
+      if (!channels[channel]?.canSend) return { ok: false, reason: 'unsupported', error: `channel ${channel} cannot send proactive messages` };
       sent.push({ channel, chatId, text });
       return { ok: true };
     },

@@ -15,6 +15,13 @@ function files(dir: string): string[] {
 
 const all = files(src).map((file) => ({ file: path.relative(src, file), text: fs.readFileSync(file, 'utf8') }));
 const imports = (text: string) => [...text.matchAll(/(?:from|import\()\s*'([^']+)'/g)].map((m) => m[1] ?? '');
+/** Source without comments (ids and patterns in comments are explanations, not code). */
+const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+/** The engine definition files, as the engine registry imports them. */
+const enginePluginFiles = () =>
+  imports(all.find((f) => f.file === 'core/engines/registry.ts')?.text ?? '')
+    .filter((spec) => spec.startsWith('./') && !['./types.js'].includes(spec))
+    .map((spec) => `core/engines/${spec.slice(2).replace(/\.js$/, '.ts')}`);
 const importing = (pred: (spec: string) => boolean) =>
   all
     .filter((f) => imports(f.text).some(pred))
@@ -63,13 +70,42 @@ describe('architecture', () => {
   });
 
   it('core names engines and channels only in the registries and the engine definitions', () => {
+    const engineFiles = enginePluginFiles();
     const offenders = all.filter(
       (f) =>
-        f.file.startsWith('core/') &&
-        !/^core\/engines\/(registry|engine-[a-d])\.ts$/.test(f.file) &&
-        /['"`](engine_[a-d]|channel_[a-f])['"`]/.test(f.text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')),
+        f.file.startsWith('core/') && f.file !== 'core/engines/registry.ts' && !engineFiles.includes(f.file) && /\b(engine|channel)_[a-z]\b/.test(code(f.text)),
     );
+    expect(engineFiles.length).toBeGreaterThan(0);
     expect(offenders.map((f) => f.file)).toEqual([]);
+  });
+
+  it('no engine, channel or template id is hard-coded outside its plugin and registry files', () => {
+    const templates = fs.readdirSync(path.join(repoRoot, 'templates', 'assistant'));
+    const plugin = (file: string) =>
+      file === 'core/engines/registry.ts' ||
+      enginePluginFiles().includes(file) ||
+      file === 'channels/registry.ts' ||
+      /^channels\/(lark|dingtalk|wecom|slack|telegram|discord)\//.test(file) ||
+      file === 'core/templates/templates.ts';
+    const ids = new RegExp(`\\b(engine|channel)_[a-z]\\b|['"\`](${templates.join('|')})['"\`]`);
+    const offenders = all.filter((f) => !plugin(f.file) && ids.test(code(f.text)));
+    expect(offenders.map((f) => f.file)).toEqual([]);
+  });
+
+  it('nothing is wired late: no thunks to objects made later, no casts covering a cycle, no getter call-through', () => {
+    const patterns = [
+      /\(\)\s*=>\s*\(?\s*[A-Za-z_$][\w$]*\?\./, // () => later?.thing
+      /\(\)\s*=>\s*\(\s*\w+\s+as\s+\w+/, // () => (x as T)
+      /\bdeps\.\w+\(\)\.\w+\(/, // deps.bridge().accept(
+    ];
+    const offenders = all.filter((f) => patterns.some((p) => p.test(code(f.text)))).map((f) => f.file);
+    expect(offenders).toEqual([]);
+  });
+
+  it('the composition roots declare nothing to fill in later (no `let`)', () => {
+    const roots = ['gateway.ts', 'assistant-directory.ts'];
+    for (const root of roots) expect(all.find((f) => f.file === root)?.text).toBeDefined();
+    expect(all.filter((f) => roots.includes(f.file) && /^\s*let\s/m.test(code(f.text))).map((f) => f.file)).toEqual([]);
   });
 
   it('no source file exceeds the 400-line budget', () => {

@@ -1,17 +1,17 @@
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
-import type { FailoverState, FailoverStateStore } from '../engines/failover.js';
-import { getEngine } from '../engines/registry.js';
-import { createEngineRunner, type EngineRunner } from '../engines/turn.js';
+import { enginesWith, getEngine } from '../engines/registry.js';
+import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.js';
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue } from '../queue/turn-queue.js';
-import type { ActivityRecord, Metrics, Store } from '../store/types.js';
+import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, SessionStore } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
-import { runSlashCommand, type CommandResult, type TaskCommands } from './commands.js';
+import { createBuiltinCommands } from './builtin-commands.js';
+import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
-import { executeTurn, rejectTurn } from './turn.js';
+import { executeTurn, rejectTurn } from './run-turn.js';
 
 /**
  * The one turn pipeline that the terminal, the HTTP server, the channels and the scheduler call.
@@ -21,16 +21,16 @@ import { executeTurn, rejectTurn } from './turn.js';
 export interface AssistantDeps {
   dir: string;
   config: ConfigSource;
-  store: Store;
+  store: SessionStore & HistoryStore & ActivityStore & FailoverStore;
   log: Logger;
   version: string;
+  /** The slash-command table; the assistant adds its built-ins, other modules (the scheduler) add theirs. */
+  commands: CommandTable;
   engine?: EngineRunner;
   apiKey?: string;
   env?: NodeJS.ProcessEnv;
   now?: () => number;
   peers?: () => PeerAssistant[];
-  /** The scheduler side of /cron run|history (built lazily: the task runner needs this assistant). */
-  tasks?: () => TaskCommands;
 }
 
 export interface ChatOptions {
@@ -78,9 +78,8 @@ export interface Assistant {
 }
 
 const PREVIEW = 200;
-const FAILOVER_KEY = 'provider.failover';
 
-export function createChatCore(deps: AssistantDeps): Assistant {
+export function createAssistant(deps: AssistantDeps): Assistant {
   const now = deps.now ?? Date.now;
   const startedAt = now();
   const paths = resolveAssistantPaths(deps.dir);
@@ -91,7 +90,7 @@ export function createChatCore(deps: AssistantDeps): Assistant {
       stateDir: paths.stateDir,
       skillsDir: paths.skillsDir,
       log: deps.log.child('engine'),
-      failover: storeFailover(deps.store),
+      failover: deps.store,
       ...(deps.env ? { env: deps.env } : {}),
       ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
       ...(deps.peers ? { peers: deps.peers } : {}),
@@ -227,6 +226,19 @@ export function createChatCore(deps: AssistantDeps): Assistant {
     return { name: c.name, engine: c.engine, model: c.model ?? '', version: deps.version, uptime: now() - startedAt, running: q.running, waiting: q.waiting };
   };
 
+  for (const command of createBuiltinCommands({
+    table: deps.commands,
+    config: deps.config,
+    skillsDir: paths.skillsDir,
+    env: deps.env ?? process.env,
+    listModels: () => engine.listModels(deps.config.current().config),
+    reset,
+    abort,
+    statusText: (key) => statusText(status(), deps.store.getSession(key), key, running.has(key)),
+  })) {
+    deps.commands.add(command);
+  }
+
   return {
     config: deps.config,
     engine,
@@ -236,8 +248,9 @@ export function createChatCore(deps: AssistantDeps): Assistant {
       const def = getEngine(c.engine);
       if (!def.nativeCommands) {
         const out = createAsyncQueue<StreamEvent>();
-        const completion = rejectTurn(`${c.engine} (${def.title}) does not support native commands; only engines with a command flag (engine_c) do`, (e) =>
-          out.push(e),
+        const completion = rejectTurn(
+          `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`,
+          (e) => out.push(e),
         );
         out.end();
         record({
@@ -256,19 +269,7 @@ export function createChatCore(deps: AssistantDeps): Assistant {
       }
       return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
     },
-    runCommand: (line, opts = {}) =>
-      runSlashCommand(line, {
-        sessionKey: opts.sessionKey ?? 'default',
-        allowConfigChanges: opts.allowConfigChanges ?? true,
-        config: deps.config,
-        skillsDir: paths.skillsDir,
-        env: deps.env ?? process.env,
-        listModels: () => engine.listModels(deps.config.current().config),
-        reset,
-        abort,
-        statusText: (key) => statusText(status(), deps.store.getSession(key), key, running.has(key)),
-        ...(deps.tasks ? { tasks: deps.tasks() } : {}),
-      }),
+    runCommand: (line, opts = {}) => deps.commands.run(line, { sessionKey: opts.sessionKey ?? 'default', allowConfigChanges: opts.allowConfigChanges ?? true }),
     reset,
     abort,
     status,
@@ -301,11 +302,4 @@ function statusText(s: AssistantStatus, session: { sessionId: string | null; eng
     `Session "${key}": ${session?.sessionId ? `engine session ${session.sessionId}${session.engine !== s.engine ? ` (from ${session.engine}, will not be resumed)` : ''}` : 'new'}${busy ? ', a turn is running' : ''}`,
     `Turns: ${s.running} running, ${s.waiting} waiting; up ${Math.round(s.uptime / 1000)} s`,
   ].join('\n');
-}
-
-function storeFailover(store: Store): FailoverStateStore {
-  return {
-    read: () => store.getValue<FailoverState>(FAILOVER_KEY) ?? { consecutiveFailures: 0 },
-    write: (state) => store.setValue(FAILOVER_KEY, state),
-  };
 }

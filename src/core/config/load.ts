@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import { parseDocument, type Document } from 'yaml';
 import { AppError, ConfigError } from '../errors.js';
 import { CONFIG_FILE_NAME, resolveAssistantPaths } from '../paths.js';
-import { explainInvalidCron } from '../scheduler/cron.js';
 import { formatMissing, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
 import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
@@ -115,7 +114,6 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
     const unknownTop = new Set(Object.keys(forSchema).filter((k) => !known.has(k)));
     problems.push(...formatIssues(parsed.error.issues.filter((i) => !isUnknownTopLevel(i, unknownTop))));
   } else {
-    problems.push(...checkSchedules(parsed.data));
     for (const check of opts.checks ?? []) {
       problems.push(...check(parsed.data).map((p) => `${formatPath(p.path)}: ${p.message}`));
     }
@@ -135,11 +133,4 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
 
 function isUnknownTopLevel(issue: { code: string; path: PropertyKey[]; keys?: string[] }, unknownTop: Set<string>): boolean {
   return issue.code === 'unrecognized_keys' && issue.path.length === 0 && (issue.keys ?? []).every((k) => unknownTop.has(k));
-}
-
-function checkSchedules(config: ServiceConfig): string[] {
-  return config.tasks.flatMap((t, i) => {
-    const why = explainInvalidCron(t.schedule);
-    return why ? [`${formatPath(['tasks', i, 'schedule'])}: ${why}`] : [];
-  });
 }

@@ -18,7 +18,6 @@ import { mergePatch } from './write-back.js';
 export const RESTART_FIELDS: ReadonlyArray<readonly string[]> = [
   ['engine'],
   ['model'],
-  ['codex'],
   ['channels'],
   ['gateway'],
   ['mcp'],
@@ -83,7 +82,9 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
     throw err;
   }
   const changed = leaves.filter((p) => JSON.stringify(valueAt(before.raw, p)) !== JSON.stringify(valueAt(after.raw, p))).map((p) => formatPath(p));
-  const needsRestart = RESTART_FIELDS.some(
+  // Engine-owned blocks (engine_d's `codex`) are read when a turn starts its engine: a restart applies them.
+  const restartFields = [...RESTART_FIELDS, ...Object.keys(source.parts.engineOptions ?? {}).map((key) => [key])];
+  const needsRestart = restartFields.some(
     (field) =>
       leaves.some((p) => startsWith(p, field) || startsWith([...field], p)) &&
       JSON.stringify(valueAt(before.raw, [...field])) !== JSON.stringify(valueAt(after.raw, [...field])),

@@ -9,6 +9,11 @@ export interface ConfigSchemaParts {
   engines: readonly [string, ...string[]];
   /** channel key → schema of that channel's block (strict objects). */
   channels: Readonly<Record<string, z.ZodType<Record<string, unknown>>>>;
+  /**
+   * Top-level option blocks that engines own (engine_d's `codex:`), key → schema. Core validates
+   * them in the same pass but never reads them: the owning engine does (its typed reader).
+   */
+  engineOptions?: Readonly<Record<string, (f: FieldBuilders) => z.ZodType>>;
 }
 
 export interface ConfigSchemaOptions {
@@ -21,14 +26,6 @@ export interface ConfigSchemaOptions {
 
 export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}) {
   const f = fieldBuilders(opts.coerceScalars ?? false);
-
-  const codex = z.strictObject({
-    mode: z.enum(['unrestricted', 'safe']).default('unrestricted'),
-    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
-    approval: z.enum(['untrusted', 'on-request', 'never']).optional(),
-    search: f.bool().default(false),
-    addDirs: z.array(z.string()).default([]),
-  });
 
   const permissions = z.strictObject({
     allowedPaths: z.array(z.string()).optional(),
@@ -140,7 +137,6 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     engine: z.enum(parts.engines),
     model: z.string().min(1).optional(),
     skipPermissions: f.bool().default(true),
-    codex: codex.prefault({}),
     timeout: f.num(0).default(600),
     maxConcurrent: f.int(1).default(10),
     maxQueuePerSession: f.int(0).default(3),
@@ -158,6 +154,8 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     provider: provider.optional(),
     gateway: gateway.prefault({}),
     mcp: z.record(z.string(), mcpServer).optional(),
+    // Engine-owned blocks: validated here, typed only in their engine (absent from ServiceConfig's type).
+    ...Object.fromEntries(Object.entries(parts.engineOptions ?? {}).map(([key, schema]) => [key, schema(f).prefault({})])),
   });
 }
 
@@ -172,9 +170,10 @@ export type McpServerConfig = NonNullable<ServiceConfig['mcp']>[string];
 /** Top-level keys that are extensions for the user's own tools: kept in the file, ignored by us. */
 export const isExtensionKey = (key: string): boolean => key.startsWith('x-');
 
-// --- internal ---
+/** Scalar field schemas that accept text for numbers and booleans when reading a file (see coerceScalars). */
+export type FieldBuilders = ReturnType<typeof fieldBuilders>;
 
-function fieldBuilders(coerce: boolean) {
+export function fieldBuilders(coerce: boolean) {
   const asNumber = (v: unknown) => (coerce && typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v);
   const asBool = (v: unknown) => (coerce && (v === 'true' || v === 'false') ? v === 'true' : v);
   return {
@@ -184,6 +183,8 @@ function fieldBuilders(coerce: boolean) {
     int: (min: number, max = Number.MAX_SAFE_INTEGER) => z.preprocess(asNumber, z.number().int().min(min).max(max)),
   };
 }
+
+// --- internal ---
 
 function checkUniqueTaskIds(tasks: Array<{ id: string }>, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();

@@ -1,4 +1,5 @@
 import type { ProviderConfig } from '../config/schema.js';
+import type { FailoverState, FailoverStore } from '../store/types.js';
 import type { ProviderEndpoint } from './types.js';
 
 /**
@@ -7,17 +8,6 @@ import type { ProviderEndpoint } from './types.js';
  * `provider.fallback` for a recovery period, then the primary is tried again. The state is kept
  * in the store, so a restart does not forget it and two processes share it.
  */
-export interface FailoverState {
-  consecutiveFailures: number;
-  /** Unix ms since which the fallback is in use; absent while on the primary. */
-  fallbackSince?: number;
-}
-
-export interface FailoverStateStore {
-  read(): FailoverState;
-  write(state: FailoverState): void;
-}
-
 export const RECOVERY_PERIOD_MS = 5 * 60_000;
 
 export interface ChosenEndpoint {
@@ -25,13 +15,13 @@ export interface ChosenEndpoint {
   which: 'primary' | 'fallback';
 }
 
-export function chooseEndpoint(provider: ProviderConfig | undefined, store: FailoverStateStore, now: number): ChosenEndpoint | undefined {
+export function chooseEndpoint(provider: ProviderConfig | undefined, store: FailoverStore, now: number): ChosenEndpoint | undefined {
   if (!provider) return undefined;
   const primary: ProviderEndpoint = pick(provider);
-  const state = store.read();
+  const state = store.readFailover();
   if (provider.fallback && state.fallbackSince !== undefined) {
     if (now - state.fallbackSince < RECOVERY_PERIOD_MS) return { endpoint: pick(provider.fallback), which: 'fallback' };
-    store.write({ consecutiveFailures: 0 }); // recovery period over: the primary gets its chance again
+    store.writeFailover({ consecutiveFailures: 0 }); // recovery period over: the primary gets its chance again
   }
   return { endpoint: primary, which: 'primary' };
 }
@@ -41,21 +31,21 @@ export function recordOutcome(
   provider: ProviderConfig | undefined,
   chosen: ChosenEndpoint | undefined,
   outcome: 'ok' | 'provider_error' | 'other',
-  store: FailoverStateStore,
+  store: FailoverStore,
   now: number,
 ): boolean {
   if (!provider || !chosen || chosen.which !== 'primary' || outcome === 'other') return false;
-  const state = store.read();
+  const state = store.readFailover();
   if (outcome === 'ok') {
-    if (state.consecutiveFailures !== 0) store.write({ consecutiveFailures: 0 });
+    if (state.consecutiveFailures !== 0) store.writeFailover({ consecutiveFailures: 0 });
     return false;
   }
   const failures = state.consecutiveFailures + 1;
   if (provider.fallback && failures >= provider.failoverThreshold) {
-    store.write({ consecutiveFailures: 0, fallbackSince: now });
+    store.writeFailover({ consecutiveFailures: 0, fallbackSince: now });
     return true;
   }
-  store.write({ consecutiveFailures: failures });
+  store.writeFailover({ consecutiveFailures: failures });
   return false;
 }
 
@@ -68,11 +58,11 @@ function pick(e: { baseUrl?: string; apiKey?: string; model?: string }): Provide
 }
 
 /** In-memory state (unit tests, embedding without a store). */
-export function createMemoryFailoverStore(): FailoverStateStore {
+export function createMemoryFailoverStore(): FailoverStore {
   let state: FailoverState = { consecutiveFailures: 0 };
   return {
-    read: () => state,
-    write: (s) => {
+    readFailover: () => state,
+    writeFailover: (s) => {
       state = s;
     },
   };

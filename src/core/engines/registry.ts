@@ -1,19 +1,27 @@
 import { AppError } from '../errors.js';
-import { engineA } from './engine-a.js';
-import { engineB } from './engine-b.js';
-import { engineC } from './engine-c.js';
-import { engineD } from './engine-d.js';
+import { claudeCode } from './claude-code.js';
+import { codex } from './codex.js';
+import { cursorAgent } from './cursor-agent.js';
+import { opencode } from './opencode.js';
 import type { EngineDefinition } from './types.js';
 
-/** The one table of engines: id → definition. The only place in core that names an engine. */
-export const engineDefinitions: Readonly<Record<string, EngineDefinition>> = {
-  [engineA.id]: engineA,
-  [engineB.id]: engineB,
-  [engineC.id]: engineC,
-  [engineD.id]: engineD,
-};
+/** The one table of engines: id → definition. With the definitions themselves, the only place in core that names an engine. */
+export const engineDefinitions: Readonly<Record<string, EngineDefinition>> = Object.fromEntries(
+  [cursorAgent, claudeCode, opencode, codex].map((e) => [e.id, e]),
+);
 
 export const engineIds = Object.keys(engineDefinitions) as [string, ...string[]];
+
+/** The order `service init` suggests installed engines in: the ones that run headless most reliably first. */
+export const enginePreference: readonly string[] = [claudeCode, codex, opencode, cursorAgent].map((e) => e.id);
+
+/** Ids of the engines with a capability, for messages ("only engine_x does"). */
+export function enginesWith(capability: 'nativeCommands' | 'honoursPermissions'): string {
+  return Object.values(engineDefinitions)
+    .filter((e) => e[capability])
+    .map((e) => e.id)
+    .join(', ');
+}
 
 export function getEngine(id: string): EngineDefinition {
   const def = engineDefinitions[id];

@@ -1,5 +1,6 @@
+import type { z } from 'zod';
 import type { ConfigCheck } from '../config/load.js';
-import type { ServiceConfig } from '../config/schema.js';
+import type { FieldBuilders, ServiceConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import type { Skill } from '../skills/skills.js';
 import type { LineParser } from './runner.js';
@@ -25,6 +26,8 @@ export interface EngineDefinition {
   credentialStatus(ctx: CredentialContext): CredentialStatus;
   /** Problems only this engine can see in the config (model format...). */
   readonly checkConfig?: ConfigCheck;
+  /** A top-level block of service.yaml that only this engine reads (engine_d: `codex`); changing it needs a restart. */
+  readonly options?: EngineOptionsBlock;
   /** Write what the engine reads from the workspace (context file, skill links, permissions, MCP). */
   prepareWorkspace(ws: WorkspaceContext): void;
   /** argv, environment and stdin of one turn. */
@@ -103,4 +106,15 @@ export interface ModelListContext {
 export interface ModelListing {
   models: string[];
   source: 'cli' | 'documented';
+}
+
+/** An engine's own block in service.yaml: its key and its schema (built with the loader's scalar rules). */
+export interface EngineOptionsBlock<T = unknown> {
+  key: string;
+  schema(f: FieldBuilders): z.ZodType<T>;
+}
+
+/** The engine's block, typed: validated and defaulted when the config was loaded, read back through the same schema. */
+export function readEngineOptions<T>(config: ServiceConfig, block: EngineOptionsBlock<T>, f: FieldBuilders): T {
+  return block.schema(f).parse((config as Record<string, unknown>)[block.key] ?? {});
 }

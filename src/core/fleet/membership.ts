@@ -3,7 +3,7 @@ import type { PeerAssistant } from '../engines/context.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { FLEET_ENTRY_FORMAT, advertisedUrl, type FleetEntry } from './entry.js';
-import type { FleetRegistration, FleetRegistry } from './registry.js';
+import type { FleetRegistration, FleetDirectory } from './fleet-directory.js';
 
 /**
  * A gateway's place in the fleet: its entry is written once it listens (with the real port),
@@ -17,7 +17,7 @@ export interface FleetMembership {
 }
 
 export interface JoinFleetOptions {
-  registry: FleetRegistry;
+  registry: FleetDirectory;
   config: ConfigSource;
   host: string;
   port: number;

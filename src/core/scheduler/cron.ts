@@ -1,4 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
+import type { ConfigCheck } from '../config/load.js';
 
 /**
  * Cron expressions with standard semantics (cron-parser): five fields (an optional leading seconds
@@ -23,3 +24,10 @@ export function explainInvalidCron(expression: string): string | null {
     return `invalid cron expression: ${err instanceof Error ? err.message : String(err)}`;
   }
 }
+
+/** The scheduler's check of service.yaml: every task's schedule parses (reported with its path). */
+export const checkTaskSchedules: ConfigCheck = (config) =>
+  config.tasks.flatMap((t, i) => {
+    const why = explainInvalidCron(t.schedule);
+    return why ? [{ path: ['tasks', i, 'schedule'], message: why }] : [];
+  });

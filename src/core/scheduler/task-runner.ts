@@ -1,12 +1,10 @@
 import type { Assistant } from '../assistant/assistant.js';
-import type { TaskCommands } from '../assistant/commands.js';
 import type { ChannelHub } from '../channel-hub.js';
 import type { TaskConfig } from '../config/schema.js';
 import type { ConfigSource } from '../config/source.js';
 import type { Completion } from '../events.js';
 import type { Logger } from '../logger.js';
-import type { Store, TaskRun } from '../store/types.js';
-import { nextCronTime } from './cron.js';
+import type { TaskRun, TaskRunStore } from '../store/types.js';
 
 /**
  * One run of a scheduled task: the task's prompt through the chat core on a session of its own
@@ -17,10 +15,10 @@ import { nextCronTime } from './cron.js';
 export interface TaskRunnerDeps {
   assistant: Assistant;
   config: ConfigSource;
-  store: Store;
+  store: TaskRunStore;
   log: Logger;
-  /** The channels to deliver to (the gateway's hub, or one connected just for `service cron run`). */
-  hub?: () => ChannelHub | undefined;
+  /** The channels to deliver to (the gateway's, or one connected just for `service cron run`); none in `service chat`. */
+  channels?: ChannelHub;
   now?: () => number;
 }
 
@@ -34,8 +32,8 @@ export interface TaskOutcome {
 export interface TaskRunner {
   run(task: TaskConfig): Promise<TaskOutcome>;
   recordSkipped(task: TaskConfig, at: number): void;
-  /** The `/cron run|history` side of the slash commands. */
-  commands(nextRun?: (id: string) => Date | undefined): TaskCommands;
+  /** The last runs of a task, newest first. */
+  history(id: string, limit: number): TaskRun[];
 }
 
 const PREVIEW = 200;
@@ -70,9 +68,8 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
       ...(status === 'failed' || status === 'aborted' ? { error: completion?.message ?? status } : {}),
     };
     if (status === 'completed' && task.target) {
-      const hub = deps.hub?.();
-      const sent = hub
-        ? await hub.send(task.target.channel, task.target.chatId, reply)
+      const sent = deps.channels
+        ? await deps.channels.send(task.target.channel, task.target.chatId, reply)
         : { ok: false as const, error: 'no channels are connected in this process' };
       record.delivered = sent.ok;
       if (!sent.ok) record.error = `delivery to ${task.target.channel} failed: ${sent.error}`;
@@ -81,8 +78,6 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
     log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`);
     return { run: record, completion, reply };
   };
-
-  const findTask = (id: string) => deps.config.current().config.tasks.find((t) => t.id === id);
 
   return {
     run,
@@ -98,24 +93,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
         error: 'the previous run was still going',
       });
     },
-    commands(nextRun) {
-      return {
-        async run(id) {
-          const task = findTask(id);
-          if (!task) return { status: 'failed', text: `no task ${id}` };
-          const outcome = await run(task);
-          return { status: outcome.run.status, text: outcome.reply || outcome.run.error || outcome.run.preview || '(no reply)' };
-        },
-        history: (id, limit) =>
-          deps.store.taskRuns(id, limit).map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() })),
-        nextRun: (id) => {
-          const fromScheduler = nextRun?.(id);
-          if (fromScheduler) return fromScheduler;
-          const task = findTask(id);
-          return task?.enabled ? nextCronTime(task.schedule, new Date(now())) : undefined;
-        },
-      };
-    },
+    history: (id, limit) => deps.store.taskRuns(id, limit),
   };
 }
 

@@ -3,6 +3,7 @@ import {
   GROUP_MESSAGES_PER_CHAT,
   HISTORY_PER_KEY,
   type ActivityRecord,
+  type FailoverState,
   type GroupMessage,
   type HistoryEntry,
   type InboxEntry,
@@ -21,7 +22,8 @@ export function createMemoryStore(): Store {
   const history = new Map<string, HistoryEntry[]>();
   let activity: ActivityRecord[] = [];
   const totals = { count: 0, cost: 0, duration: 0, bySource: {} as Record<string, number> };
-  const values = new Map<string, string>();
+  const botTurns = new Map<string, number>();
+  let failover: FailoverState = { consecutiveFailures: 0 };
   const inbox = new Map<string, InboxEntry>();
   const groups = new Map<string, GroupMessage[]>();
   const runs = new Map<string, TaskRun[]>();
@@ -147,11 +149,12 @@ export function createMemoryStore(): Store {
       const c = chats.get(inboxKey(channel, chatId));
       if (c) c.fetchedUntil = until;
     },
-    getValue: <T>(key: string) => {
-      const v = values.get(key);
-      return v === undefined ? undefined : (JSON.parse(v) as T);
+    groupBotTurns: (chatKey) => botTurns.get(chatKey) ?? 0,
+    setGroupBotTurns: (chatKey, turns) => void botTurns.set(chatKey, turns),
+    readFailover: () => ({ ...failover }),
+    writeFailover: (state) => {
+      failover = { ...state };
     },
-    setValue: (key, value) => void values.set(key, JSON.stringify(value)),
     close: () => undefined,
   };
 }

@@ -95,4 +95,22 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (channel, chat_id)
   );
   `,
+  // 4: the untyped key-value side channel becomes typed state of its owners (group reply counts,
+  // provider failover); existing values are carried over.
+  `
+  CREATE TABLE group_state (
+    chat_key TEXT PRIMARY KEY,
+    bot_turns INTEGER NOT NULL
+  );
+  INSERT INTO group_state (chat_key, bot_turns)
+    SELECT substr(key, length('group.botTurns.') + 1), CAST(value AS INTEGER) FROM kv WHERE key LIKE 'group.botTurns.%';
+  CREATE TABLE provider_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    consecutive_failures INTEGER NOT NULL,
+    fallback_since INTEGER
+  );
+  INSERT INTO provider_state (id, consecutive_failures, fallback_since)
+    SELECT 1, COALESCE(json_extract(value, '$.consecutiveFailures'), 0), json_extract(value, '$.fallbackSince') FROM kv WHERE key = 'provider.failover';
+  DROP TABLE kv;
+  `,
 ];

@@ -95,8 +95,13 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     ),
     chats: db.prepare('SELECT * FROM chats WHERE channel = ? ORDER BY chat_id'),
     chatFetched: db.prepare('UPDATE chats SET fetched_until = ? WHERE channel = ? AND chat_id = ?'),
-    getValue: db.prepare('SELECT value FROM kv WHERE key = ?'),
-    setValue: db.prepare('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+    botTurns: db.prepare('SELECT bot_turns FROM group_state WHERE chat_key = ?'),
+    setBotTurns: db.prepare('INSERT INTO group_state (chat_key, bot_turns) VALUES (?, ?) ON CONFLICT(chat_key) DO UPDATE SET bot_turns = excluded.bot_turns'),
+    readFailover: db.prepare('SELECT consecutive_failures, fallback_since FROM provider_state WHERE id = 1'),
+    writeFailover: db.prepare(
+      `INSERT INTO provider_state (id, consecutive_failures, fallback_since) VALUES (1, ?, ?)
+       ON CONFLICT(id) DO UPDATE SET consecutive_failures = excluded.consecutive_failures, fallback_since = excluded.fallback_since`,
+    ),
   };
 
   const toSession = (r: Row): SessionRecord => ({
@@ -246,11 +251,14 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     noteChat: (c) => void q.noteChat.run(c),
     knownChats: (channel) => (q.chats.all(channel) as Row[]).map(toChat),
     setChatFetched: (channel, chatId, until) => void q.chatFetched.run(until, channel, chatId),
-    getValue: <T>(key: string) => {
-      const r = q.getValue.get(key) as Row | undefined;
-      return r === undefined ? undefined : (JSON.parse(String(r.value)) as T);
+    groupBotTurns: (chatKey) => Number((q.botTurns.get(chatKey) as Row | undefined)?.bot_turns ?? 0),
+    setGroupBotTurns: (chatKey, turns) => void q.setBotTurns.run(chatKey, turns),
+    readFailover: () => {
+      const r = q.readFailover.get() as Row | undefined;
+      if (!r) return { consecutiveFailures: 0 };
+      return { consecutiveFailures: Number(r.consecutive_failures), ...(r.fallback_since === null ? {} : { fallbackSince: Number(r.fallback_since) }) };
     },
-    setValue: (key, value) => void q.setValue.run(key, JSON.stringify(value)),
+    writeFailover: (state) => void q.writeFailover.run(state.consecutiveFailures, state.fallbackSince ?? null),
     close: () => {
       if (db.open) db.close();
     },

@@ -105,19 +105,27 @@ export interface KnownChat {
   fetchedUntil?: number;
 }
 
-export interface Store {
+/**
+ * The store is split by concern: each consumer asks for the small interface it uses, and one
+ * SQLite database (or the memory twin) implements them all.
+ */
+export interface SessionStore {
   getSession(key: string): SessionRecord | undefined;
   saveSession(record: SessionRecord): void;
   deleteSession(key: string): void;
   listSessions(): SessionRecord[];
   /** Remove sessions (and their history) idle since before `cutoff` (unix ms); returns how many. */
   pruneSessions(cutoff: number): number;
+}
 
+export interface HistoryStore {
   appendHistory(entry: HistoryEntry): void;
   /** Oldest first; the newest `limit` entries when given. */
   readHistory(key: string, limit?: number): HistoryEntry[];
   clearHistory(key: string): void;
+}
 
+export interface ActivityStore {
   /** Store the record and fold it into the metrics, atomically. */
   recordActivity(record: ActivityRecord): void;
   /** Newest first. */
@@ -128,7 +136,10 @@ export interface Store {
    * `since`; only non-empty buckets, oldest first. Covers what ACTIVITY_KEPT retains.
    */
   activityTimeline(since: number, bucketMs: number): TimelineBucket[];
+}
 
+/** The ledger of platform messages taken in (each id once) and, with the inbox on, their payloads until processed. */
+export interface InboxLedger {
   /** Take a platform message in once: false when this (channel, messageId) was seen before. */
   claimMessage(entry: Omit<InboxEntry, 'status'>): boolean;
   markMessageDone(channel: string, messageId: string): void;
@@ -136,22 +147,45 @@ export interface Store {
   pendingMessages(): InboxEntry[];
   /** Forget processed entries (and ledger-only ones, without a payload) received before `cutoff` (unix ms); returns how many. */
   purgeMessages(cutoff: number): number;
+}
 
+/** What group chats remember: recent messages (context for the next turn) and the bot's consecutive replies. */
+export interface GroupStateStore {
   appendGroupMessage(message: GroupMessage): void;
   /** Oldest first; the newest `limit`. */
   recentGroupMessages(chatKey: string, limit: number): GroupMessage[];
+  /** Consecutive bot replies in a group since a person last wrote (groupChat.maxTurns). */
+  groupBotTurns(chatKey: string): number;
+  setGroupBotTurns(chatKey: string, turns: number): void;
+}
 
+export interface TaskRunStore {
   recordTaskRun(run: TaskRun): void;
   /** Newest first. */
   taskRuns(taskId: string, limit: number): TaskRun[];
+}
 
+/** Chats each channel has seen, and how far their history was caught up. */
+export interface KnownChatStore {
   noteChat(chat: Omit<KnownChat, 'fetchedUntil'>): void;
   knownChats(channel: string): KnownChat[];
   setChatFetched(channel: string, chatId: string, until: number): void;
+}
 
-  getValue<T>(key: string): T | undefined;
-  setValue(key: string, value: unknown): void;
+/** Provider failover state, shared by every process of the assistant and kept across restarts. */
+export interface FailoverStore {
+  readFailover(): FailoverState;
+  writeFailover(state: FailoverState): void;
+}
 
+export interface FailoverState {
+  consecutiveFailures: number;
+  /** Unix ms since which the fallback is in use; absent while on the primary. */
+  fallbackSince?: number;
+}
+
+/** Everything one assistant keeps: one database behind every small interface. */
+export interface Store extends SessionStore, HistoryStore, ActivityStore, InboxLedger, GroupStateStore, TaskRunStore, KnownChatStore, FailoverStore {
   close(): void;
 }
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import type { SendFailure } from '../../core/channel-hub.js';
 import { PatchRejected, applyConfigPatch } from '../../core/config/patch.js';
 import { maskSecrets } from '../../core/config/secrets.js';
 import { resolveAssistantPaths } from '../../core/paths.js';
 import { scanSkills } from '../../core/skills/skills.js';
-import type { RouteTable, ServerDeps } from '../app.js';
+import type { RouteTable, ServerDeps } from '../types.js';
 import { readJson, readValidated } from '../body.js';
 import { HttpFailure, json } from '../http.js';
 
@@ -12,6 +13,9 @@ const sendBody = z.strictObject({
   chatId: z.string().min(1),
   text: z.string().min(1).max(100_000),
 });
+
+/** How a failed send is answered: the spec's 404/501/503, and 502 when the platform refused. */
+const SEND_STATUS: Record<SendFailure, number> = { not_found: 404, unsupported: 501, no_channels: 503, not_connected: 503, failed: 502 };
 
 /** GET /api/status, GET|PATCH /api/config, GET /api/channels, POST /api/send. Nothing here returns a secret. */
 export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
@@ -37,7 +41,8 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
     const body = await readValidated(event, sendBody, { limit: deps.maxBodyBytes });
     const result = await deps.channels.send(body.channel, body.chatId, body.text);
     if (result.ok) return { ok: true };
-    const { ok: _ok, status, ...rest } = result;
+    const { ok: _ok, ...rest } = result;
+    const status = SEND_STATUS[result.reason];
     deps.log.info(`${status} POST /api/send to ${body.channel}: ${rest.error}`);
     return json(status, rest);
   });

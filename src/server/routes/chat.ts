@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { isSlashCommand } from '../../core/assistant/commands.js';
-import type { RouteTable, ServerDeps } from '../app.js';
+import { isSlashCommand } from '../../core/assistant/slash-commands.js';
+import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
 import { HttpFailure, json } from '../http.js';
 import { streamJson } from '../sse.js';

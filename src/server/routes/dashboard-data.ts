@@ -1,7 +1,7 @@
 import { maskSecrets } from '../../core/config/secrets.js';
 import { probeHealth } from '../../core/fleet/health.js';
 import type { ActivityRecord, TimelineBucket } from '../../core/store/types.js';
-import type { RouteTable, ServerDeps } from '../app.js';
+import type { RouteTable, ServerDeps } from '../types.js';
 import { HttpFailure } from '../http.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { ActivityRecord } from '../../core/store/types.js';
 import { createAsyncQueue } from '../../core/util/async-queue.js';
-import type { RouteTable, ServerDeps } from '../app.js';
+import type { RouteTable, ServerDeps } from '../types.js';
 import { HttpFailure } from '../http.js';
 import { streamJson } from '../sse.js';
 

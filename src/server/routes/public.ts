@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RouteTable, ServerDeps } from '../app.js';
+import type { RouteTable, ServerDeps } from '../types.js';
 import { HttpFailure } from '../http.js';
 
 const TYPES: Record<string, string> = {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RouteTable, ServerDeps } from '../app.js';
+import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
 import { sessionKey } from './chat.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
-import { openAssistant } from '../../../src/open-assistant.js';
+import { openAssistantDirectory } from '../../../src/assistant-directory.js';
 import { assertEnding, collect, completionOf, createTestAssistant, imagesDirOf } from '../../helpers/assistant.js';
 import { runCli } from '../../helpers/cli.js';
 
@@ -63,7 +63,7 @@ describe('chat core: sessions', () => {
     store.saveSession({ key: 'stale', engine: 'engine_b', sessionId: 's', createdAt: Date.now() - 10 * day, updatedAt: Date.now() - 3 * day });
     store.saveSession({ key: 'fresh', engine: 'engine_b', sessionId: 'f', createdAt: Date.now(), updatedAt: Date.now() - day });
     store.close();
-    const reopened = openAssistant({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
+    const reopened = openAssistantDirectory({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
     expect(reopened.store.getSession('stale')).toBeUndefined();
     expect(reopened.store.getSession('fresh')?.sessionId).toBe('f');
     reopened.close();
@@ -73,7 +73,7 @@ describe('chat core: sessions', () => {
     const t = createTestAssistant();
     await collect(t.assistant.chat('hi', { source: 'channel_e', sender: 'alice' }));
     t.close();
-    const again = openAssistant({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
+    const again = openAssistantDirectory({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
     expect(again.assistant.metrics()).toMatchObject({ totalMessages: 1, messagesBySource: { channel_e: 1 } });
     expect(again.assistant.recentActivity(5)[0]).toMatchObject({ source: 'channel_e', sender: 'alice', messagePreview: 'hi', status: 'completed' });
     again.close();

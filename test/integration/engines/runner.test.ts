@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createClaudeParser } from '../../../src/core/engines/engine-b.js';
+import { createClaudeParser } from '../../../src/core/engines/claude-code.js';
 import { runProcess, type LineParser } from '../../../src/core/engines/runner.js';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';

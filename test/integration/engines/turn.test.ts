@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFailoverStore } from '../../../src/core/engines/failover.js';
-import { createEngineRunner, type EngineTurnRequest } from '../../../src/core/engines/turn.js';
+import { createEngineRunner, type EngineTurnRequest } from '../../../src/core/engines/engine-runner.js';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { loadServiceConfig } from '../../../src/definitions.js';
@@ -232,7 +232,7 @@ describe('provider failover', () => {
     await t.run({ prompt: 'HANG' }); // our timeout: not a provider failure
     await t.run({ prompt: 'FAIL: engine side' }); // engine error: not a provider failure
     expect(t.standIn.runs().map(baseUrlOf)).toEqual(['http://primary.test', 'http://primary.test', 'http://primary.test']);
-    expect(t.failover.read().consecutiveFailures).toBe(1);
+    expect(t.failover.readFailover().consecutiveFailures).toBe(1);
     await t.run({ prompt: 'PROVIDER-ERROR' });
     await t.run({ prompt: 'now on fallback' });
     const runs = t.standIn.runs();
@@ -245,6 +245,6 @@ describe('provider failover', () => {
     await t.run({ prompt: 'PROVIDER-ERROR' });
     await t.run({ prompt: 'fine' });
     await t.run({ prompt: 'PROVIDER-ERROR' });
-    expect(t.failover.read()).toEqual({ consecutiveFailures: 1 });
+    expect(t.failover.readFailover()).toEqual({ consecutiveFailures: 1 });
   });
 });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGatewayChannels } from '../../../src/gateway-channels.js';
+import { createChannelRuntime } from '../../../src/channels/channel-runtime.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { createTestAssistant } from '../../helpers/assistant.js';
@@ -71,7 +71,7 @@ describe('persistent inbox', () => {
     t.store.claimMessage({ channel: 'c', messageId: 'recent-done', chatKey: 'k', receivedAt: Date.now(), payload: '{}' });
     t.store.markMessageDone('c', 'recent-done');
     t.store.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: old, payload: '{"channel":"c"}' });
-    const channels = createGatewayChannels(t, t.dir);
+    const channels = createChannelRuntime({ dir: t.dir, assistant: t.assistant, config: t.config, store: t.store, log: t.log });
     channels.start();
     await channels.stop();
     expect(t.store.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: Date.now() })).toBe(true); // forgotten

@@ -145,15 +145,15 @@ describe('HTTP API routes (real sockets)', () => {
     expect(await missing.json()).toMatchObject({ error: expect.stringContaining('chatId'), issues: expect.any(Array) });
     const unknown = await s.api('/api/send', { json: { channel: 'channel_a', chatId: '1', text: 'x' } });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ error: expect.any(String), availableChannels: ['channel_e', 'channel_b'] });
+    expect(await unknown.json()).toEqual({ error: expect.any(String), reason: 'not_found', availableChannels: ['channel_e', 'channel_b'] });
     const cannot = await s.api('/api/send', { json: { channel: 'channel_b', chatId: '1', text: 'x' } });
     expect(cannot.status).toBe(501);
-    expect(await cannot.json()).toEqual({ error: expect.stringContaining('cannot send') });
+    expect(await cannot.json()).toEqual({ error: expect.stringContaining('cannot send'), reason: 'unsupported' });
     await s.stop();
     s = await startTestServer({ hub: createRecordingHub({}) });
     const none = await s.api('/api/send', { json: { channel: 'channel_e', chatId: '1', text: 'x' } });
     expect(none.status).toBe(503);
-    expect(await none.json()).toEqual({ error: expect.stringContaining('no channel adapters') });
+    expect(await none.json()).toEqual({ error: expect.stringContaining('no channel adapters'), reason: 'no_channels' });
   });
 });
 

@@ -30,7 +30,7 @@ describe('config defaults from a minimal service.yaml', () => {
     expect(config.sessionTtlDays).toBe(30);
     expect(config.systemPrompt).toBeUndefined();
     expect(config.permissions).toBeUndefined();
-    expect(config.codex).toEqual({ mode: 'unrestricted', search: false, addDirs: [] });
+    expect((config as Record<string, unknown>).codex).toEqual({ mode: 'unrestricted', search: false, addDirs: [] });
     expect(config.streaming).toEqual({ mode: 'buffered', showToolCalls: false });
     expect(config.groupChat).toEqual({ groupPolicy: 'mention-only', historyLimit: 20, maxTurns: 10 });
     expect(config.tasks).toEqual([]);
@@ -54,7 +54,7 @@ describe('config defaults from a minimal service.yaml', () => {
     expect(config.tasks[0]).toMatchObject({ enabled: true });
     expect(config.tasks[0]?.target).toBeUndefined();
     expect(config.provider?.failoverThreshold).toBe(3);
-    expect(config.codex).toEqual({ mode: 'unrestricted', sandbox: 'read-only', search: false, addDirs: [] });
+    expect((config as Record<string, unknown>).codex).toEqual({ mode: 'unrestricted', sandbox: 'read-only', search: false, addDirs: [] });
   });
 
   it('requires name and engine', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createCursorParser } from '../../../src/core/engines/engine-a.js';
-import { createClaudeParser } from '../../../src/core/engines/engine-b.js';
-import { createOpenCodeParser } from '../../../src/core/engines/engine-c.js';
-import { createCodexParser } from '../../../src/core/engines/engine-d.js';
+import { createCursorParser } from '../../../src/core/engines/cursor-agent.js';
+import { createClaudeParser } from '../../../src/core/engines/claude-code.js';
+import { createOpenCodeParser } from '../../../src/core/engines/opencode.js';
+import { createCodexParser } from '../../../src/core/engines/codex.js';
 import { ofType, replay, texts } from '../../helpers/fixtures.js';
 
 const REPLY = 'FAKE-LLM-REPLY: RUN-TOOL turn one: please run a shell command';

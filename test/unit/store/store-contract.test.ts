@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../../src/core/store/memory-store.js';
 import { MIGRATIONS } from '../../../src/core/store/migrations.js';
@@ -88,12 +90,18 @@ describe.each(implementations)('%s store (one contract)', (_name, make) => {
     s.close();
   });
 
-  it('stores JSON values by key', () => {
+  it('keeps group reply counts per chat and the provider failover state, typed', () => {
     const s = make();
-    expect(s.getValue('x')).toBeUndefined();
-    s.setValue('x', { a: [1, 2] });
-    s.setValue('x', { a: [3] });
-    expect(s.getValue('x')).toEqual({ a: [3] });
+    expect(s.groupBotTurns('channel_e:g1')).toBe(0);
+    s.setGroupBotTurns('channel_e:g1', 3);
+    s.setGroupBotTurns('channel_e:g2', 1);
+    s.setGroupBotTurns('channel_e:g1', 4);
+    expect([s.groupBotTurns('channel_e:g1'), s.groupBotTurns('channel_e:g2')]).toEqual([4, 1]);
+    expect(s.readFailover()).toEqual({ consecutiveFailures: 0 });
+    s.writeFailover({ consecutiveFailures: 0, fallbackSince: 1234 });
+    expect(s.readFailover()).toEqual({ consecutiveFailures: 0, fallbackSince: 1234 });
+    s.writeFailover({ consecutiveFailures: 2 });
+    expect(s.readFailover()).toEqual({ consecutiveFailures: 2 });
     s.close();
   });
 });
@@ -111,6 +119,21 @@ describe('sqlite store specifics', () => {
     expect(b.getSession('k')?.sessionId).toBe('s');
     expect(b.metrics().totalMessages).toBe(1);
     b.close();
+  });
+
+  it('carries the key-value state of databases made before migration 4 over into typed state', () => {
+    const file = path.join(testdir(), '.service', 'state.db');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const old = new Database(file); // a database as the releases before migration 4 left it
+    for (const m of MIGRATIONS.slice(0, 3)) old.exec(m);
+    old.pragma('user_version = 3');
+    old.prepare('INSERT INTO kv (key, value) VALUES (?, ?)').run('group.botTurns.channel_d:C1', '5');
+    old.prepare('INSERT INTO kv (key, value) VALUES (?, ?)').run('provider.failover', JSON.stringify({ consecutiveFailures: 0, fallbackSince: 77 }));
+    old.close();
+    const s = createSqliteStore(file);
+    expect(s.groupBotTurns('channel_d:C1')).toBe(5);
+    expect(s.readFailover()).toEqual({ consecutiveFailures: 0, fallbackSince: 77 });
+    s.close();
   });
 
   it('runs numbered migrations once, also when a second connection opens the same file', () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { advertisedUrl, FLEET_ENTRY_FORMAT, parseFleetEntry, type FleetEntry } from '../../../src/core/fleet/entry.js';
 import { fleetPanelRows, joinFleet, peerAssistants } from '../../../src/core/fleet/membership.js';
 import { isProcessAlive } from '../../../src/core/fleet/process-alive.js';
-import { createFleetRegistry, resolveFleetDir } from '../../../src/core/fleet/registry.js';
+import { createFleetDirectory, resolveFleetDir } from '../../../src/core/fleet/fleet-directory.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { createTestAssistant } from '../../helpers/assistant.js';
 import { testdir } from '../../helpers/testdir.js';
@@ -35,7 +35,7 @@ describe('fleet registry', () => {
   it('writes one private file per gateway, lists live ones oldest first, removes them on leave', () => {
     const dir = path.join(testdir(), 'fleet');
     const alive = new Set([1001, 1002]);
-    const registry = createFleetRegistry({ dir, isAlive: (pid) => alive.has(pid) });
+    const registry = createFleetDirectory({ dir, isAlive: (pid) => alive.has(pid) });
     expect(registry.list()).toEqual([]); // no directory yet
     const b = registry.register(entry({ name: 'beta', pid: 1002, port: 3002, url: 'http://127.0.0.1:3002', startedAt: '2025-01-02T00:00:00.000Z' }));
     const a = registry.register(entry());
@@ -57,7 +57,7 @@ describe('fleet registry', () => {
 
   it('ignores and deletes entries of dead processes; ignores files that are not entries', () => {
     const dir = testdir();
-    const registry = createFleetRegistry({ dir, isAlive: (pid) => pid !== 2002 });
+    const registry = createFleetDirectory({ dir, isAlive: (pid) => pid !== 2002 });
     registry.register(entry());
     const dead = registry.register(entry({ name: 'ghost', pid: 2002, port: 4000, url: 'http://127.0.0.1:4000' }));
     fs.writeFileSync(path.join(dir, 'notes.json'), '{"hello":1}');
@@ -104,7 +104,7 @@ describe('fleet registry', () => {
 describe('joinFleet', () => {
   it('registers with the bound port, follows name and role changes in service.yaml, leaves cleanly', () => {
     const t = createTestAssistant({ yaml: 'persona:\n  role: Billing\n' });
-    const registry = createFleetRegistry({ dir: testdir() });
+    const registry = createFleetDirectory({ dir: testdir() });
     const m = joinFleet({
       registry,
       config: t.config,
@@ -146,7 +146,7 @@ describe('joinFleet', () => {
     const warnings: string[] = [];
     const log = { ...createSilentLogger(), warn: (m: string) => void warnings.push(m) };
     const m = joinFleet({
-      registry: createFleetRegistry({ dir: path.join(blocker, 'fleet') }),
+      registry: createFleetDirectory({ dir: path.join(blocker, 'fleet') }),
       config: t.config,
       host: '127.0.0.1',
       port: 1,

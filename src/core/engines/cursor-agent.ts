@@ -19,7 +19,7 @@ const RULES_FILE = path.join('.cursor', 'rules', 'service-assistant.mdc');
  * here; argv and output follow the vendor's documented headless mode, and the parser is tested
  * against fixtures written from that documentation (test/fixtures/engine_a/README.md).
  */
-export const engineA: EngineDefinition = {
+export const cursorAgent: EngineDefinition = {
   id: 'engine_a',
   title: 'Cursor agent CLI',
   binaries: ['agent', 'cursor-agent'],

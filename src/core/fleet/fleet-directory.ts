@@ -11,7 +11,7 @@ import { isProcessAlive } from './process-alive.js';
  * and delete the files of processes that are gone, so a gateway killed with SIGKILL disappears
  * from every list the next time anyone reads it.
  */
-export interface FleetRegistry {
+export interface FleetDirectory {
   readonly dir: string;
   /** Write (or rewrite) this gateway's entry. */
   register(entry: FleetEntry): FleetRegistration;
@@ -27,7 +27,7 @@ export interface FleetRegistration {
   remove(): void;
 }
 
-export interface FleetRegistryOptions {
+export interface FleetDirectoryOptions {
   dir: string;
   /** Injected so tests can declare a pid dead without killing anything. */
   isAlive?: (pid: number) => boolean;
@@ -39,7 +39,7 @@ export function resolveFleetDir(env: NodeJS.ProcessEnv, home: string = os.homedi
   return path.resolve(custom ? custom : path.join(home, '.service', 'fleet'));
 }
 
-export function createFleetRegistry(opts: FleetRegistryOptions): FleetRegistry {
+export function createFleetDirectory(opts: FleetDirectoryOptions): FleetDirectory {
   const dir = path.resolve(opts.dir);
   const alive = opts.isAlive ?? isProcessAlive;
 

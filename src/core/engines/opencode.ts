@@ -24,7 +24,7 @@ const ROUTED_PROVIDER = 'service';
 const ROUTED_KEY_VAR = 'SERVICE_PROVIDER_API_KEY';
 
 /** engine_c: OpenCode (`opencode`, npm opencode-ai), driven with `run --format json`. */
-export const engineC: EngineDefinition = {
+export const opencode: EngineDefinition = {
   id: 'engine_c',
   title: 'OpenCode',
   binaries: ['opencode'],

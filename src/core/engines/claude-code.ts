@@ -11,7 +11,7 @@ import { syncSkillLinks, writeJsonIfChanged, writeManagedSection } from './works
 const DOCUMENTED_MODELS = ['sonnet', 'opus', 'haiku', 'opusplan', 'sonnet[1m]'];
 
 /** engine_b: Claude Code (`claude`, npm @anthropic-ai/claude-code), driven with `-p --output-format stream-json`. */
-export const engineB: EngineDefinition = {
+export const claudeCode: EngineDefinition = {
   id: 'engine_b',
   title: 'Claude Code',
   binaries: ['claude'],

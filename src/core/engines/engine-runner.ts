@@ -5,8 +5,9 @@ import type { Logger } from '../logger.js';
 import { scanSkills, type Skill } from '../skills/skills.js';
 import { renderAssistantContext, type PeerAssistant } from './context.js';
 import { findEngineBinary } from './detect.js';
-import { chooseEndpoint, recordOutcome, type FailoverStateStore } from './failover.js';
-import { getEngine } from './registry.js';
+import type { FailoverStore } from '../store/types.js';
+import { chooseEndpoint, recordOutcome } from './failover.js';
+import { enginesWith, getEngine } from './registry.js';
 import { runProcess } from './runner.js';
 import type { EngineDefinition, ModelListing } from './types.js';
 
@@ -20,7 +21,7 @@ export interface EngineRunnerDeps {
   stateDir: string;
   skillsDir: string;
   log: Logger;
-  failover: FailoverStateStore;
+  failover: FailoverStore;
   env?: NodeJS.ProcessEnv;
   apiKey?: string;
   peers?: () => PeerAssistant[];
@@ -55,7 +56,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     engine.prepareWorkspace({ dir: deps.dir, stateDir: deps.stateDir, config, skills, context, log: deps.log });
     if (config.permissions && !engine.honoursPermissions && !warnedPermissions.has(engine.id)) {
       warnedPermissions.add(engine.id);
-      deps.log.warn(`permissions are enforced for engine_a only; ${engine.id} ignores them`);
+      deps.log.warn(`permissions are enforced for ${enginesWith('honoursPermissions')} only; ${engine.id} ignores them`);
     }
     return skills;
   };

@@ -1,7 +1,7 @@
 import type { ServiceConfig } from '../config/schema.js';
-import type { EngineRunner } from '../engines/turn.js';
+import type { EngineRunner } from '../engines/engine-runner.js';
 import type { AgentEvent, Completion, StreamEvent } from '../events.js';
-import type { Store } from '../store/types.js';
+import type { SessionStore } from '../store/types.js';
 import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
 
 /**
@@ -19,7 +19,7 @@ export interface TurnRequest {
 
 export interface TurnDeps {
   config: ServiceConfig;
-  store: Store;
+  store: SessionStore;
   engine: EngineRunner;
   imagesDir: string;
   now: () => number;

@@ -1,9 +1,11 @@
 import path from 'node:path';
+import { z } from 'zod';
+import { type FieldBuilders, fieldBuilders } from '../config/schema.js';
 import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
 import { createTextJoiner, num, obj, parseJsonLine, str } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
-import type { EngineDefinition, EngineTurn } from './types.js';
+import { type EngineDefinition, type EngineOptionsBlock, type EngineTurn, readEngineOptions } from './types.js';
 import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
 
 const DOCUMENTED_MODELS = ['gpt-5-codex', 'gpt-5', 'gpt-5-mini', 'o4-mini', 'o3'];
@@ -11,14 +13,32 @@ const ROUTED_PROVIDER = 'service';
 const ROUTED_KEY_VAR = 'SERVICE_PROVIDER_API_KEY';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * The `codex:` block of service.yaml (the spec's rules): `mode` unrestricted (default) or safe;
+ * explicit `sandbox` / `approval`; `search`; `addDirs` relative to the workspace.
+ */
+const codexSchema = (f: FieldBuilders) =>
+  z.strictObject({
+    mode: z.enum(['unrestricted', 'safe']).default('unrestricted'),
+    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
+    approval: z.enum(['untrusted', 'on-request', 'never']).optional(),
+    search: f.bool().default(false),
+    addDirs: z.array(z.string()).default([]),
+  });
+type CodexOptions = z.output<ReturnType<typeof codexSchema>>;
+const codexOptions: EngineOptionsBlock<CodexOptions> = { key: 'codex', schema: codexSchema };
+
+const optionsOf = (turn: EngineTurn): CodexOptions => readEngineOptions(turn.config, codexOptions, fieldBuilders(true));
+
 /** engine_d: Codex CLI (`codex`, npm @openai/codex), driven with `exec --json`. */
-export const engineD: EngineDefinition = {
+export const codex: EngineDefinition = {
   id: 'engine_d',
   title: 'Codex CLI',
   binaries: ['codex'],
   npmPackage: '@openai/codex',
   nativeCommands: false,
   honoursPermissions: false,
+  options: codexOptions,
 
   credentialStatus: (ctx) =>
     findCredential(ctx, {
@@ -35,14 +55,15 @@ export const engineD: EngineDefinition = {
   buildInvocation(turn) {
     // `exec resume` with a non-UUID id that names no thread silently starts a new thread and exits 0.
     const resumeId = turn.sessionId && UUID.test(turn.sessionId) ? turn.sessionId : undefined;
-    const args = turn.config.codex.search ? ['--search', 'exec'] : ['exec'];
+    const options = optionsOf(turn);
+    const args = options.search ? ['--search', 'exec'] : ['exec'];
     if (resumeId) args.push('resume');
     args.push('--json', '--skip-git-repo-check', ...permissionArgs(turn));
     // `exec resume` rejects --sandbox, --add-dir and friends: every setting goes through -c overrides.
     const set = (key: string, value: unknown) => args.push('-c', `${key}=${toToml(value)}`);
     set('analytics.enabled', false);
     set('check_for_update_on_startup', false);
-    const dirs = turn.config.codex.addDirs.map((d) => path.resolve(turn.dir, d));
+    const dirs = options.addDirs.map((d) => path.resolve(turn.dir, d));
     if (dirs.length > 0) set('sandbox_workspace_write.writable_roots', dirs);
     if (turn.model) set('model', turn.model);
     const env: Record<string, string | undefined> = {};
@@ -91,7 +112,7 @@ export const engineD: EngineDefinition = {
 
 /** The spec's codex rules: explicit sandbox/approval win over `mode`; one alone defaults the other. */
 function permissionArgs(turn: EngineTurn): string[] {
-  const c = turn.config.codex;
+  const c = optionsOf(turn);
   if (c.sandbox || c.approval) {
     return ['-c', `sandbox_mode=${toToml(c.sandbox ?? 'workspace-write')}`, '-c', `approval_policy=${toToml(c.approval ?? 'on-request')}`];
   }

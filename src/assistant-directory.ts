@@ -1,0 +1,99 @@
+import { type Assistant, createAssistant } from './core/assistant/assistant.js';
+import { type CommandTable, createCommandTable } from './core/assistant/slash-commands.js';
+import type { ChannelHub } from './core/channel-hub.js';
+import { collectSecretValues } from './core/config/secrets.js';
+import { type ConfigSource, createConfigSource } from './core/config/source.js';
+import type { PeerAssistant } from './core/engines/context.js';
+import { createLogger, type Logger } from './core/logger.js';
+import { packageVersion, resolveAssistantPaths } from './core/paths.js';
+import { createCronCommand } from './core/scheduler/cron-command.js';
+import { createTaskRunner, type TaskRunner } from './core/scheduler/task-runner.js';
+import { createSqliteStore } from './core/store/sqlite-store.js';
+import type { Store } from './core/store/types.js';
+import { configChecks, configParts } from './definitions.js';
+
+/**
+ * One assistant directory opened for use, the base every entry point builds on (`service chat`,
+ * `service cron`, the gateway, embedding): in this order its live configuration, its state
+ * database, the slash-command table and the assistant (which adds its built-in commands).
+ */
+export interface AssistantDirectory {
+  /** The resolved directory. */
+  dir: string;
+  config: ConfigSource;
+  store: Store;
+  log: Logger;
+  /** The slash commands of this assistant; modules that run tasks add `/cron`. */
+  commands: CommandTable;
+  assistant: Assistant;
+  /** Stop watching the config and close the database (after draining turns). */
+  close(): void;
+}
+
+export interface OpenDirectoryOptions {
+  dir: string;
+  apiKey?: string;
+  log?: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** Follow outside edits of service.yaml (the gateway does; one-shot commands do not). */
+  watchConfig?: boolean;
+  /** Other assistants to name in the context file (the gateway's fleet). */
+  peers?: () => PeerAssistant[];
+}
+
+export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDirectory {
+  const log = opts.log ?? createLogger();
+  const config = createConfigSource({
+    dir: opts.dir,
+    parts: configParts(),
+    checks: configChecks,
+    ...(opts.env ? { env: opts.env } : {}),
+    log: log.child('config'),
+  });
+  log.addSecrets(collectSecretValues(config.current().config));
+  config.onChange((next) => log.addSecrets(collectSecretValues(next.config)));
+  for (const w of config.current().warnings) log.warn(w);
+  const paths = resolveAssistantPaths(opts.dir);
+  const store = createSqliteStore(paths.database);
+  const unwatch = opts.watchConfig ? config.watch() : () => undefined;
+  const commands = createCommandTable();
+  const assistant = createAssistant({
+    dir: paths.dir,
+    config,
+    store,
+    log,
+    version: packageVersion(),
+    commands,
+    ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.peers ? { peers: opts.peers } : {}),
+  });
+  return {
+    dir: paths.dir,
+    config,
+    store,
+    log,
+    commands,
+    assistant,
+    close() {
+      unwatch();
+      store.close();
+    },
+  };
+}
+
+/**
+ * Scheduled tasks where no scheduler runs (`service chat`, `service cron`, embedding): a task
+ * runner delivering through `channels` when given, and `/cron` with next runs from the schedule.
+ */
+export function addTaskRunner(directory: AssistantDirectory, channels?: ChannelHub): TaskRunner {
+  const tasks = createTaskRunner({
+    assistant: directory.assistant,
+    config: directory.config,
+    store: directory.store,
+    log: directory.log,
+    ...(channels ? { channels } : {}),
+  });
+  directory.commands.add(createCronCommand({ config: directory.config, tasks }));
+  return tasks;
+}

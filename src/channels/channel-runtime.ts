@@ -1,0 +1,102 @@
+import type { Assistant } from '../core/assistant/assistant.js';
+import type { ChannelHub } from '../core/channel-hub.js';
+import type { ConfigSource } from '../core/config/source.js';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
+import { type Bridge, createBridge } from './bridge.js';
+import { createHistoryFetcher } from './history-fetch.js';
+import { createChannelHub } from './hub.js';
+import { createRunningAdapters } from './running-adapters.js';
+import { createSentLedger } from './sent-ledger.js';
+
+/**
+ * The gateway's channel layer, built in one direction: the running-adapter table and the
+ * sent-message ledger first, then the bridge (messages → the assistant → replies) that reads
+ * them, then the hub (adapter lifecycle) that fills them and hands messages to the bridge, then
+ * history catch-up. Nothing here calls back into something built after it.
+ *
+ * `start()` connects every channel (after the HTTP server listens); once each has connected or
+ * failed its first attempt, messages left pending by the last run are processed (inbox on) and
+ * missed messages are caught up (historyFetch on). Processed ledger entries older than
+ * `inbox.retentionDays` are purged at start and every 6 hours.
+ */
+export interface ChannelRuntimeDeps {
+  dir: string;
+  assistant: Assistant;
+  config: ConfigSource;
+  store: InboxLedger & GroupStateStore & KnownChatStore;
+  log: Logger;
+  /** Connect deadline per attempt (default 30 s). */
+  connectTimeoutMs?: number;
+  /** Restart delays after failures, last one repeated (default 5 s … 5 min). */
+  backoffMs?: readonly number[];
+}
+
+export interface ChannelRuntime {
+  /** What the HTTP server and the task runner use: statuses, listing, proactive send. */
+  hub: ChannelHub;
+  bridge: Bridge;
+  /** History catch-up (historyFetch); `catchUp()` runs one pass now. */
+  history: { catchUp(): Promise<number> };
+  start(): void;
+  /** Resolves once every channel has connected or failed its first attempt. */
+  settled(): Promise<void>;
+  /** Resolves when every accepted message has been processed. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const DAY = 86_400_000;
+const PURGE_EVERY_MS = 6 * 3_600_000;
+
+export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
+  const { config, store, log } = deps;
+  const adapters = createRunningAdapters();
+  const sent = createSentLedger();
+  const bridge = createBridge({ assistant: deps.assistant, config, store, log, adapters, sent });
+  const hub = createChannelHub({
+    dir: deps.dir,
+    config,
+    log,
+    onMessage: (msg) => bridge.accept(msg),
+    adapters,
+    sent,
+    ...(deps.connectTimeoutMs ? { connectTimeoutMs: deps.connectTimeoutMs } : {}),
+    ...(deps.backoffMs ? { backoffMs: deps.backoffMs } : {}),
+  });
+  const history = createHistoryFetcher({ config, store, log, adapters, accept: (msg) => bridge.accept(msg) });
+  let purgeTimer: NodeJS.Timeout | undefined;
+
+  const purge = () => {
+    const days = config.current().config.inbox.retentionDays;
+    const n = store.purgeMessages(Date.now() - days * DAY);
+    if (n > 0) log.info(`inbox: purged ${n} processed message(s) older than ${days} days`);
+  };
+
+  return {
+    hub,
+    bridge,
+    history,
+    start() {
+      purge();
+      purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+      purgeTimer.unref();
+      hub.start();
+      void hub
+        .settled()
+        .then(() => {
+          if (config.current().config.inbox.enabled) bridge.recover();
+          history.start();
+        })
+        .catch((err: unknown) => log.error(`after connecting: ${errorMessage(err)}`));
+    },
+    settled: () => hub.settled(),
+    idle: () => bridge.idle(),
+    async stop() {
+      clearInterval(purgeTimer);
+      await history.stop();
+      await hub.stop();
+    },
+  };
+}

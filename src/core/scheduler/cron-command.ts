@@ -1,0 +1,72 @@
+import { commandResult, type CommandResult, type SlashCommand } from '../assistant/slash-commands.js';
+import type { ConfigSource } from '../config/source.js';
+import { editTask } from '../config/write-back.js';
+import { nextCronTime } from './cron.js';
+import type { TaskRunner } from './task-runner.js';
+
+/**
+ * `/cron list|run|enable|disable|del|history <id>`: the scheduler's own slash command, added to
+ * the assistant's command table by whoever runs tasks (the gateway, `service chat`, embedding).
+ */
+export interface CronCommandDeps {
+  config: ConfigSource;
+  tasks: TaskRunner;
+  /** Next run times as the running scheduler sees them; without a scheduler, from the cron expression. */
+  nextRun?: (id: string) => Date | undefined;
+  now?: () => number;
+}
+
+const SUBCOMMANDS = ['list', 'run', 'enable', 'disable', 'del', 'history'];
+
+export function createCronCommand(deps: CronCommandDeps): SlashCommand {
+  const now = deps.now ?? Date.now;
+  const nextRun = (id: string): Date | undefined => {
+    const fromScheduler = deps.nextRun?.(id);
+    if (fromScheduler) return fromScheduler;
+    const task = deps.config.current().config.tasks.find((t) => t.id === id);
+    return task?.enabled ? nextCronTime(task.schedule, new Date(now())) : undefined;
+  };
+
+  const run = async ([sub, id]: string[]): Promise<CommandResult> => {
+    const tasks = deps.config.current().config.tasks;
+    if (!sub || sub === 'list') {
+      if (tasks.length === 0) return commandResult('No scheduled tasks (add them under `tasks:` in service.yaml).', { tasks: [] });
+      const rows = tasks.map((t) => {
+        const next = t.enabled ? nextRun(t.id) : undefined;
+        return `  ${t.id}  ${t.enabled ? 'enabled ' : 'disabled'}  ${t.schedule}  ${t.name}${next ? `  (next ${next.toISOString()})` : ''}`;
+      });
+      return commandResult(`Tasks:\n${rows.join('\n')}`, { tasks: tasks.map((t) => ({ id: t.id, name: t.name, schedule: t.schedule, enabled: t.enabled })) });
+    }
+    if (!SUBCOMMANDS.includes(sub)) {
+      return commandResult(`Unknown /cron subcommand "${sub}". Use list, run, enable, disable, del or history.`, { error: 'unknown_command' });
+    }
+    if (!id) return commandResult(`Usage: /cron ${sub} <id>`, { error: 'usage' });
+    const task = tasks.find((t) => t.id === id);
+    if (!task) return commandResult(`No task with id "${id}". Known: ${tasks.map((t) => t.id).join(', ') || '(none)'}`, { error: 'task_not_found' });
+    if (sub === 'enable' || sub === 'disable') {
+      deps.config.edit(editTask(id, { enabled: sub === 'enable' }));
+      return commandResult(`Task ${id} ${sub}d.`, { id, enabled: sub === 'enable' });
+    }
+    if (sub === 'del') {
+      deps.config.edit(editTask(id, 'delete'));
+      return commandResult(`Task ${id} deleted from service.yaml.`, { id });
+    }
+    if (sub === 'run') {
+      const outcome = await deps.tasks.run(task);
+      const text = outcome.reply || outcome.run.error || outcome.run.preview || '(no reply)';
+      return commandResult(`Task ${id} ${outcome.run.status}: ${text}`, { id, status: outcome.run.status });
+    }
+    const runs = deps.tasks.history(id, 20);
+    const lines = runs.map((r) => `  ${new Date(r.startedAt).toISOString()}  ${r.status.padEnd(9)} ${r.durationMs}ms  ${r.preview || r.error || ''}`);
+    const iso = runs.map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() }));
+    return commandResult(runs.length ? `Last runs of ${id}:\n${lines.join('\n')}` : `Task ${id} has not run yet.`, { id, runs: iso });
+  };
+
+  return {
+    name: 'cron',
+    usage: '/cron list|run|enable|disable|del|history <id>',
+    help: 'scheduled tasks',
+    changesConfig: ([sub]) => sub !== undefined && ['run', 'enable', 'disable', 'del'].includes(sub),
+    run,
+  };
+}

@@ -1,0 +1,37 @@
+import type { H3Event } from 'h3';
+import type { Assistant } from '../core/assistant/assistant.js';
+import type { ChannelHub } from '../core/channel-hub.js';
+import type { ConfigSource } from '../core/config/source.js';
+import type { Logger } from '../core/logger.js';
+import type { ActivityStore } from '../core/store/types.js';
+
+/** What the HTTP API is built from: everything it serves is handed in by the composition root. */
+export interface ServerDeps {
+  assistant: Assistant;
+  config: ConfigSource;
+  channels: ChannelHub;
+  /** The activity queries the dashboard needs beyond what the assistant exposes (the state store). */
+  activity: Pick<ActivityStore, 'recentActivity' | 'activityTimeline'>;
+  token: string;
+  log: Logger;
+  version: string;
+  /** Folder of the dashboard's static files. */
+  dashboardDir: string;
+  /** Idle time before an SSE stream gets a heartbeat comment (default 15 s). */
+  heartbeatMs?: number;
+  /** Concurrent GET /api/events subscribers (default 32). */
+  maxEventSubscribers?: number;
+  maxBodyBytes?: number;
+  /** Peers for the dashboard's fleet panel. */
+  fleet?: () => Array<Record<string, unknown>>;
+}
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type RouteHandler = (event: H3Event) => unknown;
+
+/** How route modules add routes: also records methods per path, for 405 answers. */
+export interface RouteTable {
+  add(method: Method, path: string, handler: RouteHandler): void;
+  /** Register a turn's stream, so shutdown can wait until its last event is written. */
+  trackStream(finished: Promise<void>): void;
+}
