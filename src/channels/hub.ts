@@ -161,9 +161,10 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       const names = [...new Set([...Object.keys(channelDefinitions), ...runtimes.keys(), ...disabled.keys()])];
       return names.map((type) => {
         const rt = runtimes.get(type);
-        if (rt) return { type, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
-        if (disabled.has(type)) return { type, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
-        return { type, status: 'not_configured' as const };
+        const title = channelDefinitions[type]?.title ?? 'custom adapter';
+        if (rt) return { type, title, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
+        if (disabled.has(type)) return { type, title, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
+        return { type, title, status: 'not_configured' as const };
       });
     },
     list: () => [...runtimes.values()].filter((rt) => rt.adapter).map((rt) => ({ name: rt.name, canSend: typeof rt.adapter?.send === 'function' })),

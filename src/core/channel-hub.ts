@@ -8,6 +8,8 @@ export type ChannelState = 'connected' | 'failed' | 'not_configured';
 export interface ChannelStatus {
   type: string;
   status: ChannelState;
+  /** The platform's name ('Slack'), filled by the channel layer so the dashboard need not know the keys. */
+  title?: string;
   /** Why it failed (for logs and the dashboard; never a secret). */
   reason?: string;
 }

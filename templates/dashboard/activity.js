@@ -5,12 +5,12 @@ import { $, api, el, formatCost, formatDuration, formatTime, token } from './api
 const KEPT = 100;
 const ESCALATE = '[ESCALATE]';
 
-function activityItem(r) {
+function activityItem(r, labelOf) {
   return el('li', { class: 'activity', attrs: { 'data-status': r.status } }, [
     el('div', { class: 'meta' }, [
       el('time', { text: formatTime(r.ts), attrs: { datetime: r.ts } }),
-      el('span', { class: 'pill', text: r.source }),
-      el('span', { class: 'muted', text: r.sender !== r.source ? r.sender : '' }),
+      el('span', { class: 'pill', text: labelOf(r.source) }),
+      r.sender && r.sender !== r.source ? el('span', { class: 'muted', text: r.sender }) : null,
       el('span', { class: `pill status-${r.status}`, text: r.status }),
       el('span', { class: 'muted', text: `${formatDuration(r.durationMs)} · ${formatCost(r.costUsd)}` }),
     ]),
@@ -31,7 +31,7 @@ export function isEscalation(r) {
 }
 
 /** Feed of processed messages, newest first; reconnects when the stream drops. */
-export function createActivityFeed({ onRecord }) {
+export function createActivityFeed({ onRecord, labelOf }) {
   const list = $('activity');
   const state = $('activity-state');
   let source;
@@ -43,14 +43,14 @@ export function createActivityFeed({ onRecord }) {
   };
   const add = (r) => {
     list.querySelector('.empty')?.remove();
-    list.prepend(activityItem(r));
+    list.prepend(activityItem(r, labelOf));
     while (list.children.length > KEPT) list.lastElementChild.remove();
   };
 
   return {
     fill(records) {
       if (records.length === 0) return list.replaceChildren(el('li', { class: 'empty', text: 'nothing yet: messages appear here as they are processed' }));
-      list.replaceChildren(...records.slice(0, KEPT).map(activityItem));
+      list.replaceChildren(...records.slice(0, KEPT).map((r) => activityItem(r, labelOf)));
     },
     connect() {
       this.close();
@@ -82,7 +82,7 @@ export function createActivityFeed({ onRecord }) {
   };
 }
 
-export async function loadEscalations() {
+export async function loadEscalations(labelOf) {
   const { escalations } = await api('/api/escalations?limit=50');
   const list = $('escalations');
   $('escalations-count').textContent = String(escalations.length);
@@ -93,7 +93,7 @@ export async function loadEscalations() {
         el('div', { class: 'meta' }, [
           el('span', { class: `pill kind-${r.kind}`, text: r.kind }),
           el('time', { text: formatTime(r.ts), attrs: { datetime: r.ts } }),
-          el('span', { class: 'pill', text: r.source }),
+          el('span', { class: 'pill', text: labelOf(r.source) }),
           el('span', { class: 'muted', text: `chat ${r.sessionKey}` }),
         ]),
         el('p', { class: 'said', text: r.messagePreview }),

@@ -50,6 +50,17 @@ export function el(tag, props = {}, children = []) {
   return node;
 }
 
+/** Source names for the feed and the counters: `channel_d · Slack` for a channel the status named, else the key (http, cron). */
+export function createSourceLabels() {
+  const titles = new Map();
+  return {
+    learn(channels) {
+      for (const c of channels ?? []) if (c.title) titles.set(c.type, c.title);
+    },
+    of: (source) => (titles.has(source) ? `${source} · ${titles.get(source)}` : source),
+  };
+}
+
 /** Only http(s) links: a peer's URL comes from a file on disk and must not become `javascript:`. */
 export const safeHref = (url) => (typeof url === 'string' && /^https?:\/\//i.test(url) ? url : undefined);
 

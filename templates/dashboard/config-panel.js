@@ -178,9 +178,19 @@ export function createConfigPanel() {
         ]),
       );
     } else {
-      const shown = display(field, raw ?? effective);
+      const current = raw ?? effective;
+      const shown = display(field, current);
+      // A list (persona boundaries, permission paths) reads as a list, one item per line.
       const valueNode =
-        field.type === 'json' || field.type === 'text' ? el('pre', { class: 'value', text: shown }) : el('span', { class: 'value', text: shown });
+        field.type === 'list' && Array.isArray(current) && current.length > 0
+          ? el(
+              'ul',
+              { class: 'value value-list' },
+              current.map((item) => el('li', { text: item })),
+            )
+          : field.type === 'json' || field.type === 'text'
+            ? el('pre', { class: 'value', text: shown })
+            : el('span', { class: 'value', text: shown });
       children.push(
         el('div', { class: 'setting-value' }, [
           valueNode,
@@ -210,7 +220,16 @@ export function createConfigPanel() {
       .filter((k) => !KNOWN_TOP_LEVEL.has(k))
       .map((k) => ({ path: [k], type: 'json', help: 'kept in the file, ignored by service' }));
     const groups = [...CONFIG_GROUPS, ...(extra.length ? [{ title: 'Other keys in service.yaml', fields: extra }] : [])];
-    $('config').replaceChildren(...groups.map((g) => el('section', { class: 'config-group' }, [el('h3', { text: g.title }), ...g.fields.map(row)])));
+    const sections = groups.map((g) =>
+      el('section', { class: 'config-group', attrs: { 'data-group': g.title } }, [el('h3', { text: g.title }), ...g.fields.map(row)]),
+    );
+    $('config').replaceChildren(...sections);
+    // A long view on a phone: one tap to each group (buttons, not #anchors: the fragment names the view).
+    $('config-groups').replaceChildren(
+      ...groups.map((g, i) =>
+        el('button', { class: 'secondary', text: g.title, attrs: { type: 'button' }, on: { click: () => sections[i].scrollIntoView({ block: 'start' }) } }),
+      ),
+    );
     const banner = $('config-restart');
     banner.hidden = state.restart.size === 0;
     banner.textContent = `Saved to service.yaml. Restart the gateway to apply: ${[...state.restart].join(', ')}`;

@@ -1,11 +1,12 @@
-// The dashboard's entry: the public status panel always; every other panel only once a token
-// the API accepts is known (from #token=… or the form), kept in sessionStorage for this tab.
-import { $, api, token } from './api.js';
+// The dashboard's entry: the public status panel always; the menu and every other view only once
+// a token the API accepts is known (from #token=… or the form), kept in sessionStorage for this tab.
+import { $, api, createSourceLabels, token } from './api.js';
 import { createActivityFeed, isEscalation, loadEscalations } from './activity.js';
 import { createConfigPanel } from './config-panel.js';
-import { loadTimeline, renderMetrics } from './metrics.js';
+import { createMetricsPanel } from './metrics.js';
 import { loadFleet, renderChannels, renderSkills, renderStatusExtras, showPublicStatus } from './panels.js';
 import { setupQuickTest } from './quick-test.js';
+import { createRouter } from './router.js';
 import { renderSamples } from './samples.js';
 
 const REFRESH_MS = 10_000;
@@ -13,11 +14,6 @@ const REFRESH_MS = 10_000;
 const setPill = (text, cls) => {
   $('connection').textContent = text;
   $('connection').className = `pill ${cls}`;
-};
-
-const showPrivate = (on) => {
-  for (const node of document.querySelectorAll('.private')) node.hidden = !on;
-  $('panel-token').hidden = on;
 };
 
 const report = (what) => (err) => console.warn(`${what}: ${err.message}`);
@@ -32,16 +28,22 @@ function debounce(fn, ms) {
 }
 
 function start() {
-  const feed = createActivityFeed({ onRecord: (r) => onActivity(r) });
+  // Before anything reads the fragment: #token=… is a credential, never a view.
+  token.takeFromFragment();
+  const router = createRouter();
+  const labels = createSourceLabels();
+  const feed = createActivityFeed({ onRecord: (r) => onActivity(r), labelOf: labels.of });
+  const metrics = createMetricsPanel({ labelOf: labels.of });
   const config = createConfigPanel();
   let unlocked = false;
   let samplesShown = false;
 
   const refreshStatus = async () => {
     const s = await api('/api/status');
+    labels.learn(s.channels);
     renderChannels(s.channels);
     renderSkills(s.skills);
-    renderMetrics(s.metrics);
+    metrics.render(s.metrics);
     renderStatusExtras(s);
     if (!samplesShown) {
       renderSamples(s);
@@ -49,8 +51,9 @@ function start() {
     }
     return s;
   };
-  const refreshCharts = debounce(() => void Promise.all([refreshStatus(), loadTimeline()]).catch(report('metrics')), 300);
-  const refreshEscalations = debounce(() => void loadEscalations().catch(report('escalations')), 300);
+  const reloadEscalations = () => loadEscalations(labels.of);
+  const refreshCharts = debounce(() => void Promise.all([refreshStatus(), metrics.loadTimeline()]).catch(report('metrics')), 300);
+  const refreshEscalations = debounce(() => void reloadEscalations().catch(report('escalations')), 300);
   function onActivity(r) {
     refreshCharts();
     if (isEscalation(r)) refreshEscalations();
@@ -61,11 +64,11 @@ function start() {
     try {
       const s = await refreshStatus();
       unlocked = true;
-      showPrivate(true);
+      router.setUnlocked(true);
       $('token-error').hidden = true;
       feed.fill(s.recentMessages ?? []);
       feed.connect();
-      await Promise.all([loadTimeline(), loadEscalations(), loadFleet(), config.load()]);
+      await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load()]);
     } catch (err) {
       if (err.status === 401) {
         token.clear();
@@ -79,7 +82,7 @@ function start() {
   const lock = () => {
     unlocked = false;
     feed.close();
-    showPrivate(false);
+    router.setUnlocked(false);
   };
 
   $('token-form').addEventListener('submit', (e) => {
@@ -94,7 +97,12 @@ function start() {
     token.clear();
     lock();
   });
-  $('timeline-range').addEventListener('change', () => void loadTimeline().catch(report('timeline')));
+  window.addEventListener('hashchange', () => {
+    // A #token= link pasted into an open tab unlocks it; any other fragment picks a view.
+    if (token.takeFromFragment()) void unlock();
+    router.follow();
+  });
+  $('timeline-range').addEventListener('change', () => void metrics.loadTimeline().catch(report('timeline')));
   setupQuickTest();
 
   const tick = async () => {
@@ -107,7 +115,7 @@ function start() {
     if (unlocked) await Promise.all([refreshStatus(), loadFleet()]).catch(report('refresh'));
   };
 
-  token.takeFromFragment();
+  router.apply();
   void tick();
   void unlock();
   setInterval(() => void tick(), REFRESH_MS);

@@ -20,13 +20,14 @@ export function renderStatusExtras(status) {
   $('f-turns').textContent = status.turns ? `${status.turns.running} running, ${status.turns.waiting} waiting` : '–';
 }
 
+/** Each channel as its config key beside the platform's name (`channel_d · Slack`), with its state. */
 export function renderChannels(channels) {
   const list = $('channels');
   if (channels.length === 0) return list.replaceChildren(el('li', { class: 'empty', text: 'no channels' }));
   list.replaceChildren(
     ...channels.map((c) =>
       el('li', { attrs: { 'data-channel': c.type } }, [
-        el('span', { text: c.type }),
+        el('span', { class: 'channel' }, [el('code', { text: c.type }), c.title ? el('span', { text: ` · ${c.title}` }) : null]),
         el('span', { class: `pill status-${c.status}`, text: c.status.replace('_', ' ') }),
         c.reason ? el('small', { class: 'reason', text: c.reason }) : null,
       ]),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelHub } from '../../src/core/channel-hub.js';
+import { collect } from '../helpers/assistant.js';
 import { repoRoot } from '../helpers/cli.js';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 
@@ -32,16 +33,35 @@ afterEach(async () => {
   s = undefined;
 });
 
-/** A hub with one channel in each state, so the channel panel has something to show. */
+/** A hub like a gateway's: all six built-in channels, one in each state, with their platform names. */
 const hub: ChannelHub = {
   statuses: () => [
-    { type: 'channel_a', status: 'not_configured' },
-    { type: 'channel_d', status: 'failed', reason: 'auth.test: invalid_auth' },
-    { type: 'channel_e', status: 'connected' },
+    { type: 'channel_a', title: 'Feishu / Lark', status: 'not_configured' },
+    { type: 'channel_b', title: 'DingTalk', status: 'not_configured' },
+    { type: 'channel_c', title: 'WeCom AI bot', status: 'not_configured' },
+    { type: 'channel_d', title: 'Slack', status: 'failed', reason: 'auth.test: invalid_auth' },
+    { type: 'channel_e', title: 'Telegram', status: 'connected' },
+    { type: 'channel_f', title: 'Discord', status: 'not_configured' },
   ],
   list: () => [{ name: 'channel_e', canSend: true }],
   send: async () => ({ ok: true }),
 };
+
+const fleet = () => [
+  { name: 'tester', engine: 'engine_b', url: 'http://127.0.0.1:1', dashboardUrl: 'http://127.0.0.1:1/', self: true },
+  { name: 'billing-bot', role: 'Invoices and refunds', engine: 'engine_d', url: 'http://127.0.0.1:9', dashboardUrl: 'http://127.0.0.1:9/', self: false },
+];
+
+/** The panels each view shows (router.js); every other panel is hidden in that view. */
+const VIEWS: Record<string, string[]> = {
+  overview: ['status', 'channels', 'metrics', 'activity', 'escalations'],
+  activity: ['activity', 'escalations', 'quick-test'],
+  config: ['config'],
+  skills: ['skills'],
+  fleet: ['fleet'],
+  api: ['samples'],
+};
+const PANELS = ['status', 'token', 'channels', 'metrics', 'activity', 'escalations', 'quick-test', 'config', 'skills', 'fleet', 'samples'];
 
 interface Watched {
   page: Page;
@@ -70,55 +90,227 @@ async function open(url: string, viewport = { width: 1280, height: 900 }): Promi
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
 // Page-side expressions are strings: the test project has no DOM types, and needs none.
 
+/** Open a view from the menu and wait until the page shows it. */
+async function go(page: Page, view: string): Promise<void> {
+  await page.click(`#menu a[data-view="${view}"]`);
+  await expect.poll(() => page.getAttribute('body', 'data-view')).toBe(view);
+}
+
+async function expectPanels(page: Page, view: string): Promise<void> {
+  for (const id of PANELS) expect(await page.locator(`#panel-${id}`).isVisible(), `${view}: #panel-${id}`).toBe(VIEWS[view]?.includes(id) ?? false);
+}
+
+/** Turns from several sources, one failed and one asking for a human, so every view has something to show. */
+async function seed(s: TestServer): Promise<void> {
+  const chat = (message: string, sessionKey: string, source?: string, sender?: string) =>
+    collect(s.assistant.chat(message, { sessionKey, ...(source ? { source } : {}), ...(sender ? { sender } : {}) }));
+  await chat('What is on my calendar today?', 'channel_e:dm:alice', 'channel_e', 'alice');
+  await chat('SAY:[ESCALATE] The customer asks for a refund above the limit.', 'channel_e:dm:bob', 'channel_e', 'bob');
+  await chat('FAIL:upstream model overloaded', 'channel_d:group:ops', 'channel_d', 'carol');
+  await chat('Summarise yesterday’s deploy log', 'curl-1');
+}
+
+interface Tick {
+  axis: string;
+  text: string;
+  left: number;
+  right: number;
+  height: number;
+}
+
+/** The chart's axis labels as drawn: their text and on-screen boxes. */
+const chartTicks = (page: Page): Promise<Tick[]> =>
+  page.evaluate(`[...document.querySelectorAll('#timeline text.tick')].map((t) => {
+    const r = t.getBoundingClientRect();
+    return { axis: t.classList.contains('x') ? 'x' : 'y', text: t.textContent, left: r.left, right: r.right, height: r.height };
+  })`);
+
+/** Every range of the chart is readable at this width; the other ranges' panels go to the artifacts. */
+async function expectReadableRanges(page: Page, width: number): Promise<void> {
+  for (const range of ['1h', '7d', '24h']) {
+    await page.selectOption('#timeline-range', range);
+    const perBucket = range === '1h' ? 'per 5 minutes' : range === '7d' ? 'per 6 hours' : 'per hour';
+    await expect.poll(() => text(page, '#timeline-title')).toBe(`Messages ${perBucket}`);
+    await expectReadableChart(page, width);
+    if (range !== '24h') await page.locator('#panel-metrics').screenshot({ path: path.join(ARTIFACTS, `dashboard-${width}-chart-${range}.png`) });
+  }
+}
+
+/** Readable: real-size text (not a scaled-down drawing), times on x that never overlap, whole counts on y from 0. */
+async function expectReadableChart(page: Page, width: number): Promise<void> {
+  const ticks = await chartTicks(page);
+  const x = ticks.filter((t) => t.axis === 'x').sort((a, b) => a.left - b.left);
+  const y = ticks.filter((t) => t.axis === 'y');
+  expect(x.length, `x labels at ${width}px`).toBeGreaterThanOrEqual(3);
+  expect(y.map((t) => t.text)).toContain('0');
+  for (const t of y) expect(t.text).toMatch(/^\d+$/);
+  for (const t of x) expect(t.text).toMatch(/^((Sun|Mon|Tue|Wed|Thu|Fri|Sat) )?\d\d:\d\d$/);
+  for (const t of ticks) {
+    expect(t.height, `"${t.text}" at ${width}px`).toBeGreaterThanOrEqual(11);
+    expect(t.left).toBeGreaterThanOrEqual(0);
+    expect(t.right).toBeLessThanOrEqual(width);
+  }
+  for (let i = 1; i < x.length; i++) expect(x[i]!.left, `"${x[i - 1]!.text}" and "${x[i]!.text}" at ${width}px`).toBeGreaterThan(x[i - 1]!.right + 4);
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
 describe('dashboard in chromium', () => {
-  it('without the token only the status panel has data; a typed token opens the rest', async () => {
+  it('without the token: only the status panel, no menu, a view fragment kept; a typed token opens that view, #token= in an open tab unlocks it', async () => {
     s = await startTestServer({ hub });
-    const { page, requests, problems } = await open(`${s.url}/`);
+    const { page, requests, problems } = await open(`${s.url}/#/skills`);
     await expect.poll(() => text(page, '#f-name')).toBe('tester');
     expect(await text(page, '#f-engine')).toBe('engine_b');
     expect(await text(page, '#f-version')).toBe('0.0.0-test');
     expect(await page.locator('#panel-token').isVisible()).toBe(true);
-    for (const id of ['channels', 'metrics', 'fleet', 'skills', 'activity', 'escalations', 'quick-test', 'config', 'samples']) {
-      expect(await page.locator(`#panel-${id}`).isVisible(), id).toBe(false);
-    }
+    expect(await page.locator('#menu').isVisible()).toBe(false);
+    for (const id of PANELS.filter((p) => p !== 'status' && p !== 'token')) expect(await page.locator(`#panel-${id}`).isVisible(), id).toBe(false);
     expect(await page.locator('#channels li').count()).toBe(0);
     expect(await page.locator('#config .setting').count()).toBe(0);
     expect(requests.filter((r) => r.includes('/api/'))).toEqual([]);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-1280-locked.png') });
+    // A view fragment is not a token.
+    expect(await page.evaluate('sessionStorage.getItem("service-token")')).toBeNull();
+    expect(new URL(page.url()).hash).toBe('#/skills');
 
     await page.fill('#token-input', 'not-the-token');
     await page.click('#token-form button');
     await expect.poll(() => text(page, '#token-error')).toContain('not accepted');
-    expect(await page.locator('#panel-channels').isVisible()).toBe(false);
+    expect(await page.locator('#panel-skills').isVisible()).toBe(false);
     expect(await page.evaluate('sessionStorage.getItem("service-token")')).toBeNull();
 
     await page.fill('#token-input', TEST_TOKEN);
     await page.click('#token-form button');
-    await page.locator('#panel-channels').waitFor({ state: 'visible' });
-    expect(await page.locator('#panel-token').isVisible()).toBe(false);
+    await page.locator('#panel-skills').waitFor({ state: 'visible' });
+    await expectPanels(page, 'skills');
+    expect(await page.locator('#menu a[aria-current="page"]').getAttribute('data-view')).toBe('skills');
     expect(await page.evaluate('sessionStorage.getItem("service-token")')).toBe(TEST_TOKEN);
+
+    await page.click('#forget-token');
+    await page.locator('#panel-token').waitFor({ state: 'visible' });
+    expect(await page.locator('#menu').isVisible()).toBe(false);
+    expect(await page.evaluate('sessionStorage.getItem("service-token")')).toBeNull();
+    // The gateway's link pasted into the open tab: the token is taken, the fragment cleared, the overview shown.
+    await page.evaluate(`location.hash = '#token=${TEST_TOKEN}'`);
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
+    expect(new URL(page.url()).hash).toBe('');
+    await expectPanels(page, 'overview');
     // The one failed request was the wrong token's; nothing else went wrong on the page.
     expect(problems.filter((p) => !p.includes('401'))).toEqual([]);
   });
 
-  it('with #token=: status, channels, a streamed quick test, live activity, chart, fleet, samples; desktop and phone screenshots', async () => {
-    const fleet = () => [
-      { name: 'tester', engine: 'engine_b', url: 'http://127.0.0.1:1', dashboardUrl: 'http://127.0.0.1:1/', self: true },
-      { name: 'billing-bot', role: 'Invoices and refunds', engine: 'engine_d', url: 'http://127.0.0.1:9', dashboardUrl: 'http://127.0.0.1:9/', self: false },
-    ];
+  it('1280 px: the overview fits one 1280x800 screen; the menu reaches every view; chart labels readable; screenshots of each view', async () => {
     s = await startTestServer({ hub, fleet, files: { 'skills/notes/SKILL.md': '---\nname: notes\ndescription: Keeps notes.\n---\n' } });
-    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
+    await seed(s);
+    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`, { width: 1280, height: 800 });
     await page.locator('#panel-channels').waitFor({ state: 'visible' });
     expect(new URL(page.url()).hash).toBe(''); // the token left the address bar
-    expect(await text(page, '#f-name')).toBe('tester');
-    await expect.poll(() => page.locator('#channels li').count()).toBe(3);
-    expect(await text(page, '[data-channel="channel_e"]')).toContain('connected');
+    await expect.poll(() => page.locator('#activity li.activity').count()).toBe(4);
+    await expect.poll(() => page.locator('#escalations li.activity').count()).toBe(2);
+    await expect.poll(() => page.locator('#timeline rect.bar[data-count="4"]').count()).toBe(1);
+    await expect.poll(() => text(page, '#activity-state')).toBe('live');
+    await expectPanels(page, 'overview');
+
+    // Channels by key and platform; sources in the feed and the counters likewise.
+    expect(await page.locator('#channels li').count()).toBe(6);
+    expect(await text(page, '[data-channel="channel_d"]')).toContain('channel_d · Slack');
     expect(await text(page, '[data-channel="channel_d"]')).toContain('auth.test: invalid_auth');
+    expect(await text(page, '[data-channel="channel_e"]')).toMatch(/channel_e · Telegram\s+connected/);
+    expect(await text(page, '#m-sources')).toContain('channel_e · Telegram');
+    expect(await text(page, '#activity')).toContain('channel_d · Slack');
+    expect(await text(page, '#m-total')).toBe('4');
+
+    // One screen: nothing to scroll, and each overview panel ends inside the window.
+    const fit = (await page.evaluate(`({
+      scroll: document.documentElement.scrollHeight,
+      height: innerHeight,
+      bottoms: ${JSON.stringify(VIEWS.overview)}.map((id) => document.getElementById('panel-' + id).getBoundingClientRect().bottom),
+      firstItem: document.querySelector('#activity li').getBoundingClientRect().bottom,
+    })`)) as { scroll: number; height: number; bottoms: number[]; firstItem: number };
+    expect(fit.height).toBe(800);
+    expect(fit.scroll).toBeLessThanOrEqual(800);
+    for (const [i, bottom] of fit.bottoms.entries()) expect(bottom, VIEWS.overview![i]).toBeLessThanOrEqual(800);
+    expect(fit.firstItem).toBeLessThanOrEqual(800);
+    await expectReadableRanges(page, 1280);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-1280-overview.png') });
+
+    await go(page, 'activity');
+    await expectPanels(page, 'activity');
+    await shot(page, 'dashboard-1280-activity');
+    await go(page, 'config');
+    await expectPanels(page, 'config');
+    expect(await page.locator('#config .setting').count()).toBeGreaterThan(30);
+    await shot(page, 'dashboard-1280-config');
+    await go(page, 'skills');
     expect(await text(page, '#skills')).toContain('Keeps notes.');
+    await shot(page, 'dashboard-1280-skills');
+    await go(page, 'fleet');
     await expect.poll(() => page.locator('[data-peer="billing-bot"] a').getAttribute('href')).toBe('http://127.0.0.1:9/');
     expect(await text(page, '#fleet')).toContain('this gateway');
+    await shot(page, 'dashboard-1280-fleet');
+    await go(page, 'api');
+    expect(await text(page, '[data-sample="curl-chat"]')).toContain(`"${s.url}/chat"`);
+    await shot(page, 'dashboard-1280-api');
+    // Back and forward walk the views like pages.
+    await page.goBack();
+    await expect.poll(() => page.getAttribute('body', 'data-view')).toBe('fleet');
+    await go(page, 'overview');
+    await expectPanels(page, 'overview');
+    expect(problems).toEqual([]);
+  });
+
+  it('390 px: the menu fits the phone and opens every view; nothing scrolls sideways; the menu stays on screen; screenshots of each view', async () => {
+    s = await startTestServer({ hub, fleet, files: { 'skills/notes/SKILL.md': '---\nname: notes\ndescription: Keeps notes.\n---\n' } });
+    await seed(s);
+    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`, { width: 390, height: 844 });
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
+    await expect.poll(() => page.locator('#timeline rect.bar[data-count="4"]').count()).toBe(1);
+    await expect.poll(() => text(page, '#activity-state')).toBe('live');
+
+    const links = (await page.evaluate(`[...document.querySelectorAll('#menu a')].map((a) => {
+      const r = a.getBoundingClientRect();
+      return { view: a.dataset.view, left: r.left, right: r.right, top: r.top, height: r.height };
+    })`)) as Array<{ view: string; left: number; right: number; top: number; height: number }>;
+    expect(links.map((l) => l.view)).toEqual(Object.keys(VIEWS));
+    for (const l of links) {
+      expect(l.left, l.view).toBeGreaterThanOrEqual(0);
+      expect(l.right, l.view).toBeLessThanOrEqual(390);
+      expect(l.height, l.view).toBeGreaterThanOrEqual(28);
+      expect(l.top, l.view).toBe(links[0]!.top); // one row
+    }
+    await expectReadableRanges(page, 390);
+
+    for (const view of Object.keys(VIEWS)) {
+      await go(page, view);
+      await expectPanels(page, view);
+      expect(await page.evaluate('document.documentElement.scrollWidth'), view).toBeLessThanOrEqual(390);
+      await shot(page, `dashboard-390-${view}`);
+      // Scrolled to the end of the view, the menu is still at the top of the screen.
+      await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+      const top = (await page.evaluate(`document.querySelector('#menu').getBoundingClientRect().top`)) as number;
+      expect(top, view).toBeGreaterThanOrEqual(0);
+      expect(top, view).toBeLessThan(100);
+    }
+    // The long configuration view: a group button brings its group just under the sticky header.
+    await go(page, 'config');
+    await page.click('#config-groups button:has-text("Permissions (engine_a)")');
+    const jump = (await page.evaluate(`({
+      group: document.querySelector('[data-group="Permissions (engine_a)"]').getBoundingClientRect().top,
+      header: document.querySelector('header').getBoundingClientRect().bottom,
+    })`)) as { group: number; header: number };
+    expect(jump.group).toBeGreaterThanOrEqual(jump.header);
+    expect(jump.group).toBeLessThan(jump.header + 60);
+    expect(problems).toEqual([]);
+  });
+
+  it('activity view: a streamed quick test, live activity, counters and chart; samples copy', async () => {
+    s = await startTestServer({ hub });
+    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
     await expect.poll(() => text(page, '#activity-state')).toBe('live');
 
     // Quick test: the reply streams in, the tool call is listed, the status ends at completed.
+    await go(page, 'activity');
     await page.fill('#qt-message', 'SLEEP:400 TOOL:Bash hello from the browser');
     await page.fill('#qt-session', 'qt-1');
     await page.click('#qt-send');
@@ -130,29 +322,27 @@ describe('dashboard in chromium', () => {
     // A chat made over HTTP by someone else shows up in the feed, and in the counters and chart.
     await (await s.api('/chat', { json: { message: 'made over HTTP with curl', sessionKey: 'curl-1' } })).text();
     await expect.poll(() => text(page, '#activity')).toContain('made over HTTP with curl');
+    await go(page, 'overview');
     await expect.poll(() => text(page, '#m-total')).toBe('2');
     await expect.poll(() => page.locator('#timeline rect.bar[data-count="2"]').count()).toBe(1);
     expect(await text(page, '#m-sources')).toContain('http');
 
-    expect(await text(page, '[data-sample="curl-chat"]')).toContain(`"${s.url}/chat"`);
+    await go(page, 'api');
     expect(await text(page, '[data-sample="curl-send"]')).toContain('"channel":"channel_e"');
     expect(await text(page, '[data-sample="embed"]')).toContain(`createAssistant({ dir: "${s.dir}" })`);
     await context?.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
     await page.click('[data-copy="curl-chat"]');
     await expect.poll(() => text(page, '[data-sample="curl-chat"] .copy-note')).toBe('copied');
     expect(await page.evaluate('navigator.clipboard.readText()')).toContain('Authorization: Bearer $SERVICE_TOKEN');
-
-    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-desktop-1280.png'), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await expect.poll(() => page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-phone-390.png'), fullPage: true });
     expect(problems).toEqual([]);
   });
 
   it('edits settings: timeout is applied and written, engine needs a restart, a masked secret is never sent back', async () => {
     const server = await startTestServer({ yaml: '# operator notes\ntimeout: 600 # ten minutes\noauthToken: sk-oauth-very-secret\n' });
     s = server;
-    const { page, patches, problems } = await open(`${server.url}/#token=${TEST_TOKEN}`);
+    const { page, patches, problems } = await open(`${server.url}/#/config`);
+    await page.fill('#token-input', TEST_TOKEN);
+    await page.click('#token-form button');
     const yaml = () => fs.readFileSync(path.join(server.dir, 'service.yaml'), 'utf8');
     const setting = (p: string) => page.locator(`.setting[data-path="${p}"]`);
     await setting('timeout').waitFor();
@@ -194,6 +384,28 @@ describe('dashboard in chromium', () => {
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
   });
 
+  it('persona boundaries read as a list, one item each, markup as text; edited one per line', async () => {
+    const boundaries = ['Never promise refunds', 'No legal advice', '<b>Escalate</b> angry customers'];
+    const server = await startTestServer({
+      yaml: `persona:\n  role: Support\n  boundaries:\n${boundaries.map((b) => `    - ${JSON.stringify(b)}\n`).join('')}`,
+    });
+    s = server;
+    const { page, problems } = await open(`${server.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
+    await go(page, 'config');
+    const setting = page.locator('.setting[data-path="persona.boundaries"]');
+    await expect.poll(() => setting.locator('ul.value-list li').allInnerTexts()).toEqual(boundaries);
+    expect(await setting.locator('b').count()).toBe(0);
+
+    await setting.locator('[data-action="edit"]').click();
+    expect(await setting.locator('textarea').inputValue()).toBe(boundaries.join('\n'));
+    await setting.locator('textarea').fill('Never promise refunds\nAnswer in English');
+    await setting.locator('[data-action="save"]').click();
+    await expect.poll(() => setting.locator('ul.value-list li').allInnerTexts()).toEqual(['Never promise refunds', 'Answer in English']);
+    expect(s.config.current().config.persona?.boundaries).toEqual(['Never promise refunds', 'Answer in English']);
+    expect(problems).toEqual([]);
+  });
+
   it('markup in messages, replies and errors is shown as text and runs nothing', async () => {
     s = await startTestServer();
     const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
@@ -216,6 +428,7 @@ describe('dashboard in chromium', () => {
     }
     // Reload: the same records now come from /api/status and /api/escalations instead of the stream.
     await page.reload();
+    await page.locator('#panel-escalations').waitFor({ state: 'visible' });
     await expect.poll(() => page.locator('#escalations li.activity').count()).toBe(2);
     await expect.poll(() => page.locator('#activity li.activity').count()).toBe(2);
     expect(await page.locator('main img, main b, main script').count()).toBe(0);

@@ -60,8 +60,8 @@ export function buildStatus(deps: ServerDeps): Record<string, unknown> {
     uptime: s.uptime,
     // Beyond the spec's record: the dashboard fills its embedding sample with the directory.
     dir: deps.config.current().dir,
-    // `reason` (why a channel failed; never a secret) is beyond the spec's record, for the dashboard.
-    channels: deps.channels.statuses().map(({ type, status, reason }) => ({ type, status, ...(reason ? { reason } : {}) })),
+    // `title` (the platform's name) and `reason` (why a channel failed; never a secret) are beyond the spec's record, for the dashboard.
+    channels: deps.channels.statuses().map(({ type, title, status, reason }) => ({ type, status, ...(title ? { title } : {}), ...(reason ? { reason } : {}) })),
     skills: skills.map(({ name, description }) => ({ name, description })),
     metrics: deps.assistant.metrics(),
     recentMessages: deps.assistant.recentActivity(20),

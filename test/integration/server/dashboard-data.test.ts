@@ -114,12 +114,23 @@ describe('dashboard data endpoints (real sockets)', () => {
     ]);
   });
 
-  it('GET /api/status carries the directory and why a channel failed', async () => {
+  it('GET /api/status carries the directory, each channel’s platform name and why a channel failed', async () => {
     s = await startTestServer({
-      hub: { statuses: () => [{ type: 'channel_d', status: 'failed', reason: 'invalid_auth' }], list: () => [], send: async () => ({ ok: true }) },
+      hub: {
+        statuses: () => [
+          { type: 'channel_d', title: 'Slack', status: 'failed', reason: 'invalid_auth' },
+          { type: 'channel_x', status: 'connected' },
+        ],
+        list: () => [],
+        send: async () => ({ ok: true }),
+      },
     });
     const status = (await (await s.api('/api/status')).json()) as Record<string, unknown>;
-    expect(status).toMatchObject({ dir: s.dir, channels: [{ type: 'channel_d', status: 'failed', reason: 'invalid_auth' }] });
+    expect(status).toMatchObject({ dir: s.dir });
+    expect(status.channels).toEqual([
+      { type: 'channel_d', title: 'Slack', status: 'failed', reason: 'invalid_auth' },
+      { type: 'channel_x', status: 'connected' },
+    ]);
   });
 
   it('GET /api/events opens at once (a comment), before any activity', async () => {
