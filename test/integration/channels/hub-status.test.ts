@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChannelHub, type RunningHub } from '../../../src/channels/hub.js';
+import { createRunningAdapters } from '../../../src/channels/running-adapters.js';
+import { createSentLedger } from '../../../src/channels/sent-ledger.js';
 import { createTestAssistant, type TestAssistant } from '../../helpers/assistant.js';
 
 let t: TestAssistant | undefined;
@@ -18,9 +20,11 @@ describe('channel hub statuses', () => {
       dir: t.dir,
       config: t.config,
       log: t.log,
-      bridge: () => {
+      onMessage: async () => {
         throw new Error('no messages in this test');
       },
+      adapters: createRunningAdapters(),
+      sent: createSentLedger(),
       backoffMs: [3_600_000],
     });
     hub.start();
