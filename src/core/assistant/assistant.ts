@@ -6,12 +6,13 @@ import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue } from '../queue/turn-queue.js';
-import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, SessionStore } from '../store/types.js';
+import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, RunningTurnStore, SessionStore } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createBuiltinCommands } from './builtin-commands.js';
 import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
+import { createTurnRecorder, type TurnRecord } from './turn-records.js';
 
 /**
  * The one turn pipeline that the terminal, the HTTP server, the channels and the scheduler call.
@@ -21,7 +22,7 @@ import { executeTurn, rejectTurn } from './run-turn.js';
 export interface AssistantDeps {
   dir: string;
   config: ConfigSource;
-  store: SessionStore & HistoryStore & ActivityStore & FailoverStore;
+  store: SessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore;
   log: Logger;
   version: string;
   /** The slash-command table; the assistant adds its built-ins, other modules (the scheduler) add theirs. */
@@ -114,6 +115,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const pruned = deps.store.pruneSessions(now() - ttlDays * 86_400_000);
   if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
 
+  const recorder = createTurnRecorder(deps.store, deps.log);
+
   const record = (r: ActivityRecord) => {
     deps.store.recordActivity(r);
     for (const l of listeners) l(r);
@@ -167,6 +170,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         return log(rejectTurn(message, emit), 0);
       }
       const ctl = new AbortController();
+      let turnRecord: TurnRecord | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
@@ -180,15 +184,17 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         }
         running.set(key, ctl);
         deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
+        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: preview(prompt), startedAt: now() });
         const outcome = await executeTurn(
           { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, now },
-          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal },
+          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal, onProcesses: turnRecord.processes },
           emit,
         );
         const reply = outcome.completion.finalText;
         if (reply) deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
         log(outcome.completion, outcome.costUsd);
       } finally {
+        turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         opts.signal?.removeEventListener('abort', onCallerAbort);
         admission.ticket.release();

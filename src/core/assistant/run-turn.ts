@@ -1,7 +1,7 @@
 import type { ServiceConfig } from '../config/schema.js';
 import type { EngineRunner } from '../engines/engine-runner.js';
 import type { AgentEvent, Completion, StreamEvent } from '../events.js';
-import type { SessionStore } from '../store/types.js';
+import type { ProcessIdentity, SessionStore } from '../store/types.js';
 import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
 
 /**
@@ -15,6 +15,7 @@ export interface TurnRequest {
   images: readonly DecodedImage[];
   command?: { name: string; arguments?: string };
   signal: AbortSignal;
+  onProcesses?: (processes: ProcessIdentity[]) => void;
 }
 
 export interface TurnDeps {
@@ -62,6 +63,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
       images: files,
       ...(req.command ? { command: req.command } : {}),
       signal: req.signal,
+      ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
     });
     for await (const e of events) {
       switch (e.type) {

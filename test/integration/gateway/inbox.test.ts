@@ -70,7 +70,19 @@ describe('persistent inbox', () => {
     t.store.markMessageDone('c', 'old-done');
     t.store.claimMessage({ channel: 'c', messageId: 'recent-done', chatKey: 'k', receivedAt: Date.now(), payload: '{}' });
     t.store.markMessageDone('c', 'recent-done');
-    t.store.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: old, payload: '{"channel":"c"}' });
+    // A whole stored message, for a channel that is not running now: it stays pending.
+    const stored = {
+      channel: 'c',
+      messageId: 'old-pending',
+      chatId: 'x',
+      chatType: 'direct',
+      senderId: 'u',
+      text: 'hi',
+      mentioned: true,
+      ts: old,
+      replyTarget: { chatId: 'x', chatType: 'direct' },
+    };
+    t.store.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: old, payload: JSON.stringify(stored) });
     const channels = createChannelRuntime({ dir: t.dir, assistant: t.assistant, config: t.config, store: t.store, log: t.log });
     channels.start();
     await channels.stop();
