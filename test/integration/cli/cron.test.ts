@@ -7,7 +7,7 @@ import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let fake: FakePlatform | undefined;
 afterEach(async () => {
@@ -149,7 +149,7 @@ describe('service cron (spawned for real)', () => {
             body: JSON.stringify({ message: '/cron list' }),
           })
         ).json()) as { text: string };
-      await until(async () => (await ask()).text.includes('report  disabled'), 60_000, 'the gateway to pick up the disable', 100);
+      await until(async () => (await ask()).text.includes('report  disabled'), HANG_MS, 'the gateway to pick up the disable', 100);
     } finally {
       await g.stop();
     }
