@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSseStrict, startTestServer, TEST_TOKEN, type TestServer } from '../../helpers/server.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let s: TestServer | undefined;
 afterEach(async () => {
@@ -10,7 +11,7 @@ afterEach(async () => {
 });
 
 /** Read an SSE response until `until` matches the text so far (or the stream ends). */
-async function readUntil(res: Response, until: (text: string) => boolean, ms = 10_000): Promise<string> {
+async function readUntil(res: Response, until: (text: string) => boolean, ms = HANG_MS): Promise<string> {
   const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -27,32 +28,43 @@ async function readUntil(res: Response, until: (text: string) => boolean, ms = 1
 
 describe('streams', () => {
   it('response headers of a queued /chat turn go out at once (default heartbeat)', async () => {
-    s = await startTestServer();
-    const first = s.api('/chat', { json: { message: 'SLEEP:1500 first', sessionKey: 'q' } });
-    await new Promise((r) => setTimeout(r, 200));
-    const t0 = Date.now();
-    const queued = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
-    expect(Date.now() - t0).toBeLessThan(600);
+    const t = await startTestServer();
+    s = t;
+    // The first turn never ends by itself (HANG), so whatever the second request gets, it gets while queued.
+    const first = t.api('/chat', { json: { message: 'HANG first', sessionKey: 'q' } });
+    await until(() => t.standIn.runs().length === 1, HANG_MS, 'the first turn to run');
+    const queued = await t.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
+    expect(queued.headers.get('content-type')).toBe('text/event-stream');
     const reader = (queued.body as ReadableStream<Uint8Array>).getReader();
     const { value } = await reader.read();
-    expect(Date.now() - t0).toBeLessThan(800); // the opening comment, long before the first event
-    expect(new TextDecoder().decode(value)).toMatch(/^: accepted\n\n/);
+    expect(new TextDecoder().decode(value)).toMatch(/^: accepted\n\n/); // the opening comment, before any event
+    expect(t.standIn.runs()).toHaveLength(1); // the second turn is still waiting
     await reader.cancel();
+    expect(t.assistant.abort('q')).toBe(true);
     await (await first).text();
   });
 
   it('idle streams get heartbeat comments', async () => {
-    s = await startTestServer({ heartbeatMs: 150 });
-    const first = s.api('/chat', { json: { message: 'SLEEP:1200 first', sessionKey: 'q' } });
-    await new Promise((r) => setTimeout(r, 150));
-    const t0 = Date.now();
-    const queued = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
-    expect(Date.now() - t0).toBeLessThan(600); // headers before the first turn (1.2 s) is over
+    const t = await startTestServer({ heartbeatMs: 150 });
+    s = t;
+    const first = t.api('/chat', { json: { message: 'HANG first', sessionKey: 'q' } });
+    await until(() => t.standIn.runs().length === 1, HANG_MS, 'the first turn to run');
+    const queued = await t.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
     expect(queued.headers.get('content-type')).toBe('text/event-stream');
-    const text = await queued.text();
-    expect(text).toContain(': heartbeat\n\n');
+    const reader = (queued.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readMore = async () => {
+      const { done, value } = await reader.read();
+      if (!done) text += decoder.decode(value, { stream: true });
+      return done;
+    };
+    // Heartbeats while the turn waits behind the first one (which only the abort below ends).
+    while (!text.includes(': heartbeat\n\n')) expect(await readMore(), 'stream ended before a heartbeat').toBe(false);
+    expect(t.assistant.abort('q')).toBe(true);
+    while (!(await readMore()));
     const events = parseSseStrict(text) as Array<Record<string, unknown>>;
-    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: second\nTURN: 2' });
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: expect.stringMatching(/^ECHO: second\nTURN: \d+$/) });
     await (await first).text();
   });
 
@@ -86,8 +98,9 @@ describe('streams', () => {
     expect(third.status).toBe(503);
     expect(await third.json()).toEqual({ error: 'too many event subscribers (limit: 2)' });
     a.abort();
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await s.api('/api/events')).status).toBe(200);
+    const t = s;
+    // Once the server has seen the disconnect, a new subscriber fits (a refused probe holds no slot).
+    await until(async () => (await t.api('/api/events')).status === 200, HANG_MS, 'the slot to be freed', 50);
   });
 });
 
@@ -108,10 +121,12 @@ describe('PATCH /api/config', () => {
     expect(file).toContain('maxConcurrent: 1 # plenty\n');
     expect(file).toContain('botToken: ${TG_TOKEN}');
     expect(file).not.toContain('tg-secret-value');
-    const running = s.api('/chat', { json: { message: 'SLEEP:800', sessionKey: 'a' } });
-    await new Promise((r) => setTimeout(r, 150));
-    const busy = parseSseStrict(await (await s.api('/chat', { json: { message: 'x', sessionKey: 'b' } })).text());
+    const t = s;
+    const running = t.api('/chat', { json: { message: 'HANG', sessionKey: 'a' } });
+    await until(() => t.standIn.runs().length === 1, HANG_MS, 'the first turn to run');
+    const busy = parseSseStrict(await (await t.api('/chat', { json: { message: 'x', sessionKey: 'b' } })).text());
     expect(busy[0]).toEqual({ type: 'error', message: 'Server busy: too many concurrent requests (limit: 1). Try again later.' });
+    expect(t.assistant.abort('a')).toBe(true);
     await (await running).text();
     delete process.env.TG_TOKEN;
   });
