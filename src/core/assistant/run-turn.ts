@@ -8,6 +8,12 @@ import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
  * One admitted turn, from the engine's events to the wire: text, tool_call, tool_result and
  * error pass through; the turn always ends with `done` and then exactly one `completion`.
  * This is the only place that builds StreamEvents from AgentEvents.
+ *
+ * The reply (`completion.finalText`) is every `text` event of the turn joined, in order: the
+ * text before a tool call is part of it. An engine's own final message is not used, because
+ * each engine's carries only the last message (Claude's `result`, Codex's last
+ * `agent_message`, OpenCode's last step, Cursor's `result`), and the parsers already drop the
+ * repeats the real formats contain (see their fixtures).
  */
 export interface TurnRequest {
   key: string;
@@ -96,6 +102,12 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     removeFiles(files);
   }
 
+  // The reply is what the text events carried. An engine whose only text came in its final
+  // message (none streamed) still gets it on the wire first, so the two never differ.
+  if (streamed === '' && terminal?.type === 'done' && terminal.text.trim() !== '') {
+    streamed = terminal.text;
+    emit({ type: 'text', content: streamed });
+  }
   const durationMs = deps.now() - started;
   if (sessionId) {
     const t = deps.now();
@@ -136,8 +148,7 @@ function complete(
     if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: 'Aborted', ...base };
     return { status: 'failed', message: terminal.message, ...base };
   }
-  const text = terminal.text.trim() !== '' ? terminal.text : streamed;
-  if (text.trim() === SILENT_REPLY) return { status: 'silent', finalText: SILENT_REPLY, ...base };
-  if (text.trim() === '') return { status: 'failed', message: 'The engine returned an empty reply', ...base };
-  return { status: 'completed', finalText: text, ...base };
+  if (streamed.trim() === SILENT_REPLY) return { status: 'silent', finalText: SILENT_REPLY, ...base };
+  if (streamed.trim() === '') return { status: 'failed', message: 'The engine returned an empty reply', ...base };
+  return { status: 'completed', finalText: streamed, ...base };
 }
