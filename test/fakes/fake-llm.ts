@@ -565,7 +565,10 @@ type ResponsesOutput = { kind: 'message'; text: string; chunkSize: number; delta
 /** The output items of one response: the text, or a function call (after a text message when there is a preamble). */
 function responsesOutputs(reply: Reply): ResponsesOutput[] {
   if (reply.kind === 'text') return [{ kind: 'message', text: reply.text, chunkSize: reply.chunkSize, deltaDelayMs: reply.deltaDelayMs }];
-  return [...(reply.preamble ? [{ kind: 'message' as const, text: reply.preamble, chunkSize: 8, deltaDelayMs: 0 }] : []), { kind: 'call', command: reply.command }];
+  return [
+    ...(reply.preamble ? [{ kind: 'message' as const, text: reply.preamble, chunkSize: 8, deltaDelayMs: 0 }] : []),
+    { kind: 'call', command: reply.command },
+  ];
 }
 
 function responsesItem(out: ResponsesOutput, ids: { id: string; callId: string }, done: boolean): Record<string, unknown> {

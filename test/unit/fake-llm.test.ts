@@ -284,7 +284,9 @@ describe('fake LLM: TEXT-THEN-TOOL (a text block, then the tool call, in one mes
   });
 
   it('Responses: a message item at output_index 0, the function call at 1', async () => {
-    const events = await eventsOf(await post('/v1/responses', { model: 'm', stream: true, input: [{ role: 'user', content: 'TEXT-THEN-TOOL go' }] }, openaiKey));
+    const events = await eventsOf(
+      await post('/v1/responses', { model: 'm', stream: true, input: [{ role: 'user', content: 'TEXT-THEN-TOOL go' }] }, openaiKey),
+    );
     const items = events.filter((e) => e.type === 'response.output_item.done').map((e) => [e.output_index, e.item.type]);
     expect(items).toEqual([
       [0, 'message'],

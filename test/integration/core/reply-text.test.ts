@@ -11,10 +11,7 @@ import { fixtureDir, readFixture } from '../../helpers/fixtures.js';
  */
 const ENGINES = ['engine_a', 'engine_b', 'engine_c', 'engine_d'] as const;
 
-const joinedText = (events: StreamEvent[]) =>
-  events
-    .flatMap((e) => (e.type === 'text' ? [e.content] : []))
-    .join('');
+const joinedText = (events: StreamEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.content] : [])).join('');
 
 /** Every recorded run of an engine that ended well (exit 0): the ones with a reply. */
 function successfulFixtures(engine: string): string[] {
