@@ -13,6 +13,7 @@
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
 //   SAY:<text>     answer exactly <text> (the last SAY: of the prompt, to the end of its line)
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
+//   TEXT-THEN-TOOL `Let me look that up.` and a tool call before the answer (combines with SAY: etc.)
 //   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs (LONGCJK:<n> in Chinese)
 //   REPLAY:<scenario>            print the recorded run test/fixtures/<engine>/<scenario> (its stdout, its
 //                                stderr, its exit code) instead of answering: real output through the real parser
@@ -313,6 +314,10 @@ if (has('FAIL:'))
       .split('\n')[0]
       .trim(),
   );
+if (has('TEXT-THEN-TOOL')) {
+  fmt.text('Let me look that up.');
+  fmt.tool('search', { q: 'x' }, 'found');
+}
 if (arg('TOOL')) fmt.tool(arg('TOOL'), { command: 'echo hi' }, 'hi\n');
 if (has('BIG-LINE')) fmt.tool('bash', { command: 'big' }, 'x'.repeat(500_000));
 

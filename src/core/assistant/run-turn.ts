@@ -47,6 +47,8 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   const resumeId = saved && saved.engine === config.engine ? (saved.sessionId ?? undefined) : undefined;
   let sessionId = resumeId;
   let streamed = '';
+  /** Text since the last tool call: the answer the assistant gave after using its tools. */
+  let answer = '';
   let costUsd: number | undefined;
   let numTurns: number | undefined;
   let terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined;
@@ -76,9 +78,11 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
           break;
         case 'text':
           streamed += e.delta;
+          answer += e.delta;
           emit({ type: 'text', content: e.delta });
           break;
         case 'tool_call':
+          answer = '';
           emit({ type: 'tool_call', name: e.name, args: JSON.stringify(e.input ?? {}) });
           break;
         case 'tool_result':
@@ -106,6 +110,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   // message (none streamed) still gets it on the wire first, so the two never differ.
   if (streamed === '' && terminal?.type === 'done' && terminal.text.trim() !== '') {
     streamed = terminal.text;
+    answer = streamed;
     emit({ type: 'text', content: streamed });
   }
   const durationMs = deps.now() - started;
@@ -113,7 +118,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     const t = deps.now();
     store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: store.getSession(req.key)?.createdAt ?? t, updatedAt: t });
   }
-  const completion = complete(terminal, streamed, { sessionId, durationMs });
+  const completion = complete(terminal, { streamed, answer }, { sessionId, durationMs });
   if (completion.status === 'failed' && completion.message) emit({ type: 'error', message: completion.message });
   emit({
     type: 'done',
@@ -139,7 +144,7 @@ export function rejectTurn(message: string, emit: (e: StreamEvent) => void): Com
 
 function complete(
   terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined,
-  streamed: string,
+  { streamed, answer }: { streamed: string; answer: string },
   meta: { sessionId: string | undefined; durationMs: number },
 ): Completion {
   const base = { ...(meta.sessionId ? { sessionId: meta.sessionId } : {}), durationMs: meta.durationMs };
@@ -148,7 +153,8 @@ function complete(
     if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: 'Aborted', ...base };
     return { status: 'failed', message: terminal.message, ...base };
   }
-  if (streamed.trim() === SILENT_REPLY) return { status: 'silent', finalText: SILENT_REPLY, ...base };
+  // Silent when the answer is [PASS], also after text written before a tool call ("let me check").
+  if (answer.trim() === SILENT_REPLY) return { status: 'silent', finalText: SILENT_REPLY, ...base };
   if (streamed.trim() === '') return { status: 'failed', message: 'The engine returned an empty reply', ...base };
   return { status: 'completed', finalText: streamed, ...base };
 }

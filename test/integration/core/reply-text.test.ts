@@ -39,6 +39,16 @@ describe.each(ENGINES)('%s: completion.finalText is the text events joined', (en
     t.close();
   });
 
+  it('text before a tool call is part of the reply; an answer of [PASS] after it is still silent', async () => {
+    const t = createTestAssistant({ engine });
+    const said = await collect(t.assistant.chat('TEXT-THEN-TOOL SAY:done'));
+    expect(completionOf(said)).toMatchObject({ status: 'completed', finalText: 'Let me look that up.\n\ndone' });
+    expect(completionOf(said).finalText).toBe(joinedText(said));
+    const passed = await collect(t.assistant.chat('TEXT-THEN-TOOL SAY:[PASS]', { sessionKey: 'group' }));
+    expect(completionOf(passed)).toMatchObject({ status: 'silent', finalText: '[PASS]' });
+    t.close();
+  });
+
   it.each(successfulFixtures(engine))('recorded run %s: finalText === joined text events, not empty', async (scenario) => {
     const t = createTestAssistant({ engine });
     const events = await collect(t.assistant.chat(`REPLAY:${scenario}`));
