@@ -154,7 +154,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         status: completion.status,
         sessionKey: key,
         ...(completion.status === 'failed' || completion.status === 'aborted' ? { error: completion.message ?? completion.status } : {}),
-        ...(completion.finalText?.trimStart().startsWith('[ESCALATE]') ? { escalated: true } : {}),
+        // The marker opens the answer, which may follow text written before a tool call.
+        ...(/(?:^|\n\n)\s*\[ESCALATE\]/.test(completion.finalText ?? '') ? { escalated: true } : {}),
       });
     };
 

@@ -39,13 +39,15 @@ describe.each(ENGINES)('%s: completion.finalText is the text events joined', (en
     t.close();
   });
 
-  it('text before a tool call is part of the reply; an answer of [PASS] after it is still silent', async () => {
+  it('text before a tool call is part of the reply; a [PASS] answer after it is still silent, an [ESCALATE] one still escalates', async () => {
     const t = createTestAssistant({ engine });
     const said = await collect(t.assistant.chat('TEXT-THEN-TOOL SAY:done'));
     expect(completionOf(said)).toMatchObject({ status: 'completed', finalText: 'Let me look that up.\n\ndone' });
     expect(completionOf(said).finalText).toBe(joinedText(said));
     const passed = await collect(t.assistant.chat('TEXT-THEN-TOOL SAY:[PASS]', { sessionKey: 'group' }));
     expect(completionOf(passed)).toMatchObject({ status: 'silent', finalText: '[PASS]' });
+    await collect(t.assistant.chat('TEXT-THEN-TOOL SAY:[ESCALATE] refund above the limit', { sessionKey: 'esc' }));
+    expect(t.assistant.recentActivity(1)[0]).toMatchObject({ sessionKey: 'esc', escalated: true });
     t.close();
   });
 
