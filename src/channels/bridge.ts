@@ -80,8 +80,9 @@ export function createBridge(deps: BridgeDeps): Bridge {
           deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
       };
 
+      const sender = msg.senderName ?? msg.senderId;
       if (isSlashCommand(msg.text)) {
-        const result = await deps.assistant.runCommand(msg.text, { sessionKey: key, allowConfigChanges: false });
+        const result = await deps.assistant.runCommand(msg.text, { sessionKey: key, allowConfigChanges: false, source: msg.channel, sender });
         for (const part of splitMessage(result.text, adapter.limit, (md) => adapter.render(md))) onSent(await adapter.reply(msg.replyTarget, part), part);
         deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
@@ -99,7 +100,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
       const delivered = await deliverTurn(
         adapter,
         msg.replyTarget,
-        deps.assistant.chat(prompt, { sessionKey: key, images, source: msg.channel, sender: msg.senderName ?? msg.senderId, waitForCapacity: true }),
+        deps.assistant.chat(prompt, { sessionKey: key, images, source: msg.channel, sender, messageText: msg.text, waitForCapacity: true }),
         { mode: cfg.streaming.mode, showToolCalls: cfg.streaming.showToolCalls, log, onSent },
       );
       if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') {

@@ -40,6 +40,11 @@ export interface ChatOptions {
   /** `http`, a channel key, `cron`, `terminal`... (activity and metrics). */
   source?: string;
   sender?: string;
+  /**
+   * What the person wrote, for the activity feed, when the prompt is built around it (a group
+   * turn's prompt carries the chat's recent messages); the prompt itself by default.
+   */
+  messageText?: string;
   /** Aborts this turn (waiting or running). */
   signal?: AbortSignal;
   /**
@@ -47,6 +52,14 @@ export interface ChatOptions {
    * For callers whose messages are already durable (the channel bridge, the scheduler).
    */
   waitForCapacity?: boolean;
+}
+
+export interface CommandOptions {
+  sessionKey?: string;
+  /** Whether /engine, /model, /cron run… may change the configuration (not from a channel). */
+  allowConfigChanges?: boolean;
+  source?: string;
+  sender?: string;
 }
 
 export interface AssistantStatus {
@@ -63,7 +76,8 @@ export interface Assistant {
   chat(message: string, opts?: ChatOptions): AsyncIterable<StreamEvent>;
   /** A native engine command (POST /command): never sent as prompt text. */
   command(name: string, args: string | undefined, opts?: ChatOptions): AsyncIterable<StreamEvent>;
-  runCommand(line: string, opts?: { sessionKey?: string; allowConfigChanges?: boolean }): Promise<CommandResult>;
+  /** A slash command; recorded as an activity event like a turn (`source`/`sender` as in ChatOptions). */
+  runCommand(line: string, opts?: CommandOptions): Promise<CommandResult>;
   /** Clear the engine session and history of a key (aborting its running turn first). */
   reset(key: string): Promise<void>;
   /** Cancel the running turn of a key; true when one was running. History is kept. */
@@ -136,14 +150,15 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         ts,
         source,
         sender,
-        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : prompt),
+        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt)),
         responsePreview: preview(reply),
         durationMs: completion.durationMs ?? 0,
         costUsd,
         status: completion.status,
         sessionKey: key,
         ...(completion.status === 'failed' || completion.status === 'aborted' ? { error: completion.message ?? completion.status } : {}),
-        ...(completion.finalText?.trimStart().startsWith('[ESCALATE]') ? { escalated: true } : {}),
+        // The marker opens the answer, which may follow text written before a tool call.
+        ...(/(?:^|\n\n)\s*\[ESCALATE\]/.test(completion.finalText ?? '') ? { escalated: true } : {}),
       });
     };
 
@@ -248,7 +263,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   return {
     config: deps.config,
     engine,
-    chat: (message, opts = {}) => startTurn(message.trim() === '' && opts.images?.length ? '(image)' : message, opts),
+    chat(message, opts = {}) {
+      const shown = (text: string) => (text.trim() === '' && opts.images?.length ? '(image)' : text);
+      return startTurn(shown(message), { ...opts, ...(opts.messageText !== undefined ? { messageText: shown(opts.messageText) } : {}) });
+    },
     command(name, args, opts = {}) {
       const c = deps.config.current().config;
       const def = getEngine(c.engine);
@@ -275,7 +293,26 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       }
       return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
     },
-    runCommand: (line, opts = {}) => deps.commands.run(line, { sessionKey: opts.sessionKey ?? 'default', allowConfigChanges: opts.allowConfigChanges ?? true }),
+    async runCommand(line, opts = {}) {
+      const started = now();
+      const key = opts.sessionKey ?? 'default';
+      const result = await deps.commands.run(line, { sessionKey: key, allowConfigChanges: opts.allowConfigChanges ?? true });
+      const source = opts.source ?? 'http';
+      const failed = result.error !== undefined;
+      record({
+        ts: new Date(started).toISOString(),
+        source,
+        sender: opts.sender ?? source,
+        messagePreview: preview(line),
+        responsePreview: preview(result.text),
+        durationMs: now() - started,
+        costUsd: 0,
+        status: failed ? 'failed' : 'completed',
+        sessionKey: key,
+        ...(failed ? { error: result.text } : {}),
+      });
+      return result;
+    },
     reset,
     abort,
     status,
