@@ -208,7 +208,7 @@ describe('slash commands', () => {
 
   it('/cron enable, disable and del change service.yaml; list shows tasks', async () => {
     const t = createTestAssistant({ yaml: 'tasks:\n  - id: daily\n    name: Daily\n    schedule: "0 9 * * *"\n    prompt: hi\n' });
-    expect((await t.assistant.runCommand('/cron list')).text).toContain('daily  enabled');
+    expect((await t.assistant.runCommand('/cron list')).text).toMatch(/daily\s+yes\s/);
     await t.assistant.runCommand('/cron disable daily');
     expect(t.config.current().config.tasks[0]?.enabled).toBe(false);
     expect((await t.assistant.runCommand('/cron del nope')).error).toBe('task_not_found');
