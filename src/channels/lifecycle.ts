@@ -63,8 +63,7 @@ export function createLifecycle(channel: string, steps: LifecycleSteps): Lifecyc
   let connectedLate = false;
   let stopping: Promise<void> | undefined;
 
-  const stoppedWhileStarting = (cause?: unknown) =>
-    new ChannelError(channel, 'lifecycle', 'stopped while starting', cause === undefined ? {} : { cause });
+  const stoppedWhileStarting = (cause?: unknown) => new ChannelError(channel, 'lifecycle', 'stopped while starting', cause === undefined ? {} : { cause });
 
   // Rejects as soon as stop() is called, so a start never outlives its stop.
   const aborted = new Promise<never>((_, reject) => {
