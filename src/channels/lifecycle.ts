@@ -18,8 +18,8 @@ export interface LifecycleSteps {
   connect(ctx: ChannelContext, signal: AbortSignal): Promise<void>;
   /**
    * Close whatever is open, including what a pending connect has opened so far, so that the
-   * pending connect settles. Called by the first stop(); called again if a connect still pending
-   * then resolves anyway (it opened something after the first call).
+   * pending connect settles. Called by the first stop() if start() was called; called again if a
+   * connect still pending then resolves anyway (it opened something after the first call).
    */
   release(): Promise<void>;
 }
@@ -114,8 +114,9 @@ export function createLifecycle(channel: string, steps: LifecycleSteps): Lifecyc
       phase = 'stopping';
       abort.abort();
       try {
+        if (!connecting) return; // never started: nothing was opened
         await steps.release();
-        if (connecting) await withTimeout(connecting, SETTLE_WAIT_MS);
+        await withTimeout(connecting, SETTLE_WAIT_MS);
         if (connectedLate) await steps.release();
       } finally {
         phase = 'stopped';

@@ -62,9 +62,9 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
 
   // --- connection ---
 
-  async function connect(c: ChannelContext): Promise<void> {
-    ctx = c;
-    log = c.log;
+  async function connect(context: ChannelContext): Promise<void> {
+    ctx = context;
+    log = context.log;
     last = { state: 'starting' };
     const cl = new DingtalkStreamClient({
       name,

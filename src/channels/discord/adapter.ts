@@ -50,19 +50,21 @@ const HISTORY_PAGE = 100;
 export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDeps): Promise<ChannelAdapter> {
   // --- state ---
   const name = deps.name;
+  const lifecycle = createLifecycle(name, { connect, release });
   deps.log.addSecrets([opts.botToken]);
   let log: Logger = deps.log;
+  let ctx: ChannelContext | undefined;
   let client: Client | undefined;
   /** login() of the current client, settled or not (release waits for it). */
   let loggingIn: Promise<unknown> = Promise.resolve();
   let reported: 'connected' | 'disconnected' | 'failed' = 'connected';
   let handoff: Promise<void> = Promise.resolve();
-  const lifecycle = createLifecycle(name, { connect, release });
 
   // --- connection ---
 
-  async function connect(ctx: ChannelContext, signal: AbortSignal): Promise<void> {
-    log = ctx.log;
+  async function connect(context: ChannelContext, signal: AbortSignal): Promise<void> {
+    ctx = context;
+    log = context.log;
     const c = createClient();
     client = c;
     let fatal: ChannelError | undefined;
@@ -74,7 +76,7 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
       signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
     });
     ready.catch(() => undefined); // observed below; avoids an unhandled rejection if login fails first
-    attach(ctx, c, (err) => {
+    attach(c, (err) => {
       fatal = err instanceof ChannelError ? err : undefined;
       failStart(err);
     });
@@ -120,16 +122,16 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     });
   }
 
-  function attach(ctx: ChannelContext, c: Client, failStart: (err: Error) => void): void {
-    c.on(Events.MessageCreate, (m) => onDiscordMessage(ctx, c, m));
-    c.on(Events.ShardReconnecting, () => report(ctx, 'disconnected', 'gateway connection lost; reconnecting'));
-    c.on(Events.ShardResume, () => report(ctx, 'connected'));
-    c.on(Events.ShardReady, () => report(ctx, 'connected'));
+  function attach(c: Client, failStart: (err: Error) => void): void {
+    c.on(Events.MessageCreate, (m) => onDiscordMessage(c, m));
+    c.on(Events.ShardReconnecting, () => report('disconnected', 'gateway connection lost; reconnecting'));
+    c.on(Events.ShardResume, () => report('connected'));
+    c.on(Events.ShardReady, () => report('connected'));
     // Only for the close codes discord.js gives up on (4004, 4010-4014): nothing will reconnect.
     c.on(Events.ShardDisconnect, (ev) => {
       const reason = describeCloseCode(ev.code);
       failStart(new ChannelError(name, ev.code === 4004 ? 'auth' : 'other', reason)); // a no-op once started
-      report(ctx, 'failed', reason);
+      report('failed', reason);
     });
     c.on(Events.ShardError, (err) => log.warn(`gateway error: ${err.message}`));
     c.on(Events.Error, (err) => log.warn(`client error: ${err.message}`));
@@ -137,15 +139,15 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
   }
 
   /** Status changes only (the lifecycle passes them on only while started). */
-  function report(ctx: ChannelContext, state: typeof reported, reason?: string): void {
+  function report(state: typeof reported, reason?: string): void {
     if (state === reported) return;
     reported = state;
-    ctx.onStatus(reason === undefined ? { state } : { state, reason });
+    ctx?.onStatus(reason === undefined ? { state } : { state, reason });
   }
 
   // --- inbound ---
 
-  function onDiscordMessage(ctx: ChannelContext, c: Client, m: Message): void {
+  function onDiscordMessage(c: Client, m: Message): void {
     let msg: InboundMessage | undefined;
     try {
       msg = toInboundMessage(m, self(c));
@@ -155,8 +157,10 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     }
     if (!msg) return;
     const message = msg;
+    const to = ctx;
+    if (!to) return;
     // One after another, so the bridge sees a chat's messages in gateway order.
-    handoff = handoff.then(() => ctx.onMessage(message)).catch((err: unknown) => log.warn(`handing over ${message.messageId} failed: ${String(err)}`));
+    handoff = handoff.then(() => to.onMessage(message)).catch((err: unknown) => log.warn(`handing over ${message.messageId} failed: ${String(err)}`));
   }
 
   function self(c: Client): DiscordSelf {

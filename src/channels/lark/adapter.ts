@@ -47,9 +47,11 @@ const CHAT_TYPES_KEPT = 2000;
 export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): Promise<ChannelAdapter> {
   // --- state ---
   const name = deps.name;
+  const lifecycle = createLifecycle(name, { connect, release });
   deps.log.addSecrets([opts.appSecret]);
   const domain = (opts.domain ?? DEFAULT_DOMAIN).replace(/\/+$/, '');
   let log: Logger = deps.log;
+  let ctx: ChannelContext | undefined;
   const sdkLogger = createLarkSdkLogger(() => log);
   // Per-adapter token cache: the SDK's default cache is process-wide and keyed by appId only.
   const client = new lark.Client({
@@ -66,12 +68,12 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
   let conn: LarkConnection | undefined;
   let reported: 'connected' | 'disconnected' = 'connected';
   let handoff: Promise<void> = Promise.resolve();
-  const lifecycle = createLifecycle(name, { connect, release });
 
   // --- connection ---
 
-  async function connect(ctx: ChannelContext, signal: AbortSignal): Promise<void> {
-    log = ctx.log;
+  async function connect(context: ChannelContext, signal: AbortSignal): Promise<void> {
+    ctx = context;
+    log = context.log;
     if (!APP_ID.test(opts.appId)) throw new ChannelError(name, 'auth', `appId "${opts.appId}" is not cli_ followed by 16 hex digits`);
     let botOpenId: string;
     try {
@@ -81,21 +83,21 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     }
     signal.throwIfAborted();
     const identity: LarkSelf = { channel: name, botOpenId };
-    const c = createLarkConnection({
+    const lc = createLarkConnection({
       appId: opts.appId,
       appSecret: opts.appSecret,
       domain,
       pingTimeout: opts.pingTimeout,
       sdkLogger,
-      onEvent: (event) => onEvent(ctx, identity, event),
-      onStatus: (state, reason) => report(ctx, state, reason),
+      onEvent: (event) => onEvent(identity, event),
+      onStatus: (state, reason) => report(state, reason),
     });
-    conn = c;
+    conn = lc;
     try {
-      await c.start();
+      await lc.start();
     } catch (err) {
-      if (conn === c) conn = undefined;
-      c.stop();
+      if (conn === lc) conn = undefined;
+      lc.stop();
       throw new ChannelError(
         name,
         /514|auth/i.test(String(err)) ? 'auth' : 'network',
@@ -114,16 +116,16 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     await handoff;
   }
 
-  function report(ctx: ChannelContext, state: typeof reported, reason?: string): void {
+  function report(state: typeof reported, reason?: string): void {
     if (state === reported && state === 'connected') return;
     reported = state;
-    ctx.onStatus(reason === undefined ? { state } : { state, reason });
+    ctx?.onStatus(reason === undefined ? { state } : { state, reason });
   }
 
   // --- inbound ---
 
   /** Runs inside the SDK's event handler: the ack goes out when this resolves, and Lark wants it within 3 s. */
-  async function onEvent(ctx: ChannelContext, me: LarkSelf, event: LarkReceiveEvent): Promise<void> {
+  async function onEvent(me: LarkSelf, event: LarkReceiveEvent): Promise<void> {
     let msg: InboundMessage | undefined;
     try {
       msg = fromReceiveEvent(event, me);
@@ -134,8 +136,10 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     if (!msg) return;
     rememberChat(msg.chatId, msg.chatType);
     const message = msg;
+    const to = ctx;
+    if (!to) return;
     // In order, and only acked once the bridge has it; a throw acks with 500 so Lark delivers it again.
-    const next = handoff.then(() => ctx.onMessage(message));
+    const next = handoff.then(() => to.onMessage(message));
     handoff = next.catch(() => undefined);
     await next;
   }

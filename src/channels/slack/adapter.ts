@@ -60,9 +60,9 @@ export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps):
 
   // --- connection ---
 
-  async function connect(c: ChannelContext, signal: AbortSignal): Promise<void> {
-    ctx = c;
-    log = c.log;
+  async function connect(context: ChannelContext, signal: AbortSignal): Promise<void> {
+    ctx = context;
+    log = context.log;
     state = 'connecting';
     const client = new webApi.WebClient(opts.botToken, clientOptions());
     web = client;

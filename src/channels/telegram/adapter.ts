@@ -44,9 +44,9 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
 
   // --- connection ---
 
-  async function connect(c: ChannelContext, signal: AbortSignal): Promise<void> {
-    ctx = c;
-    log = c.log;
+  async function connect(context: ChannelContext, signal: AbortSignal): Promise<void> {
+    ctx = context;
+    log = context.log;
     polling = 'starting';
     const b = new Bot(token, { client: { apiRoot } });
     b.api.config.use(watchPolling);

@@ -57,9 +57,9 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
 
   // --- connection ---
 
-  async function connect(c: ChannelContext): Promise<void> {
-    ctx = c;
-    log = c.log;
+  async function connect(context: ChannelContext): Promise<void> {
+    ctx = context;
+    log = context.log;
     last = { state: 'starting' };
     // A fresh WSClient per adapter: after the SDK gives up it ignores connect() until disconnect().
     const wc = new WSClient({

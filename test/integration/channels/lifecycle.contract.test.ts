@@ -5,7 +5,10 @@
  * other), stop twice, stop before start, start after stop, stop while starting, platform calls
  * before start and after stop, and nothing left open after stop.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadCustomAdapter } from '../../../src/channels/custom.js';
 import { channelDefinitions } from '../../../src/channels/registry.js';
 import { type ChannelAdapter, ChannelError, type InboundMessage } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
@@ -13,6 +16,8 @@ import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, type PlatformSpec } from '../../helpers/channel-gateway.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
 import { cleanupAfterEach, failOnLeaksAfterAll, openHandles } from '../../helpers/resources.js';
+import { testdir } from '../../helpers/testdir.js';
+import { until } from '../../helpers/wait.js';
 
 const defer = cleanupAfterEach();
 failOnLeaksAfterAll();
@@ -166,5 +171,50 @@ describe.each(Object.keys(PLATFORMS))('the %s adapter keeps the lifecycle contra
     await expectNotConnected(s.adapter, m, /the adapter was stopped/);
     expect(s.fake.outbound.slice(before)).toEqual([]);
     await s.released();
+  });
+});
+
+describe('a custom adapter (examples/adapters/folder-adapter.mjs) gets the same contract from its wrapper', () => {
+  const example = path.resolve(import.meta.dirname, '../../../examples/adapters/folder-adapter.mjs');
+
+  async function folder() {
+    const dir = testdir();
+    const adapter = await loadCustomAdapter(example, { inbox: 'in', outbox: 'out', pollMs: 20 }, { log: createSilentLogger(), dir, name: 'folder' });
+    defer(() => adapter.stop());
+    const outbox = path.join(dir, 'out', 'room.jsonl');
+    const written = () => (fs.existsSync(outbox) ? fs.readFileSync(outbox, 'utf8') : '');
+    return { dir, adapter, ctx: createRecordingContext(), written };
+  }
+
+  it('start twice is refused both ways, and the first start keeps working', async () => {
+    const f = await folder();
+    const first = f.adapter.start(f.ctx);
+    expectChannelError(await f.adapter.start(f.ctx).catch((e: unknown) => e), 'lifecycle', /start\(\) called twice: the first start\(\) is still connecting/);
+    await first;
+    expectChannelError(await f.adapter.start(f.ctx).catch((e: unknown) => e), 'lifecycle', /start\(\) called twice: already started/);
+    fs.writeFileSync(path.join(f.dir, 'in', '1.json'), JSON.stringify({ id: 'm1', chatId: 'room', userId: 'ada', text: 'hello' }));
+    const m = await f.ctx.waitForMessage((x) => x.text === 'hello');
+    await f.adapter.reply(m.replyTarget, 'hi ada');
+    expect(f.written()).toContain('hi ada');
+    await f.adapter.stop();
+    expect(await openHandles()).toEqual([]);
+  });
+
+  it('stop twice, stop before start, start after stop, and platform calls after stop', async () => {
+    const idle = await folder();
+    await idle.adapter.stop();
+    expectChannelError(await idle.adapter.start(idle.ctx).catch((e: unknown) => e), 'lifecycle', /start\(\) after stop\(\)/);
+
+    const f = await folder();
+    await expectNotConnected(f.adapter, directTarget('room'), /start\(\) has not been called/);
+    await f.adapter.start(f.ctx);
+    await f.adapter.send?.('room', 'while started');
+    await until(() => f.written().includes('while started'));
+    await Promise.all([f.adapter.stop(), f.adapter.stop()]);
+    await f.adapter.stop();
+    await expectNotConnected(f.adapter, directTarget('room'), /the adapter was stopped/);
+    expect(f.written()).not.toContain('too late');
+    expectChannelError(await f.adapter.start(f.ctx).catch((e: unknown) => e), 'lifecycle', /start\(\) after stop\(\)/);
+    expect(await openHandles()).toEqual([]);
   });
 });
