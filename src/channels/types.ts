@@ -56,9 +56,10 @@ export interface MessageLimit {
  *   - stop() while start() is pending makes that start reject at once ("stopped while starting").
  *   After a rejected start the adapter may keep retrying in the background (DingTalk and WeCom
  *   do) and report a later success as `connected`, which makes it started; stop() ends that too.
- * - `stop()` releases every socket, timer and SDK client, also those of a pending start; the
- *   process can exit once it resolves. It is idempotent (a second call returns the same promise)
- *   and safe before start (the adapter is then stopped and can no longer start).
+ * - `stop()` releases every socket, timer and SDK client, also those of a pending start (whose
+ *   current step it waits for, at most 10 s: a bot-info request cannot be cut short); the process
+ *   can exit once it resolves. It is idempotent (a second call returns the same promise) and safe
+ *   before start (the adapter is then stopped and can no longer start).
  * - `ctx.onStatus` is called only between a settled start() and stop(); `ctx.onMessage` is not
  *   called once stop() has resolved.
  * - reply, send, edit, openStream, readHistory and downloadImage need a started adapter. Before
