@@ -5,7 +5,7 @@ import type { ServiceConfig } from '../config/schema.js';
 import { writeFileIfChanged } from '../atomic-write.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
-import { arr, createTextJoiner, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
+import { arr, createTextJoiner, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
 import type { EngineDefinition } from './types.js';
 import { writeJsonIfChanged } from './workspace-files.js';
@@ -160,7 +160,7 @@ export function createCursorParser(): LineParser {
         ?.trim();
       // Unverified wording (the CLI cannot run here): an unknown --resume id is reported on stderr.
       const notFound = /\b(chat|conversation|session)\b[^\n]*\bnot found\b/i.test(exit.stderrTail);
-      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `agent exited with code ${exit.code}` }];
+      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: describeSilentFailure('agent', exit, last) }];
     },
   };
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
-import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
+import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
 import type { EngineDefinition } from './types.js';
 import { syncSkillLinks, writeJsonIfChanged, writeManagedSection } from './workspace-files.js';
@@ -181,7 +181,7 @@ export function createClaudeParser(): LineParser {
         .split('\n')
         .filter((l) => l.trim())
         .pop();
-      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `claude exited with code ${exit.code}` }];
+      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: describeSilentFailure('claude', exit, last) }];
     },
   };
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
-import { createTextJoiner, num, obj, parseJsonLine, str } from './parse-helpers.js';
+import { createTextJoiner, num, obj, parseJsonLine, str, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
 import type { EngineDefinition, EngineTurn } from './types.js';
 import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
@@ -210,7 +210,7 @@ export function createCodexParser(): LineParser {
           .split('\n')
           .filter((l) => l.trim() && !/^WARNING: |^Reading additional input/.test(l))
           .pop();
-      return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: last ?? `codex exited with code ${exit.code}` }];
+      return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: describeSilentFailure('codex', exit, last) }];
     },
   };
 }
