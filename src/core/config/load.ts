@@ -6,6 +6,7 @@ import { explainInvalidCron } from '../scheduler/cron.js';
 import { formatMissing, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
 import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
+import { findUnsafeValues } from './unsafe-values.js';
 
 export interface LoadedConfig {
   file: string;
@@ -74,7 +75,8 @@ export function parseYaml(text: string, file: string): Document {
 // --- internal ---
 
 function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): LoadedConfig {
-  const problems: string[] = [];
+  // NUL and prototype keys first, on the raw values: nothing below may act on them.
+  const problems: string[] = findUnsafeValues(raw).map((u) => `${formatPath(u.path)}: ${u.message}`);
   const warnings: string[] = [];
   const disabledChannels: LoadedConfig['disabledChannels'] = [];
 
