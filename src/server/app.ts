@@ -6,7 +6,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Store } from '../core/store/types.js';
 import { presentedToken, tokensMatch } from './auth.js';
-import { HttpFailure, json } from './http.js';
+import { formatHttpLine, HttpFailure, json } from './http.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
@@ -70,8 +70,15 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   const log = deps.log.child('http');
   const app = new H3({
     onError: (error, event) => {
-      log.error(`${event.req.method} ${event.url.pathname}: ${errorMessage(error)}`);
-      return json(error.status && error.status < 500 ? error.status : 500, { error: error.status && error.status < 500 ? error.message : 'internal error' });
+      // A client's mistake h3 found (a malformed URL) is a 4xx like ours; anything else is a bug
+      // of ours: logged with its stack, answered without details.
+      if (error.status && error.status < 500) {
+        log.info(formatHttpLine(error.status, event.req.method, event.url.pathname, error.message));
+        return json(error.status, { error: error.message });
+      }
+      const cause = error.cause ?? error;
+      log.error(formatHttpLine(500, event.req.method, event.url.pathname, cause instanceof Error ? (cause.stack ?? cause.message) : errorMessage(cause)));
+      return json(500, { error: 'internal error' });
     },
   });
 
@@ -87,7 +94,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     if (PUBLIC(method, pathname)) return next();
     const token = presentedToken(event.req.headers, event.url, method === 'GET' && pathname === '/api/events');
     if (token !== undefined && tokensMatch(token, deps.token)) return next();
-    log.info(`401 ${method} ${pathname}: ${token === undefined ? 'no token' : 'wrong token'}`);
+    log.info(formatHttpLine(401, method, pathname, token === undefined ? 'no token' : 'wrong token'));
     return json(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
   });
 
@@ -105,7 +112,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
           return await handler(event);
         } catch (err) {
           if (err instanceof HttpFailure) {
-            log.info(`${err.status} ${event.req.method} ${event.url.pathname}: ${err.message}`);
+            log.info(formatHttpLine(err.status, event.req.method, event.url.pathname, err.message));
             return json(err.status, err.body, err.headers);
           }
           throw err;
@@ -124,10 +131,10 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   app.all('/**', (event) => {
     const allowed = methods.get(event.url.pathname);
     if (allowed && !allowed.has(event.req.method)) {
-      log.info(`405 ${event.req.method} ${event.url.pathname}`);
+      log.info(formatHttpLine(405, event.req.method, event.url.pathname));
       return json(405, { error: `method ${event.req.method} not allowed on ${event.url.pathname}`, allow: [...allowed] }, { allow: [...allowed].join(', ') });
     }
-    log.info(`404 ${event.req.method} ${event.url.pathname}`);
+    log.info(formatHttpLine(404, event.req.method, event.url.pathname));
     return json(404, { error: `no route ${event.req.method} ${event.url.pathname}` });
   });
   return {
