@@ -38,3 +38,13 @@ export function collectSecretValues(tree: unknown, path: Array<string | number> 
   } else if (typeof tree === 'string' && tree.length >= 4 && isSecretPath(path)) out.add(tree);
   return out;
 }
+
+/**
+ * Whether a config tree (as written, placeholders unresolved) holds a secret in plain text: a
+ * secret field whose value is not just a `${VAR}` placeholder. Such a file is written 0600.
+ */
+export function holdsLiteralSecret(tree: unknown, path: Array<string | number> = []): boolean {
+  if (Array.isArray(tree)) return tree.some((v, i) => holdsLiteralSecret(v, [...path, i]));
+  if (tree !== null && typeof tree === 'object') return Object.entries(tree).some(([k, v]) => holdsLiteralSecret(v, [...path, k]));
+  return typeof tree === 'string' && tree !== '' && isSecretPath(path) && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(tree);
+}
