@@ -1,5 +1,7 @@
 import { toNodeHandler, type H3 } from 'h3';
 import { listen } from 'listhen';
+import net from 'node:net';
+import { AppError } from '../core/errors.js';
 
 /**
  * listhen around the h3 app: the exact host and port asked for (a busy port is an error, never a
@@ -27,8 +29,8 @@ export async function listenApp(app: H3, opts: { host: string; port: number }): 
     qr: false,
     public: opts.host !== '127.0.0.1' && opts.host !== 'localhost' && opts.host !== '::1',
     autoClose: false,
-  }).catch((err: Error) => {
-    throw new Error(`cannot listen on ${opts.host}:${opts.port}: ${err.message}`);
+  }).catch(async (err: Error) => {
+    throw await explainListenFailure(opts, err);
   });
   const address = listener.address;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
@@ -48,4 +50,30 @@ export async function listenApp(app: H3, opts: { host: string; port: number }): 
       await closed;
     },
   };
+}
+
+// --- internal ---
+
+/**
+ * listhen (get-port-please) reports every bind failure as "unable to find an available port";
+ * binding once more ourselves gets the reason, so the user reads what to do (an ordinary error,
+ * exit 1, never a bug report).
+ */
+async function explainListenFailure(opts: { host: string; port: number }, err: Error): Promise<AppError> {
+  const code = await new Promise<string | undefined>((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => resolve(e.code));
+    probe.listen(opts.port, opts.host, () => probe.close(() => resolve(undefined)));
+  });
+  const { host, port } = opts;
+  if (code === 'EADDRINUSE') {
+    return new AppError('port_in_use', `port ${port} on ${host} is already in use; stop what is using it or choose another port with --port`);
+  }
+  if (code === 'EACCES') {
+    return new AppError('port_denied', `not allowed to listen on port ${port} on ${host} (ports below 1024 need privileges); choose another port with --port`);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new AppError('host_unavailable', `cannot listen on ${host}: it is not an address of this machine; check --host or gateway.host`);
+  }
+  return new AppError('listen_failed', `cannot listen on ${host}:${port}: ${code ?? err.message}`);
 }
