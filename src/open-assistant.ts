@@ -3,7 +3,6 @@ import type { ChannelHub } from './core/channel-hub.js';
 import { createConfigSource, type ConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';
 import { createLogger, type Logger } from './core/logger.js';
-import { collectSecretValues } from './core/config/secrets.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createSqliteStore } from './core/store/sqlite-store.js';
 import type { Store } from './core/store/types.js';
@@ -45,8 +44,8 @@ export function openAssistant(opts: OpenAssistantOptions): OpenedAssistant {
     ...(opts.env ? { env: opts.env } : {}),
     log: log.child('config'),
   });
-  log.addSecrets(collectSecretValues(config.current().config));
-  config.onChange((next) => log.addSecrets(collectSecretValues(next.config)));
+  log.addSecrets(config.current().secretValues);
+  config.onChange((next) => log.addSecrets(next.secretValues));
   for (const w of config.current().warnings) log.warn(w);
   const paths = resolveAssistantPaths(opts.dir);
   const store = createSqliteStore(paths.database);

@@ -14,6 +14,8 @@ export interface Logger {
   child(prefix: string): Logger;
   /** Register more secret values to redact (after a config reload). */
   addSecrets(values: Iterable<string>): void;
+  /** The text with every registered secret replaced, for output that does not go through a log call. */
+  redact(text: string): string;
 }
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -53,6 +55,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       error: (m) => emit('error', m),
       child: (p) => make(`${prefix}[${p}] `),
       addSecrets,
+      redact,
     };
   };
   return make('');
