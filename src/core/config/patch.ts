@@ -121,8 +121,9 @@ function checkIntroducedValues(patch: Record<string, unknown>, raw: Record<strin
           message: `a \${${added[0]}} placeholder can be added through the API only to secret fields (tokens, keys, passwords, env, headers); write it into service.yaml by hand`,
         });
       }
-    } else if (Array.isArray(node)) node.forEach((v, i) => walk(v, [...path, i], leaf, true));
-    else if (node !== null && typeof node === 'object') {
+    } else if (Array.isArray(node)) {
+      for (const [i, v] of node.entries()) walk(v, [...path, i], leaf, true);
+    } else if (node !== null && typeof node === 'object') {
       for (const [k, v] of Object.entries(node)) walk(v, [...path, k], inArray ? leaf : [...path, k], inArray);
     }
   };
