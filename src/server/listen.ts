@@ -1,5 +1,6 @@
 import { toNodeHandler, type H3 } from 'h3';
 import { listen } from 'listhen';
+import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
 import { AppError } from '../core/errors.js';
 
@@ -35,6 +36,7 @@ export async function listenApp(app: H3, opts: { host: string; port: number }): 
   const address = listener.address;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   const server = listener.server as import('node:http').Server;
+  server.on('clientError', answerMalformed);
   let closed: Promise<void> | undefined;
   const stopAccepting = () => {
     closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
@@ -53,6 +55,24 @@ export async function listenApp(app: H3, opts: { host: string; port: number }): 
 }
 
 // --- internal ---
+
+/**
+ * A request Node's parser refuses (an unknown method, a broken header) never reaches the app;
+ * Node's own answer is a bare status line. Ours is the same status with the JSON error body
+ * every other answer has.
+ */
+function answerMalformed(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : 400;
+  const body = JSON.stringify({ error: `malformed HTTP request (${err.code ?? 'parse error'})` });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
 
 /**
  * listhen (get-port-please) reports every bind failure as "unable to find an available port";
