@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,5 +132,24 @@ describe('deep JSON (item 6)', () => {
     expect(fs.readFileSync(yamlFile, 'utf8')).toContain('# keep this comment');
     const undo = await send('PATCH', '/api/config', '{"x-ext":null}');
     expect(undo.status).toBe(200);
+  });
+});
+
+describe('requests Node itself refuses', () => {
+  it('an unknown method gets a 400 with a JSON error like every other answer', async () => {
+    const { port } = new URL(g.url);
+    const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method: 'FROB', path: '/chat' }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.type).toContain('application/json');
+    expect(JSON.parse(answer.body)).toEqual({ error: expect.stringMatching(/^malformed HTTP request/) });
+    expect(g.child.exitCode).toBeNull();
   });
 });
