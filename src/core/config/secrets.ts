@@ -60,10 +60,13 @@ export function isMaskableValue(value: string): boolean {
   return value.length >= MIN_MASKED_LENGTH && !/^(\d+|true|false)$/i.test(value);
 }
 
-/** Values of environment variables whose name says they hold a credential (ANTHROPIC_API_KEY, GITHUB_TOKEN...). */
+/**
+ * Values of environment variables whose name says they hold a credential (ANTHROPIC_API_KEY,
+ * GITHUB_TOKEN...), from 8 characters: shorter ones there are placeholders such as `none`.
+ */
 export function collectSecretEnvValues(env: NodeJS.ProcessEnv): Set<string> {
   const out = new Set<string>();
-  for (const [name, value] of Object.entries(env)) if (value && SECRET_KEY.test(name) && isMaskableValue(value)) out.add(value);
+  for (const [name, value] of Object.entries(env)) if (value && value.length >= 8 && SECRET_KEY.test(name) && isMaskableValue(value)) out.add(value);
   return out;
 }
 
