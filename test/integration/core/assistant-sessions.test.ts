@@ -156,7 +156,7 @@ describe('chat core: images', () => {
       [[{ data: 'not base64!!' }], 'images[0]: data is not valid base64'],
       [[{ data: PNG, mimeType: 'application/pdf' }], 'images[0]: unsupported type "application/pdf"'],
       [Array.from({ length: 6 }, () => ({ data: PNG })), 'Too many images: 6 (limit: 5 per message)'],
-      [[{ data: Buffer.alloc(10 * 1024 * 1024 + 1).toString('base64') }], 'images[0]: 10485761 bytes is over the limit of 10485760 bytes'],
+      [[{ data: Buffer.alloc(5 * 1024 * 1024 + 1).toString('base64') }], 'images[0]: 5242881 bytes is over the limit of 5242880 bytes'],
     ];
     for (const [images, message] of cases) {
       const events = await collect(t.assistant.chat('x', { images: images as never }));
