@@ -43,6 +43,9 @@ export interface Bridge {
   idle(): Promise<void>;
 }
 
+/** How long a message waits for its channel's adapter to (re)connect before it is left pending. */
+const ADAPTER_WAIT_MS = 120_000;
+
 export function createBridge(deps: BridgeDeps): Bridge {
   const now = deps.now ?? Date.now;
   const lanes = new Map<string, Promise<void>>();
@@ -61,7 +64,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
     const cfg = deps.config.current().config;
     const chat = conversationKeyOf(msg);
     try {
-      const adapter = deps.adapters.get(msg.channel);
+      // A platform may deliver while its adapter is still connecting (or reconnecting): wait for it.
+      const adapter = await deps.adapters.whenRunning(msg.channel, ADAPTER_WAIT_MS);
       if (!adapter) {
         log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
         return;
