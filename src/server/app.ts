@@ -8,6 +8,7 @@ import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
+import { registerTaskRoutes } from './routes/tasks.js';
 import type { RouteTable, ServerDeps } from './types.js';
 
 /**
@@ -86,6 +87,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerAdminRoutes(table, deps);
   registerEventRoutes(table, deps);
   registerDashboardDataRoutes(table, deps);
+  registerTaskRoutes(table, deps);
 
   app.all('/**', (event) => {
     const allowed = methods.get(event.url.pathname);

@@ -3,6 +3,7 @@ import type { EngineRunner } from '../engines/engine-runner.js';
 import type { AgentEvent, Completion, StreamEvent } from '../events.js';
 import type { SessionStore } from '../store/types.js';
 import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
+import { abortMessage } from './turn-stop.js';
 
 /**
  * One admitted turn, from the engine's events to the wire: text, tool_call, tool_result and
@@ -101,7 +102,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     const t = deps.now();
     store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: store.getSession(req.key)?.createdAt ?? t, updatedAt: t });
   }
-  const completion = complete(terminal, streamed, { sessionId, durationMs });
+  const completion = complete(terminal, streamed, { sessionId, durationMs }, req.signal);
   if (completion.status === 'failed' && completion.message) emit({ type: 'error', message: completion.message });
   emit({
     type: 'done',
@@ -129,11 +130,12 @@ function complete(
   terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined,
   streamed: string,
   meta: { sessionId: string | undefined; durationMs: number },
+  signal: AbortSignal,
 ): Completion {
   const base = { ...(meta.sessionId ? { sessionId: meta.sessionId } : {}), durationMs: meta.durationMs };
   if (!terminal) return { status: 'failed', message: 'the engine ended without a result', ...base };
   if (terminal.type === 'error') {
-    if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: 'Aborted', ...base };
+    if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: abortMessage(signal, 'Aborted'), ...base };
     return { status: 'failed', message: terminal.message, ...base };
   }
   const text = terminal.text.trim() !== '' ? terminal.text : streamed;

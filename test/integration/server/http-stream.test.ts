@@ -2,12 +2,34 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSseStrict, startTestServer, TEST_TOKEN, type TestServer } from '../../helpers/server.js';
+import { until } from '../../helpers/wait.js';
 
 let s: TestServer | undefined;
 afterEach(async () => {
   await s?.stop();
   s = undefined;
 });
+
+/** What a hand-written client does: blocks between blank lines, each `data: <json>`. Throws on anything else. */
+function parseNaively(body: string): Array<Record<string, unknown>> {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => JSON.parse(block.replace(/^data: /, '')) as Record<string, unknown>);
+}
+
+/** The promise's value, or a failure naming what never came (a hang, not a slow machine: the deadline is generous). */
+async function withDeadline<T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([p, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Read an SSE response until `until` matches the text so far (or the stream ends). */
 async function readUntil(res: Response, until: (text: string) => boolean, ms = 10_000): Promise<string> {
@@ -26,28 +48,50 @@ async function readUntil(res: Response, until: (text: string) => boolean, ms = 1
 }
 
 describe('streams', () => {
-  it('response headers of a queued /chat turn go out at once (default heartbeat)', async () => {
+  it('a queued /chat turn gets its response headers while the turn ahead of it still runs, and no body line before its first event', async () => {
     s = await startTestServer();
-    const first = s.api('/chat', { json: { message: 'SLEEP:1500 first', sessionKey: 'q' } });
-    await new Promise((r) => setTimeout(r, 200));
-    const t0 = Date.now();
-    const queued = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
-    expect(Date.now() - t0).toBeLessThan(600);
-    const reader = (queued.body as ReadableStream<Uint8Array>).getReader();
-    const { value } = await reader.read();
-    expect(Date.now() - t0).toBeLessThan(800); // the opening comment, long before the first event
-    expect(new TextDecoder().decode(value)).toMatch(/^: accepted\n\n/);
-    await reader.cancel();
-    await (await first).text();
+    const ahead = s.api('/chat', { json: { message: 'HANG', sessionKey: 'q' } });
+    await until(() => s?.standIn.runs().length === 1, 10_000, 'the first turn to start');
+    // Node sends headers only with the first body bytes; without flushing them this waits for the turn ahead (forever: it hangs).
+    const queued = await withDeadline(s.api('/chat', { json: { message: 'second', sessionKey: 'q' } }), "the queued turn's response headers");
+    expect(queued.status).toBe(200);
+    expect(queued.headers.get('content-type')).toBe('text/event-stream');
+    expect(s.assistant.status()).toMatchObject({ running: 1, waiting: 1 });
+    expect(await (await s.api('/abort', { json: { sessionKey: 'q' } })).json()).toEqual({ ok: true, aborted: true });
+    const body = await queued.text();
+    expect(body.startsWith('data: {')).toBe(true);
+    expect(body).not.toMatch(/^:/m);
+    expect((parseSseStrict(body) as Array<Record<string, unknown>>).at(-1)).toMatchObject({
+      type: 'completion',
+      status: 'completed',
+      finalText: expect.stringMatching(/^ECHO: second\n/),
+    });
+    expect((parseSseStrict(await (await ahead).text()) as Array<Record<string, unknown>>).at(-1)).toMatchObject({ status: 'aborted', message: 'Aborted' });
+  });
+
+  it('a naive client (split the body on blank lines, JSON-parse each block after "data: ") reads only events: /chat, a queued /chat, /command, /api/events', async () => {
+    s = await startTestServer();
+    const feed = await s.api('/api/events');
+    expect(feed.headers.get('content-type')).toBe('text/event-stream');
+    const first = s.api('/chat', { json: { message: 'SLEEP:300 one', sessionKey: 'n' } });
+    await until(() => s?.standIn.runs().length === 1, 10_000, 'the first turn to start');
+    const queued = s.api('/chat', { json: { message: 'TOOL:Read two', sessionKey: 'n' } });
+    const bodies = [await (await first).text(), await (await queued).text(), await (await s.api('/command', { json: { command: 'review' } })).text()];
+    for (const body of bodies) {
+      const events = parseNaively(body);
+      expect(events.at(-1)).toMatchObject({ type: 'completion' });
+      expect(events.map((e) => e.type).filter((t) => t === 'completion')).toHaveLength(1);
+    }
+    expect(new Set(parseNaively(bodies[1] ?? '').map((e) => e.type))).toEqual(new Set(['tool_call', 'tool_result', 'text', 'done', 'completion']));
+    const records = parseNaively(await readUntil(feed, (t) => t.split('\n\n').length > 3));
+    expect(records.map((r) => r.messagePreview)).toEqual(['SLEEP:300 one', 'TOOL:Read two', '/review']);
   });
 
   it('idle streams get heartbeat comments', async () => {
     s = await startTestServer({ heartbeatMs: 150 });
     const first = s.api('/chat', { json: { message: 'SLEEP:1200 first', sessionKey: 'q' } });
-    await new Promise((r) => setTimeout(r, 150));
-    const t0 = Date.now();
+    await until(() => s?.standIn.runs().length === 1, 10_000, 'the first turn to start');
     const queued = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
-    expect(Date.now() - t0).toBeLessThan(600); // headers before the first turn (1.2 s) is over
     expect(queued.headers.get('content-type')).toBe('text/event-stream');
     const text = await queued.text();
     expect(text).toContain(': heartbeat\n\n');
