@@ -102,7 +102,11 @@ export function createTasksPanel() {
       ]),
       lastRun(t.lastRun),
       el('div', { class: 'actions' }, [
-        el('button', { text: 'Run now', attrs: { type: 'button', 'data-action': 'run', disabled: going ? '' : undefined }, on: { click: act(t.id, () => runNow(t.id)) } }),
+        el('button', {
+          text: 'Run now',
+          attrs: { type: 'button', 'data-action': 'run', disabled: going ? '' : undefined },
+          on: { click: act(t.id, () => runNow(t.id)) },
+        }),
         el('button', {
           class: 'secondary',
           text: t.enabled ? 'Disable' : 'Enable',
@@ -123,7 +127,10 @@ export function createTasksPanel() {
       ]),
       run
         ? el('div', { class: 'task-run' }, [
-            el('div', { class: 'row' }, [el('span', { text: 'Run started here' }), el('span', { class: `pill run-status status-${run.status === RUNNING ? 'running' : run.status}`, text: run.status })]),
+            el('div', { class: 'row' }, [
+              el('span', { text: 'Run started here' }),
+              el('span', { class: `pill run-status status-${run.status === RUNNING ? 'running' : run.status}`, text: run.status }),
+            ]),
             el('pre', { class: 'output', text: run.text, attrs: { 'aria-live': 'polite' } }),
             el('p', { class: 'error', text: run.error }),
           ])
