@@ -1,10 +1,16 @@
 #!/usr/bin/env node
 // `npm start`: build, scaffold ./demo-assistant from the customer-support template when it is
 // missing, then run `service gateway` on it (the gateway prints its URL, token and dashboard link).
-import { spawn, spawnSync } from 'node:child_process';
+//
+// The gateway runs in this process, not in a child: npm runs this script through `sh -c`, and a
+// SIGTERM sent to npm's pid ends npm and that shell but never reaches us. So we watch our parent
+// instead: once it is gone (we were re-parented), we send ourselves SIGTERM and the gateway shuts
+// down the way it always does (running turns get the grace period, then exit 0). Ctrl-C reaches
+// this process directly (the terminal signals the whole foreground group).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const demo = path.join(root, 'demo-assistant');
@@ -23,6 +29,19 @@ if (!fs.existsSync(path.join(demo, 'service.yaml'))) {
   run([cli, 'init', demo, '--template', 'customer-support', '--name', 'demo-assistant', '--yes'], 'init');
 }
 
-const gateway = spawn(process.execPath, [cli, 'gateway', '--dir', demo, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => gateway.kill(sig));
-gateway.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+exitWithParent();
+// As if `service gateway --dir demo-assistant [args]` had been typed (argv[1] is the CLI, so its hints name it).
+process.argv = [process.execPath, cli, 'gateway', '--dir', demo, ...process.argv.slice(2)];
+await import(pathToFileURL(path.join(root, 'dist', 'cli.js')).href);
+
+/** When the process that started us exits, stop the gateway as SIGTERM would. */
+function exitWithParent() {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    console.error(`npm start: the parent process (${parent}) is gone; stopping the gateway`);
+    process.kill(process.pid, 'SIGTERM');
+  }, 500);
+  timer.unref();
+}

@@ -6,6 +6,7 @@ import { resolveGatewayBind } from './core/config/bind.js';
 import { errorMessage } from './core/errors.js';
 import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
 import { fleetPanelRows, joinFleet, peerAssistants } from './core/fleet/membership.js';
+import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
 import { systemClock } from './core/scheduler/clock.js';
@@ -13,6 +14,7 @@ import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler } from './core/scheduler/scheduler.js';
 import { createTaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner } from './core/scheduler/task-runner.js';
+import { acquireGatewayLock } from './core/store/gateway-lock.js';
 import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';
 import { createServerApp } from './server/app.js';
@@ -25,10 +27,12 @@ import { listenApp } from './server/listen.js';
  * collaborator created after it.
  *
  *   build:  fleet directory → assistant directory (config, store, commands, assistant)
+ *           → the directory's gateway lock → stop what a killed earlier run left running
  *           → channel runtime → task runner → scheduler (+ /cron) → HTTP server
  *   start:  listen → join the fleet → connect the channels → arm the scheduler
  *   stop:   leave the fleet, stop the scheduler → stop accepting → drain turns → flush streams
  *           → close the server → let last replies go out → stop the channels → close the store
+ *           → release the lock
  */
 export interface StartGatewayOptions {
   /** The assistant directory (service.yaml + skills/). */
@@ -84,7 +88,16 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     peers: () => peerAssistants(fleet.list(), process.pid),
   });
   const { config, store, assistant } = directory;
-  const { bind, auth } = closingOnFailure(directory, () => {
+  // One gateway per directory: a second one would run every task twice and one session in two processes.
+  const lock = closingOnFailure(
+    () => directory.close(),
+    () => acquireGatewayLock(resolveAssistantPaths(directory.dir).stateDir),
+  );
+  const release = () => {
+    directory.close();
+    lock.release();
+  };
+  const { bind, auth } = closingOnFailure(release, () => {
     const c = config.current().config;
     return {
       bind: resolveGatewayBind(c, { ...(opts.hostname ? { host: opts.hostname } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) }, env),
@@ -97,6 +110,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     };
   });
   log.addSecrets([auth.token]);
+  // Engines a killed run of this directory left running are stopped before anything new starts.
+  await reapInterruptedTurns({ store, log }).catch((err: unknown) => log.error(`cannot check for interrupted turns: ${errorMessage(err)}`));
 
   const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
   const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
@@ -125,9 +140,10 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // --- start ---
   const server = await listenApp(app, bind).catch((err: unknown) => {
-    directory.close();
+    release();
     throw err;
   });
+  lock.describe({ url: server.url });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
   const membership = joinFleet({ registry: fleet, config, host: server.host, port: server.port, dir: directory.dir, version, log: log.child('fleet') });
   const leaveOnExit = () => membership.leave();
@@ -153,7 +169,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     } catch (err) {
       log.error(`shutdown: ${errorMessage(err)}`);
     }
-    directory.close();
+    release();
   };
   const close = once(stop);
   return {
@@ -171,12 +187,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
 // --- internal ---
 
-/** Run a step of the assembly; if it throws, the opened directory (watcher, database) is closed first. */
-function closingOnFailure<T>(directory: AssistantDirectory, step: () => T): T {
+/** Run a step of the assembly; if it throws, what is open so far (watcher, database, lock) is closed first. */
+function closingOnFailure<T>(close: () => void, step: () => T): T {
   try {
     return step();
   } catch (err) {
-    directory.close();
+    close();
     throw err;
   }
 }

@@ -26,12 +26,18 @@ export interface BridgeDeps {
   adapters: RunningAdapters;
   /** Messages this process sent: their echoes are not answered; replies are noted in it. */
   sent: SentLedger;
+  /** This run's identity in the inbox ledger: messages it claims are its own; recovery takes over only earlier runs' messages. */
+  runId: string;
   now?: () => number;
 }
 
 export interface Bridge {
   accept(msg: InboundMessage): Promise<void>;
-  /** Process inbox entries left pending by a crash or kill (inbox on). */
+  /**
+   * Process inbox entries an earlier run left pending (a crash or kill; inbox on). Each is taken
+   * over in the store first, so one that the live path already holds (the platform redelivered
+   * it) or another recovery took is skipped: every message id is processed once.
+   */
   recover(): number;
   /** Resolves when every accepted message has been processed. */
   idle(): Promise<void>;
@@ -74,8 +80,9 @@ export function createBridge(deps: BridgeDeps): Bridge {
           deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
       };
 
+      const sender = msg.senderName ?? msg.senderId;
       if (isSlashCommand(msg.text)) {
-        const result = await deps.assistant.runCommand(msg.text, { sessionKey: key, allowConfigChanges: false });
+        const result = await deps.assistant.runCommand(msg.text, { sessionKey: key, allowConfigChanges: false, source: msg.channel, sender });
         for (const part of splitMessage(result.text, adapter.limit, (md) => adapter.render(md))) onSent(await adapter.reply(msg.replyTarget, part), part);
         deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
@@ -93,7 +100,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
       const delivered = await deliverTurn(
         adapter,
         msg.replyTarget,
-        deps.assistant.chat(prompt, { sessionKey: key, images, source: msg.channel, sender: msg.senderName ?? msg.senderId, waitForCapacity: true }),
+        deps.assistant.chat(prompt, { sessionKey: key, images, source: msg.channel, sender, messageText: msg.text, waitForCapacity: true }),
         { mode: cfg.streaming.mode, showToolCalls: cfg.streaming.showToolCalls, log, onSent },
       );
       if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') {
@@ -118,6 +125,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
         messageId: msg.messageId,
         chatKey: key,
         receivedAt: now(),
+        owner: deps.runId,
         ...(cfg.inbox.enabled ? { payload: JSON.stringify(msg) } : {}),
       });
       if (!fresh) {
@@ -139,18 +147,35 @@ export function createBridge(deps: BridgeDeps): Bridge {
       enqueue(key, () => process(msg, key));
     },
     recover() {
-      const pending = deps.store.pendingMessages().filter((e) => e.payload);
-      for (const entry of pending) {
-        const msg = JSON.parse(entry.payload ?? '{}') as InboundMessage;
+      let taken = 0;
+      for (const entry of deps.store.pendingMessages()) {
+        if (!entry.payload || entry.owner === deps.runId) continue;
+        if (!deps.store.takeOverMessage(entry.channel, entry.messageId, deps.runId)) continue;
+        const msg = parsePayload(entry.payload);
+        if (!msg) {
+          log.error(`${entry.channel} ${entry.messageId}: the stored message is damaged; it is dropped`);
+          deps.store.markMessageDone(entry.channel, entry.messageId);
+          continue;
+        }
+        taken++;
         enqueue(entry.chatKey, () => process(msg, entry.chatKey));
       }
-      if (pending.length > 0) log.info(`processing ${pending.length} message(s) left pending by the last run`);
-      return pending.length;
+      if (taken > 0) log.info(`processing ${taken} message(s) left pending by the last run`);
+      return taken;
     },
     async idle() {
       while (lanes.size > 0) await Promise.allSettled([...lanes.values()]);
     },
   };
+}
+
+function parsePayload(payload: string): InboundMessage | undefined {
+  try {
+    const msg = JSON.parse(payload) as InboundMessage | null;
+    return msg && typeof msg === 'object' && typeof msg.channel === 'string' && typeof msg.messageId === 'string' ? msg : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function downloadImages(adapter: ChannelAdapter, msg: InboundMessage, log: Logger): Promise<ImageInput[]> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Assistant } from '../core/assistant/assistant.js';
 import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
@@ -54,7 +55,8 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
   const { config, store, log } = deps;
   const adapters = createRunningAdapters();
   const sent = createSentLedger();
-  const bridge = createBridge({ assistant: deps.assistant, config, store, log, adapters, sent });
+  // Each run (process) claims inbox entries under its own id; recovery takes over only other runs' entries.
+  const bridge = createBridge({ assistant: deps.assistant, config, store, log, adapters, sent, runId: randomUUID() });
   const hub = createChannelHub({
     dir: deps.dir,
     config,

@@ -36,7 +36,7 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
 /** One message or slash command; resolves true when it succeeded. */
 async function send(assistant: Assistant, renderer: ChatRenderer, message: string, sessionKey: string, signal?: AbortSignal): Promise<boolean> {
   if (isSlashCommand(message)) {
-    const result = await assistant.runCommand(message, { sessionKey });
+    const result = await assistant.runCommand(message, { sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal' });
     renderer.command(result);
     return result.error === undefined;
   }
@@ -113,9 +113,10 @@ async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO,
         ask();
         return;
       }
-      const message = [...buffer, line].join('\n').trim();
+      // Leading spaces stay: " /help" is text for the assistant, "/help" a command.
+      const message = [...buffer, line].join('\n').trimEnd();
       buffer = [];
-      if (message === '') return ask();
+      if (message.trim() === '') return ask();
       pending.push(message);
       void drain();
     });

@@ -6,6 +6,7 @@ import type { TaskRun } from '../core/store/types.js';
 import { type AssistantDirectory, addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { TaskConfig } from '../core/config/schema.js';
 import { createCronDelivery } from './cron-delivery.js';
+import { formatRunHistory, formatTaskList } from './cron-format.js';
 import type { CommandIO } from './io.js';
 
 export interface CronOptions {
@@ -58,9 +59,7 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
         const runs = opened.store.taskRuns(task.id, 100);
         if (opts.json) io.out(JSON.stringify({ id: task.id, runs: runs.map(isoRun) }, null, 2));
         else if (runs.length === 0) io.out(`Task ${task.id} has not run yet.`);
-        else
-          for (const r of runs)
-            io.out(`${new Date(r.startedAt).toISOString()}  ${r.status.padEnd(9)}  ${String(r.durationMs).padStart(6)} ms  ${r.error ?? r.preview}`);
+        else io.out(formatRunHistory(runs).join('\n'));
         return 0;
       }
       default:
@@ -88,13 +87,7 @@ function listTasks(opened: AssistantDirectory, tasks: readonly TaskConfig[], opt
   });
   if (opts.json) io.out(JSON.stringify({ tasks: rows }, null, 2));
   else if (rows.length === 0) io.out('No tasks. Add them under `tasks:` in service.yaml.');
-  else {
-    for (const r of rows) {
-      io.out(
-        `${r.id}  ${r.enabled ? 'enabled ' : 'disabled'}  ${r.schedule}  next: ${r.nextRun ?? '-'}  last: ${r.lastRun ? `${r.lastRun.status} ${r.lastRun.startedAt}` : '-'}  ${r.name}`,
-      );
-    }
-  }
+  else io.out(formatTaskList(rows).join('\n'));
   return 0;
 }
 

@@ -9,6 +9,7 @@ import { findEngineBinary } from '../core/engines/detect.js';
 import { engineDefinitions } from '../core/engines/registry.js';
 import { probeVersion } from '../core/engines/runner.js';
 import { ConfigError } from '../core/errors.js';
+import { formatCliCommand } from '../core/invocation.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
 
@@ -30,7 +31,7 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
       checks.push({ ok: false, title: 'service.yaml', detail: w, fix: 'set the variable (or a .env file) or remove the channel block' });
   } catch (err) {
     const detail = err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
-    checks.push({ ok: false, title: 'service.yaml', detail, fix: err instanceof ConfigError ? `edit ${err.file}` : 'run `service init`' });
+    checks.push({ ok: false, title: 'service.yaml', detail, fix: err instanceof ConfigError ? `edit ${err.file}` : `run \`${formatCliCommand('init')}\`` });
   }
 
   const engineIds = loaded ? [loaded.config.engine] : Object.keys(engineDefinitions);

@@ -4,6 +4,7 @@ import { editConfigText } from '../core/config/write-back.js';
 import { findEngineBinary } from '../core/engines/detect.js';
 import { engineDefinitions, enginePreference, getEngine } from '../core/engines/registry.js';
 import { AppError } from '../core/errors.js';
+import { formatCliCommand, formatShellWord } from '../core/invocation.js';
 import { CONFIG_FILE_NAME, STATE_DIR_NAME, resolveAssistantPaths } from '../core/paths.js';
 import { DEFAULT_TEMPLATE, TEMPLATE_META_FILE, builtinSkillsDir, copyTree, getTemplate, listTemplates } from '../core/templates/templates.js';
 import type { CommandIO } from './io.js';
@@ -43,15 +44,19 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
   ensureGitignore(path.join(paths.dir, '.gitignore'));
 
   const rel = path.relative(process.cwd(), paths.dir) || '.';
-  const cd = rel === '.' ? '' : `cd ${rel} && `;
+  const cd = rel === '.' ? '' : `cd ${formatShellWord(rel)} && `;
+  const next: Array<[command: string, why: string]> = [
+    [formatCliCommand('doctor'), 'check the engine, credentials and channels'],
+    [formatCliCommand('chat'), 'talk to it in the terminal'],
+    [formatCliCommand('gateway'), 'serve the HTTP API, dashboard and IM channels'],
+  ];
+  const width = Math.max(...next.map(([command]) => command.length));
   io.out(
     [
       `Created assistant "${choices.name}" (${template.title}, ${engineDefinitions[choices.engine]?.title}) in ${paths.dir}`,
       '',
       'Next:',
-      `  ${cd}service doctor      # check the engine, credentials and channels`,
-      `  ${cd}service chat        # talk to it in the terminal`,
-      `  ${cd}service gateway     # serve the HTTP API, dashboard and IM channels`,
+      ...next.map(([command, why]) => `  ${cd}${command.padEnd(width)}  # ${why}`),
     ].join('\n'),
   );
   return 0;

@@ -1,17 +1,27 @@
+import fs from 'node:fs';
+import type { z } from 'zod';
+import { parseYaml } from '../core/config/load.js';
+import { resolvePlaceholders } from '../core/config/env.js';
+import { createConfigSchema } from '../core/config/schema.js';
 import { ConfigError } from '../core/errors.js';
 import { resolveAssistantPaths } from '../core/paths.js';
 import { scanSkills } from '../core/skills/skills.js';
-import { loadServiceConfig } from '../definitions.js';
+import { configParts, loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
 
+/**
+ * When service.yaml has problems, each field that is valid on its own is still reported; a field
+ * that is missing or invalid is null (name, engine, channels, tasks) and shown as "(see problems)".
+ */
 export interface StatusReport {
   dir: string;
   name: string | null;
   engine: string | null;
-  model: string;
+  /** '' = the engine's default model. */
+  model: string | null;
   skills: Array<{ name: string; description: string }>;
-  channels: string[];
-  tasks: number;
+  channels: string[] | null;
+  tasks: number | null;
   problems: string[];
   warnings: string[];
 }
@@ -22,14 +32,15 @@ export async function runStatus(opts: { dir: string; json?: boolean }, io: Comma
   if (opts.json) {
     io.out(JSON.stringify(report, null, 2));
   } else {
+    const show = (v: string | number | null, empty = '(none)') => (v === null ? '(see problems)' : v === '' ? empty : String(v));
     io.out(
       [
-        `Assistant  ${report.name ?? '(unknown)'}  (${report.dir})`,
-        `Engine     ${report.engine ?? '(unknown)'}`,
-        `Model      ${report.model || '(engine default)'}`,
+        `Assistant  ${show(report.name)}  (${report.dir})`,
+        `Engine     ${show(report.engine)}`,
+        `Model      ${show(report.model, '(engine default)')}`,
         `Skills     ${report.skills.map((s) => s.name).join(', ') || '(none)'}`,
-        `Channels   ${report.channels.join(', ') || '(none)'}`,
-        `Tasks      ${report.tasks}`,
+        `Channels   ${show(report.channels?.join(', ') ?? null)}`,
+        `Tasks      ${show(report.tasks)}`,
       ].join('\n'),
     );
     for (const w of report.warnings) io.out(`warning: ${w}`);
@@ -58,8 +69,50 @@ export function buildStatusReport(dir: string): StatusReport {
     Object.assign(report, { name: c.name, engine: c.engine, model: c.model ?? '', channels: Object.keys(c.channels), tasks: c.tasks.length });
     report.warnings.push(...loaded.warnings);
   } catch (err) {
-    if (err instanceof ConfigError) report.problems.unshift(...err.problems.map((p) => `${paths.configFile}: ${p}`));
-    else report.problems.unshift((err as Error).message);
+    if (err instanceof ConfigError) {
+      report.problems.unshift(...err.problems.map((p) => `${paths.configFile}: ${p}`));
+      Object.assign(report, readValidFields(paths.configFile));
+    } else {
+      report.problems.unshift((err as Error).message);
+      Object.assign(report, { model: null, channels: null, tasks: null });
+    }
   }
   return report;
+}
+
+// --- internal ---
+
+/** The reported fields of an invalid service.yaml that are valid on their own (the rest null). */
+function readValidFields(file: string): Pick<StatusReport, 'name' | 'engine' | 'model' | 'channels' | 'tasks'> {
+  const unknown = { name: null, engine: null, model: null, channels: null, tasks: null };
+  let raw: unknown;
+  try {
+    raw = parseYaml(fs.readFileSync(file, 'utf8'), file).toJS();
+  } catch {
+    return unknown; // not YAML at all: nothing to trust
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return unknown;
+  const { value, missing } = resolvePlaceholders(raw as Record<string, unknown>, process.env);
+  // As the loader does: a channel whose ${VAR} is unset is disabled, not invalid.
+  const blocks = value.channels;
+  if (blocks && typeof blocks === 'object' && !Array.isArray(blocks)) {
+    const kept = { ...(blocks as Record<string, unknown>) };
+    for (const m of missing) if (m.path[0] === 'channels' && typeof m.path[1] === 'string') delete kept[m.path[1]];
+    value.channels = kept;
+  }
+  const shape = createConfigSchema(configParts(), { coerceScalars: true }).shape;
+  const field = <K extends keyof typeof shape>(key: K) => {
+    const r = shape[key].safeParse(value[key]);
+    return r.success ? (r.data as z.output<(typeof shape)[K]>) : undefined;
+  };
+  const model = shape.model.safeParse(value.model);
+  const channels = field('channels');
+  const tasks = field('tasks');
+  return {
+    name: field('name') ?? null,
+    engine: field('engine') ?? null,
+    model: model.success ? (model.data ?? '') : null,
+    channels: channels ? Object.keys(channels) : null,
+    tasks: tasks ? tasks.length : null,
+  };
 }

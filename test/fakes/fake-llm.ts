@@ -16,6 +16,8 @@
  * - `RUN-TOOL`    no tool result since that user message yet: one shell tool call `echo FAKE-TOOL-OUTPUT`;
  *                 once the result is in: `FAKE-LLM-REPLY: <user message>`.
  * - `BIG-OUTPUT`  the same, but the command prints 300 000 bytes.
+ * - `TEXT-THEN-TOOL` like `RUN-TOOL`, but the tool call comes after a text block in the same message
+ *                 (`FAKE_PREAMBLE`), as models do when they say what they are about to do.
  * - `SLOW-<ms>`   waits that long before the response headers (combinable with everything else).
  * - `SAY:<text>`  answers exactly `<text>` (the rest of the message, trailing whitespace dropped). This is
  *                 the one text answer that never gets the PREVIOUS-USER-MESSAGE line, so it stays exact.
@@ -63,6 +65,7 @@ export const FAKE_MODEL = 'fake-model';
 export const FAKE_TOOL_COMMAND = 'echo FAKE-TOOL-OUTPUT';
 export const FAKE_BIG_COMMAND = "head -c 300000 /dev/zero | tr '\\0' x";
 export const FAKE_TITLE = 'Fake session title';
+export const FAKE_PREAMBLE = 'FAKE-LLM-PREAMBLE: I will run a command first.';
 export const FAKE_PARAGRAPHS = [
   'First paragraph: the fake model streams this text in many small pieces so that a client can show it as it arrives.',
   'Second paragraph: it is separated from the first by one blank line, which chat renderers keep as a break.',
@@ -83,7 +86,10 @@ interface Conversation {
   hasTools: boolean;
 }
 
-type Reply = { kind: 'text'; text: string; chunkSize: number; deltaDelayMs: number } | { kind: 'tool'; command: string; description: string };
+type Reply =
+  | { kind: 'text'; text: string; chunkSize: number; deltaDelayMs: number }
+  /** A tool call, optionally after a text block in the same message. */
+  | { kind: 'tool'; command: string; description: string; preamble?: string };
 
 interface Plan {
   delayMs: number;
@@ -203,12 +209,13 @@ function plan(conv: Conversation): Plan {
   const withPrevious = (text: string): string => (earlier ? `${text}\nPREVIOUS-USER-MESSAGE: ${earlier.text}` : text);
 
   const big = userText.includes('BIG-OUTPUT');
-  if ((big || userText.includes('RUN-TOOL')) && !toolResultSeen) {
+  const preamble = userText.includes('TEXT-THEN-TOOL');
+  if ((big || preamble || userText.includes('RUN-TOOL')) && !toolResultSeen) {
     return {
       delayMs,
       reply: big
         ? { kind: 'tool', command: FAKE_BIG_COMMAND, description: 'Print 300000 bytes' }
-        : { kind: 'tool', command: FAKE_TOOL_COMMAND, description: 'Print a marker' },
+        : { kind: 'tool', command: FAKE_TOOL_COMMAND, description: 'Print a marker', ...(preamble ? { preamble: FAKE_PREAMBLE } : {}) },
     };
   }
   const say = /SAY:([\s\S]*)$/.exec(userText);
@@ -367,29 +374,35 @@ async function anthropicStream(res: http.ServerResponse, model: string, reply: R
       usage: anthropicUsage(1),
     },
   });
-  if (reply.kind === 'text') {
-    await s.event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-    await s.event('ping', { type: 'ping' });
-    for (const piece of chunks(reply.text, reply.chunkSize)) {
-      await s.event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, reply.deltaDelayMs);
+  const textBlock = async (index: number, text: string, chunkSize: number, deltaDelayMs: number) => {
+    await s.event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+    if (index === 0) await s.event('ping', { type: 'ping' });
+    for (const piece of chunks(text, chunkSize)) {
+      await s.event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }, deltaDelayMs);
     }
+    await s.event('content_block_stop', { type: 'content_block_stop', index });
+  };
+  if (reply.kind === 'text') {
+    await textBlock(0, reply.text, reply.chunkSize, reply.deltaDelayMs);
   } else {
+    const index = reply.preamble ? 1 : 0;
+    if (reply.preamble) await textBlock(0, reply.preamble, 8, 0);
     await s.event('content_block_start', {
       type: 'content_block_start',
-      index: 0,
+      index,
       content_block: { type: 'tool_use', id: id('toolu_'), name: 'Bash', input: {} },
     });
-    await s.event('ping', { type: 'ping' });
+    if (index === 0) await s.event('ping', { type: 'ping' });
     const json = JSON.stringify({ command: reply.command, description: reply.description });
     for (const piece of ['', ...chunks(json, 16)]) {
       await s.event('content_block_delta', {
         type: 'content_block_delta',
-        index: 0,
+        index,
         delta: { type: 'input_json_delta', partial_json: piece },
       });
     }
+    await s.event('content_block_stop', { type: 'content_block_stop', index });
   }
-  await s.event('content_block_stop', { type: 'content_block_stop', index: 0 });
   await s.event('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: reply.kind === 'text' ? 'end_turn' : 'tool_use', stop_sequence: null },
@@ -409,6 +422,7 @@ function anthropicJson(model: string, reply: Reply): Record<string, unknown> {
       reply.kind === 'text'
         ? [{ type: 'text', text: reply.text }]
         : [
+            ...(reply.preamble ? [{ type: 'text', text: reply.preamble }] : []),
             {
               type: 'tool_use',
               id: id('toolu_'),
@@ -441,6 +455,10 @@ async function chatStream(res: http.ServerResponse, model: string, reply: Reply,
     await s.event(null, chunk({}, 'stop'));
   } else {
     const args = JSON.stringify({ command: reply.command, description: reply.description });
+    if (reply.preamble) {
+      await s.event(null, chunk({ role: 'assistant', content: '', refusal: null }, null));
+      for (const piece of chunks(reply.preamble, 8)) await s.event(null, chunk({ content: piece }, null));
+    }
     await s.event(
       null,
       chunk(
@@ -481,7 +499,7 @@ function chatJson(model: string, reply: Reply): Record<string, unknown> {
       ? { role: 'assistant', content: reply.text, refusal: null }
       : {
           role: 'assistant',
-          content: null,
+          content: reply.preamble ?? null,
           refusal: null,
           tool_calls: [
             {
@@ -542,25 +560,38 @@ function responseObject(respId: string, model: string, status: string, output: u
   };
 }
 
-function responsesItem(reply: Reply, done: boolean): Record<string, unknown> {
-  if (reply.kind === 'text') {
+type ResponsesOutput = { kind: 'message'; text: string; chunkSize: number; deltaDelayMs: number } | { kind: 'call'; command: string };
+
+/** The output items of one response: the text, or a function call (after a text message when there is a preamble). */
+function responsesOutputs(reply: Reply): ResponsesOutput[] {
+  if (reply.kind === 'text') return [{ kind: 'message', text: reply.text, chunkSize: reply.chunkSize, deltaDelayMs: reply.deltaDelayMs }];
+  return [
+    ...(reply.preamble ? [{ kind: 'message' as const, text: reply.preamble, chunkSize: 8, deltaDelayMs: 0 }] : []),
+    { kind: 'call', command: reply.command },
+  ];
+}
+
+function responsesItem(out: ResponsesOutput, ids: { id: string; callId: string }, done: boolean): Record<string, unknown> {
+  if (out.kind === 'message') {
     return {
-      id: id('msg_'),
+      id: ids.id,
       type: 'message',
       status: done ? 'completed' : 'in_progress',
       role: 'assistant',
-      content: done ? [{ type: 'output_text', text: reply.text, annotations: [], logprobs: [] }] : [],
+      content: done ? [{ type: 'output_text', text: out.text, annotations: [], logprobs: [] }] : [],
     };
   }
   return {
-    id: id('fc_'),
+    id: ids.id,
     type: 'function_call',
     status: done ? 'completed' : 'in_progress',
-    call_id: id('call_'),
+    call_id: ids.callId,
     name: 'exec_command',
-    arguments: done ? JSON.stringify({ cmd: reply.command }) : '',
+    arguments: done ? JSON.stringify({ cmd: out.command }) : '',
   };
 }
+
+const responsesIds = (out: ResponsesOutput) => ({ id: id(out.kind === 'message' ? 'msg_' : 'fc_'), callId: id('call_') });
 
 async function responsesStream(res: http.ServerResponse, model: string, reply: Reply): Promise<void> {
   const s = new Stream(res);
@@ -570,27 +601,31 @@ async function responsesStream(res: http.ServerResponse, model: string, reply: R
   const respId = id('resp_');
   await ev('response.created', { response: responseObject(respId, model, 'in_progress', [], null) });
   await ev('response.in_progress', { response: responseObject(respId, model, 'in_progress', [], null) });
-  const doneItem = responsesItem(reply, true);
-  const startItem = { ...responsesItem(reply, false), id: doneItem.id, ...(reply.kind === 'tool' ? { call_id: doneItem.call_id } : {}) };
-  const itemId = doneItem.id as string;
-  await ev('response.output_item.added', { output_index: 0, item: startItem });
-  if (reply.kind === 'text') {
-    const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
-    await ev('response.content_part.added', { item_id: itemId, output_index: 0, content_index: 0, part });
-    for (const piece of chunks(reply.text, reply.chunkSize)) {
-      await ev('response.output_text.delta', { item_id: itemId, output_index: 0, content_index: 0, delta: piece, logprobs: [] }, reply.deltaDelayMs);
+  const done: Array<Record<string, unknown>> = [];
+  for (const [outputIndex, out] of responsesOutputs(reply).entries()) {
+    const ids = responsesIds(out);
+    const doneItem = responsesItem(out, ids, true);
+    await ev('response.output_item.added', { output_index: outputIndex, item: responsesItem(out, ids, false) });
+    if (out.kind === 'message') {
+      const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
+      const at = { item_id: ids.id, output_index: outputIndex, content_index: 0 };
+      await ev('response.content_part.added', { ...at, part });
+      for (const piece of chunks(out.text, out.chunkSize)) {
+        await ev('response.output_text.delta', { ...at, delta: piece, logprobs: [] }, out.deltaDelayMs);
+      }
+      await ev('response.output_text.done', { ...at, text: out.text, logprobs: [] });
+      await ev('response.content_part.done', { ...at, part: { ...part, text: out.text } });
+    } else {
+      const args = doneItem.arguments as string;
+      for (const piece of chunks(args, 16)) {
+        await ev('response.function_call_arguments.delta', { item_id: ids.id, output_index: outputIndex, delta: piece });
+      }
+      await ev('response.function_call_arguments.done', { item_id: ids.id, output_index: outputIndex, arguments: args });
     }
-    await ev('response.output_text.done', { item_id: itemId, output_index: 0, content_index: 0, text: reply.text, logprobs: [] });
-    await ev('response.content_part.done', { item_id: itemId, output_index: 0, content_index: 0, part: { ...part, text: reply.text } });
-  } else {
-    const args = doneItem.arguments as string;
-    for (const piece of chunks(args, 16)) {
-      await ev('response.function_call_arguments.delta', { item_id: itemId, output_index: 0, delta: piece });
-    }
-    await ev('response.function_call_arguments.done', { item_id: itemId, output_index: 0, arguments: args });
+    await ev('response.output_item.done', { output_index: outputIndex, item: doneItem });
+    done.push(doneItem);
   }
-  await ev('response.output_item.done', { output_index: 0, item: doneItem });
-  await ev('response.completed', { response: responseObject(respId, model, 'completed', [doneItem], responsesUsage()) });
+  await ev('response.completed', { response: responseObject(respId, model, 'completed', done, responsesUsage()) });
   s.end();
 }
 
@@ -704,10 +739,16 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     } else {
       if (stream) await responsesStream(res, model, p.reply);
       else {
-        const item = responsesItem(p.reply, true);
+        const outputs = responsesOutputs(p.reply);
         sendJson(res, 200, {
-          ...responseObject(id('resp_'), model, 'completed', [item], responsesUsage()),
-          output_text: p.reply.kind === 'text' ? p.reply.text : '',
+          ...responseObject(
+            id('resp_'),
+            model,
+            'completed',
+            outputs.map((out) => responsesItem(out, responsesIds(out), true)),
+            responsesUsage(),
+          ),
+          output_text: outputs.flatMap((out) => (out.kind === 'message' ? [out.text] : [])).join(''),
         });
       }
     }

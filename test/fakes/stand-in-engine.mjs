@@ -13,7 +13,12 @@
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
 //   SAY:<text>     answer exactly <text> (the last SAY: of the prompt, to the end of its line)
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
+//   TEXT-THEN-TOOL `Let me look that up.` and a tool call before the answer (combines with SAY: etc.)
 //   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs (LONGCJK:<n> in Chinese)
+//   REPLAY:<scenario>            print the recorded run test/fixtures/<engine>/<scenario> (its stdout, its
+//                                stderr, its exit code) instead of answering: real output through the real parser
+//   REPLAY-ON-RESUME:<scenario>  the same, but only when asked to resume a session (whether or not it
+//                                exists); a fresh run answers as usual (the resume fallback's retry)
 // Otherwise the answer is `ECHO: <first line of the prompt>` and `TURN: <n>` (n-th turn of the session).
 //
 // STANDIN_LOG=<file>: one JSON line per run (engine, pid, argv, prompt, sessions, env subset).
@@ -22,6 +27,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const [engine, ...argv] = process.argv.slice(2);
 const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
@@ -84,6 +90,15 @@ function notFound(id) {
   };
   messages[engine]();
   process.exit(1);
+}
+
+/** Print a recorded run of this engine exactly as captured, then exit with its exit code. */
+async function replayFixture(scenario) {
+  const base = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', engine, scenario.replace(/[^A-Za-z0-9_-]/g, ''));
+  const meta = JSON.parse(fs.readFileSync(`${base}.meta.json`, 'utf8'));
+  await new Promise((r) => process.stdout.write(fs.readFileSync(`${base}.ndjson`, 'utf8'), r));
+  await new Promise((r) => process.stderr.write(meta.stderr ?? '', r));
+  process.exit(meta.exitCode ?? 1);
 }
 
 // --- per-engine output formats ---
@@ -244,6 +259,8 @@ if (process.env.STANDIN_LOG) {
     `${JSON.stringify({ engine, pid: process.pid, ppid: process.ppid, argv, cwd: process.cwd(), prompt, sessionIn: resume ?? null, sessionOut: sessionId, startedAt: Date.now(), images, env })}\n`,
   );
 }
+const replay = /REPLAY:(\S+)/.exec(prompt)?.[1] ?? (resume ? /REPLAY-ON-RESUME:(\S+)/.exec(prompt)?.[1] : undefined);
+if (replay) await replayFixture(replay);
 let history = [];
 if (resume) {
   if (!fs.existsSync(sessionFile(resume))) notFound(resume);
@@ -297,6 +314,10 @@ if (has('FAIL:'))
       .split('\n')[0]
       .trim(),
   );
+if (has('TEXT-THEN-TOOL')) {
+  fmt.text('Let me look that up.');
+  fmt.tool('search', { q: 'x' }, 'found');
+}
 if (arg('TOOL')) fmt.tool(arg('TOOL'), { command: 'echo hi' }, 'hi\n');
 if (has('BIG-LINE')) fmt.tool('bash', { command: 'big' }, 'x'.repeat(500_000));
 

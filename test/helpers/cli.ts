@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HANG_MS } from './wait.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const cliPath = path.join(repoRoot, 'bin', 'service.js');
@@ -26,7 +27,7 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`service ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 30_000);
+    }, opts.timeoutMs ?? HANG_MS);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);

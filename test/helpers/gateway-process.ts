@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cliPath } from './cli.js';
 import { testdir } from './testdir.js';
+import { HANG_MS } from './wait.js';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -26,7 +27,7 @@ export function startGatewayProcess(dir: string, args: string[] = [], env: NodeJ
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), HANG_MS);
     const check = () => {
       const m = /serving on (http:\/\/\S+)\n/.exec(out);
       const t = /^token: (.*)$/m.exec(out);

@@ -3,7 +3,7 @@
  * the adapter hands over, with waiters. What an adapter must not leave behind: resources.ts.
  */
 import { createLogger } from '../../src/core/logger.js';
-import { poll } from './wait.js';
+import { HANG_MS, poll } from './wait.js';
 import type { ChannelContext, InboundMessage } from '../../src/channels/types.js';
 
 export type Status = Parameters<ChannelContext['onStatus']>[0];
@@ -40,10 +40,10 @@ export function createRecordingContext(opts: { onMessage?: (m: InboundMessage) =
     onStatus(s) {
       ctx.statuses.push(s);
     },
-    waitForMessage: (pred, timeoutMs = 5_000) => poll(() => ctx.messages.find(pred), timeoutMs, 'an inbound message'),
-    waitForMessages: (count, timeoutMs = 5_000) =>
+    waitForMessage: (pred, timeoutMs = HANG_MS) => poll(() => ctx.messages.find(pred), timeoutMs, 'an inbound message'),
+    waitForMessages: (count, timeoutMs = HANG_MS) =>
       poll(() => (ctx.messages.length >= count ? ctx.messages : undefined), timeoutMs, `${count} inbound message(s)`),
-    waitForStatus: (pred, timeoutMs = 5_000) => {
+    waitForStatus: (pred, timeoutMs = HANG_MS) => {
       const match = typeof pred === 'function' ? pred : (s: Status) => s.state === pred;
       return poll(() => ctx.statuses.find(match), timeoutMs, 'a status change');
     },

@@ -6,6 +6,12 @@ import { afterAll, afterEach, expect } from 'vitest';
 import { poll, sleep } from './wait.js';
 
 /**
+ * How long closing handles get to go before they count as leaked. Checks return as soon as
+ * nothing is left, so this only costs time when something leaks; a loaded machine closes later.
+ */
+const SETTLE_MS = 10_000;
+
+/**
  * Resources that would keep the process alive, once transient ones had time to go: vitest's runner
  * keeps a 100 ms throttle timer that is sometimes pending at the moment of the check. A leaked
  * interval or socket stays, so it is still reported. Checks made while a fake platform still runs
@@ -14,7 +20,7 @@ import { poll, sleep } from './wait.js';
 export async function openHandles(opts: { waitMs?: number; servers?: boolean } = {}): Promise<string[]> {
   const kinds = opts.servers === false ? /TCPSocketWrap|Timeout|Immediate/ : /TCP|Timeout|Immediate/;
   const live = () => process.getActiveResourcesInfo().filter((r) => kinds.test(r));
-  const end = Date.now() + (opts.waitMs ?? 500);
+  const end = Date.now() + (opts.waitMs ?? SETTLE_MS);
   for (;;) {
     const now = live();
     if (now.length === 0 || Date.now() > end) return now;
@@ -37,7 +43,7 @@ export function resourceTally(): ResourceTally {
  * Waits until no more sockets or timers are alive than in `before`, failing with both counts.
  * At most as many, not exactly as many: a transient vitest timer may have been pending at `before`.
  */
-export async function releasedTo(before: ResourceTally, timeoutMs = 2_000): Promise<void> {
+export async function releasedTo(before: ResourceTally, timeoutMs = SETTLE_MS): Promise<void> {
   await poll(() => {
     const now = resourceTally();
     return now.tcp <= before.tcp && now.timers <= before.timers;
@@ -72,7 +78,7 @@ export function cleanupAfterEach(): (step: () => Promise<void> | void) => void {
  * Fails the calling test file, after its last test, on an unhandled rejection or a handle left
  * open. Late rejections get 100 ms to surface; open handles `waitMs` more to close.
  */
-export function failOnLeaksAfterAll(waitMs = 500): void {
+export function failOnLeaksAfterAll(waitMs = SETTLE_MS): void {
   const unhandled = trackUnhandled();
   afterAll(async () => {
     await sleep(100);

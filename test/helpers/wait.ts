@@ -3,11 +3,17 @@
  * turns a hang into a failure that names what was awaited.
  */
 
+/**
+ * The deadline of every wait: only a hang gets near it. A busy two-core machine makes waits
+ * longer, never red; a wait that is expected to time out passes its own, short timeout.
+ */
+export const HANG_MS = 60_000;
+
 /** What a probe answers while the awaited thing has not happened yet. */
 type NotYet = undefined | null | false;
 
 /** Polls `probe` until it answers something other than undefined, null or false, and returns that. */
-export async function poll<T>(probe: () => T | NotYet | Promise<T | NotYet>, timeoutMs = 5_000, what = 'a condition', everyMs = 10): Promise<T> {
+export async function poll<T>(probe: () => T | NotYet | Promise<T | NotYet>, timeoutMs = HANG_MS, what = 'a condition', everyMs = 10): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -17,7 +23,7 @@ export async function poll<T>(probe: () => T | NotYet | Promise<T | NotYet>, tim
   }
 }
 
-export const until = (cond: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'a condition', everyMs = 10): Promise<true> =>
+export const until = (cond: () => boolean | Promise<boolean>, timeoutMs = HANG_MS, what = 'a condition', everyMs = 10): Promise<true> =>
   poll(async () => (await cond()) || undefined, timeoutMs, what, everyMs);
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLlm, FAKE_TOOL_COMMAND, FAKE_TITLE, type FakeLlm } from '../fakes/fake-llm.js';
+import { startFakeLlm, FAKE_PREAMBLE, FAKE_TOOL_COMMAND, FAKE_TITLE, type FakeLlm } from '../fakes/fake-llm.js';
 
 interface SseEvent {
   event?: string;
@@ -244,5 +244,55 @@ describe('fake LLM: OpenAI Responses', () => {
     const res = await post('/v1/responses', { model: 'm', input: 'x' }, {});
     expect(res.status).toBe(401);
     expect(((await res.json()) as any).error.type).toBe('invalid_request_error');
+  });
+});
+
+describe('fake LLM: TEXT-THEN-TOOL (a text block, then the tool call, in one message)', () => {
+  const chunksOf = async (res: Response): Promise<Array<Record<string, any>>> =>
+    parseSse(await res.text())
+      .filter((e) => e.data !== '[DONE]')
+      .map((e) => JSON.parse(e.data));
+  const eventsOf = async (res: Response): Promise<Array<Record<string, any>>> =>
+    parseSse(await res.text()).map((e) => ({ event: e.event, ...JSON.parse(e.data) }));
+
+  it('Anthropic: a text block at index 0, the tool_use at index 1', async () => {
+    const events = parseSse(
+      await (await post('/v1/messages', { model: 'm', stream: true, messages: [{ role: 'user', content: 'TEXT-THEN-TOOL now' }] }, anthropicKey)).text(),
+    ).filter((e) => e.event?.startsWith('content_block'));
+    const starts = events.filter((e) => e.event === 'content_block_start').map((e) => JSON.parse(e.data));
+    expect(starts.map((s) => [s.index, s.content_block.type])).toEqual([
+      [0, 'text'],
+      [1, 'tool_use'],
+    ]);
+    const text = events
+      .map((e) => JSON.parse(e.data))
+      .filter((d) => d.delta?.type === 'text_delta')
+      .map((d) => d.delta.text)
+      .join('');
+    expect(text).toBe(FAKE_PREAMBLE);
+  });
+
+  it('Chat Completions: content deltas, then tool_calls', async () => {
+    const res = await post(
+      '/v1/chat/completions',
+      { model: 'm', stream: true, messages: [{ role: 'user', content: 'TEXT-THEN-TOOL' }], tools: [{ type: 'function', function: { name: 'bash' } }] },
+      openaiKey,
+    );
+    const chunks = await chunksOf(res);
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe(FAKE_PREAMBLE);
+    expect(chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? [])[0]).toMatchObject({ function: { name: 'bash' } });
+  });
+
+  it('Responses: a message item at output_index 0, the function call at 1', async () => {
+    const events = await eventsOf(
+      await post('/v1/responses', { model: 'm', stream: true, input: [{ role: 'user', content: 'TEXT-THEN-TOOL go' }] }, openaiKey),
+    );
+    const items = events.filter((e) => e.type === 'response.output_item.done').map((e) => [e.output_index, e.item.type]);
+    expect(items).toEqual([
+      [0, 'message'],
+      [1, 'function_call'],
+    ]);
+    expect(events.find((e) => e.type === 'response.output_text.done')!.text).toBe(FAKE_PREAMBLE);
+    expect(events.find((e) => e.type === 'response.completed')!.response.output).toHaveLength(2);
   });
 });

@@ -23,7 +23,7 @@ import { openCardStream } from './stream.js';
 export interface LarkOptions {
   appId: string;
   appSecret: string;
-  /** Open platform base; Feishu's by default, `https://open.larksuite.com` for Lark, or a test server. */
+  /** Open platform base URL (index.ts turns `feishu` / `lark` into theirs); Feishu's by default. */
   domain?: string | undefined;
   pingTimeout?: number | undefined;
 }

@@ -6,12 +6,13 @@ import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue } from '../queue/turn-queue.js';
-import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, SessionStore } from '../store/types.js';
+import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, RunningTurnStore, SessionStore } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createBuiltinCommands } from './builtin-commands.js';
 import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
+import { createTurnRecorder, type TurnRecord } from './turn-records.js';
 import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js';
 
 /**
@@ -22,7 +23,7 @@ import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js'
 export interface AssistantDeps {
   dir: string;
   config: ConfigSource;
-  store: SessionStore & HistoryStore & ActivityStore & FailoverStore;
+  store: SessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore;
   log: Logger;
   version: string;
   /** The slash-command table; the assistant adds its built-ins, other modules (the scheduler) add theirs. */
@@ -40,6 +41,11 @@ export interface ChatOptions {
   /** `http`, a channel key, `cron`, `terminal`... (activity and metrics). */
   source?: string;
   sender?: string;
+  /**
+   * What the person wrote, for the activity feed, when the prompt is built around it (a group
+   * turn's prompt carries the chat's recent messages); the prompt itself by default.
+   */
+  messageText?: string;
   /** Aborts this turn (waiting or running). */
   signal?: AbortSignal;
   /**
@@ -47,6 +53,14 @@ export interface ChatOptions {
    * For callers whose messages are already durable (the channel bridge, the scheduler).
    */
   waitForCapacity?: boolean;
+}
+
+export interface CommandOptions {
+  sessionKey?: string;
+  /** Whether /engine, /model, /cron run… may change the configuration (not from a channel). */
+  allowConfigChanges?: boolean;
+  source?: string;
+  sender?: string;
 }
 
 export interface AssistantStatus {
@@ -63,7 +77,8 @@ export interface Assistant {
   chat(message: string, opts?: ChatOptions): AsyncIterable<StreamEvent>;
   /** A native engine command (POST /command): never sent as prompt text. */
   command(name: string, args: string | undefined, opts?: ChatOptions): AsyncIterable<StreamEvent>;
-  runCommand(line: string, opts?: { sessionKey?: string; allowConfigChanges?: boolean }): Promise<CommandResult>;
+  /** A slash command; recorded as an activity event like a turn (`source`/`sender` as in ChatOptions). */
+  runCommand(line: string, opts?: CommandOptions): Promise<CommandResult>;
   /** Clear the engine session and history of a key (aborting its running turn first). */
   reset(key: string): Promise<void>;
   /** Cancel the running turn of a key; true when one was running. History is kept. */
@@ -121,6 +136,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const pruned = deps.store.pruneSessions(now() - ttlDays * 86_400_000);
   if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
 
+  const recorder = createTurnRecorder(deps.store, deps.log);
+
   const record = (r: ActivityRecord) => {
     deps.store.recordActivity(r);
     for (const l of listeners) l(r);
@@ -140,14 +157,15 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         ts,
         source,
         sender,
-        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : prompt),
+        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt)),
         responsePreview: preview(reply),
         durationMs: completion.durationMs ?? 0,
         costUsd,
         status: completion.status,
         sessionKey: key,
         ...(completion.status === 'failed' || completion.status === 'aborted' ? { error: completion.message ?? completion.status } : {}),
-        ...(completion.finalText?.trimStart().startsWith('[ESCALATE]') ? { escalated: true } : {}),
+        // The marker opens the answer, which may follow text written before a tool call.
+        ...(/(?:^|\n\n)\s*\[ESCALATE\]/.test(completion.finalText ?? '') ? { escalated: true } : {}),
       });
     };
 
@@ -175,6 +193,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       }
       const ctl = new AbortController();
       admitted.add(ctl);
+      let turnRecord: TurnRecord | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
@@ -189,15 +208,17 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         }
         running.set(key, ctl);
         deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
+        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: preview(prompt), startedAt: now() });
         const outcome = await executeTurn(
           { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, now },
-          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal },
+          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal, onProcesses: turnRecord.processes },
           emit,
         );
         const reply = outcome.completion.finalText;
         if (reply) deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
         log(outcome.completion, outcome.costUsd);
       } finally {
+        turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);
         opts.signal?.removeEventListener('abort', onCallerAbort);
@@ -252,7 +273,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   return {
     config: deps.config,
     engine,
-    chat: (message, opts = {}) => startTurn(message.trim() === '' && opts.images?.length ? '(image)' : message, opts),
+    chat(message, opts = {}) {
+      const shown = (text: string) => (text.trim() === '' && opts.images?.length ? '(image)' : text);
+      return startTurn(shown(message), { ...opts, ...(opts.messageText !== undefined ? { messageText: shown(opts.messageText) } : {}) });
+    },
     command(name, args, opts = {}) {
       const c = deps.config.current().config;
       const def = getEngine(c.engine);
@@ -279,7 +303,26 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       }
       return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
     },
-    runCommand: (line, opts = {}) => deps.commands.run(line, { sessionKey: opts.sessionKey ?? 'default', allowConfigChanges: opts.allowConfigChanges ?? true }),
+    async runCommand(line, opts = {}) {
+      const started = now();
+      const key = opts.sessionKey ?? 'default';
+      const result = await deps.commands.run(line, { sessionKey: key, allowConfigChanges: opts.allowConfigChanges ?? true });
+      const source = opts.source ?? 'http';
+      const failed = result.error !== undefined;
+      record({
+        ts: new Date(started).toISOString(),
+        source,
+        sender: opts.sender ?? source,
+        messagePreview: preview(line),
+        responsePreview: preview(result.text),
+        durationMs: now() - started,
+        costUsd: 0,
+        status: failed ? 'failed' : 'completed',
+        sessionKey: key,
+        ...(failed ? { error: result.text } : {}),
+      });
+      return result;
+    },
     reset,
     abort,
     status,

@@ -1,7 +1,7 @@
 import type { ServiceConfig } from '../config/schema.js';
 import type { EngineRunner } from '../engines/engine-runner.js';
 import type { AgentEvent, Completion, StreamEvent } from '../events.js';
-import type { SessionStore } from '../store/types.js';
+import type { ProcessIdentity, SessionStore } from '../store/types.js';
 import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
 import { abortMessage } from './turn-stop.js';
 
@@ -9,6 +9,12 @@ import { abortMessage } from './turn-stop.js';
  * One admitted turn, from the engine's events to the wire: text, tool_call, tool_result and
  * error pass through; the turn always ends with `done` and then exactly one `completion`.
  * This is the only place that builds StreamEvents from AgentEvents.
+ *
+ * The reply (`completion.finalText`) is every `text` event of the turn joined, in order: the
+ * text before a tool call is part of it. An engine's own final message is not used, because
+ * each engine's carries only the last message (Claude's `result`, Codex's last
+ * `agent_message`, OpenCode's last step, Cursor's `result`), and the parsers already drop the
+ * repeats the real formats contain (see their fixtures).
  */
 export interface TurnRequest {
   key: string;
@@ -16,6 +22,7 @@ export interface TurnRequest {
   images: readonly DecodedImage[];
   command?: { name: string; arguments?: string };
   signal: AbortSignal;
+  onProcesses?: (processes: ProcessIdentity[]) => void;
 }
 
 export interface TurnDeps {
@@ -42,6 +49,8 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   const resumeId = saved && saved.engine === config.engine ? (saved.sessionId ?? undefined) : undefined;
   let sessionId = resumeId;
   let streamed = '';
+  /** Text since the last tool call: the answer the assistant gave after using its tools. */
+  let answer = '';
   let costUsd: number | undefined;
   let numTurns: number | undefined;
   let terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined;
@@ -63,6 +72,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
       images: files,
       ...(req.command ? { command: req.command } : {}),
       signal: req.signal,
+      ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
     });
     for await (const e of events) {
       switch (e.type) {
@@ -71,9 +81,11 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
           break;
         case 'text':
           streamed += e.delta;
+          answer += e.delta;
           emit({ type: 'text', content: e.delta });
           break;
         case 'tool_call':
+          answer = '';
           emit({ type: 'tool_call', name: e.name, args: JSON.stringify(e.input ?? {}) });
           break;
         case 'tool_result':
@@ -97,12 +109,19 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     removeFiles(files);
   }
 
+  // The reply is what the text events carried. An engine whose only text came in its final
+  // message (none streamed) still gets it on the wire first, so the two never differ.
+  if (streamed === '' && terminal?.type === 'done' && terminal.text.trim() !== '') {
+    streamed = terminal.text;
+    answer = streamed;
+    emit({ type: 'text', content: streamed });
+  }
   const durationMs = deps.now() - started;
   if (sessionId) {
     const t = deps.now();
     store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: store.getSession(req.key)?.createdAt ?? t, updatedAt: t });
   }
-  const completion = complete(terminal, streamed, { sessionId, durationMs }, req.signal);
+  const completion = complete(terminal, { streamed, answer }, { sessionId, durationMs }, req.signal);
   if (completion.status === 'failed' && completion.message) emit({ type: 'error', message: completion.message });
   emit({
     type: 'done',
@@ -128,7 +147,7 @@ export function rejectTurn(message: string, emit: (e: StreamEvent) => void): Com
 
 function complete(
   terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined,
-  streamed: string,
+  { streamed, answer }: { streamed: string; answer: string },
   meta: { sessionId: string | undefined; durationMs: number },
   signal: AbortSignal,
 ): Completion {
@@ -138,8 +157,8 @@ function complete(
     if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: abortMessage(signal, 'Aborted'), ...base };
     return { status: 'failed', message: terminal.message, ...base };
   }
-  const text = terminal.text.trim() !== '' ? terminal.text : streamed;
-  if (text.trim() === SILENT_REPLY) return { status: 'silent', finalText: SILENT_REPLY, ...base };
-  if (text.trim() === '') return { status: 'failed', message: 'The engine returned an empty reply', ...base };
-  return { status: 'completed', finalText: text, ...base };
+  // Silent when the answer is [PASS], also after text written before a tool call ("let me check").
+  if (answer.trim() === SILENT_REPLY) return { status: 'silent', finalText: SILENT_REPLY, ...base };
+  if (streamed.trim() === '') return { status: 'failed', message: 'The engine returned an empty reply', ...base };
+  return { status: 'completed', finalText: streamed, ...base };
 }

@@ -33,8 +33,14 @@ export interface CommandTable {
 
 export const commandResult = (text: string, extra: Record<string, unknown> = {}): CommandResult => ({ type: 'command', text, ...extra });
 
+/**
+ * The one rule, on every path (HTTP, terminal, channels): a message whose first character is `/`
+ * is a slash command (the spec: "when `message` starts with `/`"); an unknown one is answered as
+ * such, never sent to the engine. Anything else, including text that starts with a space before
+ * the `/`, goes to the assistant as typed.
+ */
 export function isSlashCommand(message: string): boolean {
-  return /^\/[A-Za-z]/.test(message.trim());
+  return message.startsWith('/');
 }
 
 export function createCommandTable(): CommandTable {

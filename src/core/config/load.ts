@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { parseDocument, type Document } from 'yaml';
 import { AppError, ConfigError } from '../errors.js';
+import { formatCliCommand } from '../invocation.js';
 import { CONFIG_FILE_NAME, resolveAssistantPaths } from '../paths.js';
 import { formatMissing, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
@@ -38,7 +39,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new AppError('config_missing', `No ${CONFIG_FILE_NAME} in ${paths.dir}`, {
-        hint: 'run `service init` there, or pass --dir <assistant directory>',
+        hint: `run \`${formatCliCommand('init')}\` there, or pass --dir <assistant directory>`,
       });
     }
     throw err;

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { scanSkills, type Skill } from '../skills/skills.js';
 import { renderAssistantContext, type PeerAssistant } from './context.js';
 import { findEngineBinary } from './detect.js';
-import type { FailoverStore } from '../store/types.js';
+import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
 import { runProcess } from './runner.js';
@@ -35,6 +35,8 @@ export interface EngineTurnRequest {
   images?: readonly string[];
   command?: { name: string; arguments?: string };
   signal?: AbortSignal;
+  /** Every process of the run, as they appear (recorded so a restart can reap them after a kill). */
+  onProcesses?: (processes: ProcessIdentity[]) => void;
 }
 
 export interface EngineRunner {
@@ -137,6 +139,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
         ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
         timeoutMs: req.config.timeout * 1000,
         ...(req.signal ? { signal: req.signal } : {}),
+        ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
       },
       engine.createParser(),
     );

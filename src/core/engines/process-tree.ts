@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { ProcessIdentity } from '../store/types.js';
 
 /**
  * Everything an engine run started. The engine runs in its own process group, but the CLIs run
@@ -8,8 +9,10 @@ import fs from 'node:fs';
  * process leads), and killing means signalling every tracked process that still exists.
  */
 export interface ProcessTree {
-  /** Add the current descendants to the tracked set. */
-  refresh(): void;
+  /** Add the current descendants to the tracked set; true when it grew. */
+  refresh(): boolean;
+  /** Every process tracked so far, by identity (pid and start time). */
+  tracked(): ProcessIdentity[];
   /** Tracked processes that still exist (pid reuse is ruled out by start time), zombies excluded. */
   alive(): number[];
   /** SIGTERM everything, SIGKILL after `graceMs`, and wait until nothing is left. */
@@ -25,27 +28,52 @@ interface ProcInfo {
   zombie: boolean;
 }
 
-export function createProcessTree(rootPid: number): ProcessTree {
+export interface ProcessTreeOptions {
+  /**
+   * Processes known to belong to the tree already (a record made while an earlier run of ours
+   * was alive); only those still alive with the same start time are taken.
+   */
+  known?: readonly ProcessIdentity[];
+}
+
+export function createProcessTree(rootPid: number, opts: ProcessTreeOptions = {}): ProcessTree {
   const tracked = new Map<number, string>(); // pid → start time
   const first = readProc(rootPid);
-  if (first) tracked.set(rootPid, first.start);
+  const knownRoot = opts.known?.find((k) => k.pid === rootPid);
+  if (first && (!knownRoot || knownRoot.start === first.start)) tracked.set(rootPid, first.start);
+  for (const k of opts.known ?? []) {
+    if (readProc(k.pid)?.start === k.start) tracked.set(k.pid, k.start);
+  }
+  // The group id is the root's pid: signal the group only while the root is the process we know
+  // (or is gone, leaving its group id unused), never a later process that reused the pid.
+  const rootStart = knownRoot?.start ?? first?.start;
+  const groupIsOurs = () => {
+    const now = readProc(rootPid);
+    return rootStart !== undefined && (now === undefined || now.start === rootStart);
+  };
 
-  const refresh = () => {
-    if (process.platform !== 'linux') return;
+  const refresh = (): boolean => {
+    if (process.platform !== 'linux') return false;
     const table = readProcTable();
+    const before = tracked.size;
+    const ownGroup = groupIsOurs();
     let grew = true;
     while (grew) {
       grew = false;
       for (const p of table.values()) {
         if (tracked.has(p.pid) || p.zombie) continue;
         const related =
-          p.pgrp === rootPid || (tracked.has(p.ppid) && tracked.get(p.ppid) === table.get(p.ppid)?.start) || tracked.has(p.session) || tracked.has(p.pgrp);
+          (ownGroup && p.pgrp === rootPid) ||
+          (tracked.has(p.ppid) && tracked.get(p.ppid) === table.get(p.ppid)?.start) ||
+          tracked.has(p.session) ||
+          tracked.has(p.pgrp);
         if (related) {
           tracked.set(p.pid, p.start);
           grew = true;
         }
       }
     }
+    return tracked.size > before;
   };
 
   const alive = (): number[] => {
@@ -66,10 +94,12 @@ export function createProcessTree(rootPid: number): ProcessTree {
   };
 
   const signalAll = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-rootPid, signal);
-    } catch {
-      // the group is gone
+    if (groupIsOurs()) {
+      try {
+        process.kill(-rootPid, signal);
+      } catch {
+        // the group is gone
+      }
     }
     for (const pid of alive()) {
       try {
@@ -92,6 +122,7 @@ export function createProcessTree(rootPid: number): ProcessTree {
 
   return {
     refresh,
+    tracked: () => [...tracked].map(([pid, start]) => ({ pid, start })),
     alive,
     async terminate(graceMs) {
       refresh();
@@ -129,6 +160,17 @@ export function trackTree(tree: ProcessTree): () => void {
   }
   liveTrees.add(tree);
   return () => liveTrees.delete(tree);
+}
+
+/** A live process by identity (pid and start time), or undefined when there is none (or not on Linux). */
+export function identifyProcess(pid: number): ProcessIdentity | undefined {
+  const p = readProc(pid);
+  return p && !p.zombie ? { pid, start: p.start } : undefined;
+}
+
+/** Whether the process with this identity still runs (a reused pid has another start time). */
+export function isProcessAlive(id: ProcessIdentity): boolean {
+  return identifyProcess(id.pid)?.start === id.start;
 }
 
 // --- internal ---

@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
+import type { ProcessIdentity } from '../store/types.js';
 import { createProcessTree, trackTree } from './process-tree.js';
 
 /**
@@ -40,6 +41,12 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** How long stdout may stay open after the engine exited (a grandchild holding the pipe). */
   drainMs?: number;
+  /**
+   * Told every process of the run by identity: at spawn and whenever a snapshot finds more (tool
+   * shells in sessions of their own). The caller records them, so a restart after a kill of this
+   * process can find and stop what it left running.
+   */
+  onProcesses?: (processes: ProcessIdentity[]) => void;
 }
 
 const STDERR_LINES = 20;
@@ -142,7 +149,10 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   const tree = createProcessTree(child.pid);
   const untrack = trackTree(tree);
   // Snapshots while the engine runs: a tool shell re-parented after its parent died is still found.
-  const snapshots = setInterval(() => tree.refresh(), 1_000);
+  spec.onProcesses?.(tree.tracked());
+  const snapshots = setInterval(() => {
+    if (tree.refresh()) spec.onProcesses?.(tree.tracked());
+  }, 1_000);
   snapshots.unref();
 
   let stopReason: 'timeout' | 'aborted' | undefined;

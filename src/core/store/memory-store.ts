@@ -8,6 +8,7 @@ import {
   type HistoryEntry,
   type InboxEntry,
   type KnownChat,
+  type RunningTurn,
   TASK_RUNS_KEPT,
   type TaskRun,
   type Metrics,
@@ -23,6 +24,8 @@ export function createMemoryStore(): Store {
   let activity: ActivityRecord[] = [];
   const totals = { count: 0, cost: 0, duration: 0, bySource: {} as Record<string, number> };
   const botTurns = new Map<string, number>();
+  const runningTurns = new Map<number, RunningTurn>();
+  let nextTurnId = 1;
   let failover: FailoverState = { consecutiveFailures: 0 };
   const inbox = new Map<string, InboxEntry>();
   const groups = new Map<string, GroupMessage[]>();
@@ -101,6 +104,12 @@ export function createMemoryStore(): Store {
       inbox.set(k, { ...entry, status: 'pending' });
       return true;
     },
+    takeOverMessage(channel, messageId, owner) {
+      const e = inbox.get(inboxKey(channel, messageId));
+      if (e?.status !== 'pending' || e.owner === owner) return false;
+      e.owner = owner;
+      return true;
+    },
     markMessageDone(channel, messageId) {
       const e = inbox.get(inboxKey(channel, messageId));
       if (e)
@@ -149,6 +158,17 @@ export function createMemoryStore(): Store {
       const c = chats.get(inboxKey(channel, chatId));
       if (c) c.fetchedUntil = until;
     },
+    addRunningTurn(t) {
+      const id = nextTurnId++;
+      runningTurns.set(id, { ...t, id, processes: [] });
+      return id;
+    },
+    setRunningTurnProcesses(id, processes) {
+      const t = runningTurns.get(id);
+      if (t) t.processes = processes.map((p) => ({ ...p }));
+    },
+    removeRunningTurn: (id) => runningTurns.delete(id),
+    runningTurns: () => [...runningTurns.values()].map((t) => ({ ...t, owner: { ...t.owner }, processes: t.processes.map((p) => ({ ...p })) })),
     groupBotTurns: (chatKey) => botTurns.get(chatKey) ?? 0,
     setGroupBotTurns: (chatKey, turns) => void botTurns.set(chatKey, turns),
     readFailover: () => ({ ...failover }),

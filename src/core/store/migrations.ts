@@ -113,4 +113,20 @@ export const MIGRATIONS: readonly string[] = [
     SELECT 1, COALESCE(json_extract(value, '$.consecutiveFailures'), 0), json_extract(value, '$.fallbackSince') FROM kv WHERE key = 'provider.failover';
   DROP TABLE kv;
   `,
+  // 5: who holds a pending inbox message (exactly-once across restarts), and the turns running now
+  // (a process killed mid-turn leaves its engine processes on record for the next start to reap)
+  `
+  ALTER TABLE inbox ADD COLUMN owner TEXT;
+  CREATE TABLE running_turns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner_pid INTEGER NOT NULL,
+    owner_start TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    message_preview TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    processes TEXT NOT NULL DEFAULT '[]'
+  );
+  `,
 ];

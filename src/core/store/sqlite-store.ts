@@ -72,8 +72,11 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
        ) WHERE bucket >= 0 GROUP BY bucket ORDER BY bucket`,
     ),
     claimMessage: db.prepare(
-      `INSERT INTO inbox (channel, message_id, chat_key, received_at, status, payload) VALUES (@channel, @messageId, @chatKey, @receivedAt, 'pending', @payload)
+      `INSERT INTO inbox (channel, message_id, chat_key, received_at, status, payload, owner) VALUES (@channel, @messageId, @chatKey, @receivedAt, 'pending', @payload, @owner)
        ON CONFLICT(channel, message_id) DO NOTHING`,
+    ),
+    takeOver: db.prepare(
+      `UPDATE inbox SET owner = @owner WHERE channel = @channel AND message_id = @messageId AND status = 'pending' AND (owner IS NULL OR owner != @owner)`,
     ),
     markDone: db.prepare(`UPDATE inbox SET status = 'done', payload = NULL WHERE channel = ? AND message_id = ?`),
     pending: db.prepare(`SELECT * FROM inbox WHERE status = 'pending' ORDER BY received_at ASC, rowid ASC`),
@@ -95,6 +98,13 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     ),
     chats: db.prepare('SELECT * FROM chats WHERE channel = ? ORDER BY chat_id'),
     chatFetched: db.prepare('UPDATE chats SET fetched_until = ? WHERE channel = ? AND chat_id = ?'),
+    addRunningTurn: db.prepare(
+      `INSERT INTO running_turns (owner_pid, owner_start, session_key, source, sender, message_preview, started_at)
+       VALUES (@ownerPid, @ownerStart, @sessionKey, @source, @sender, @messagePreview, @startedAt)`,
+    ),
+    setRunningProcesses: db.prepare('UPDATE running_turns SET processes = ? WHERE id = ?'),
+    removeRunningTurn: db.prepare('DELETE FROM running_turns WHERE id = ?'),
+    runningTurns: db.prepare('SELECT * FROM running_turns ORDER BY id'),
     botTurns: db.prepare('SELECT bot_turns FROM group_state WHERE chat_key = ?'),
     setBotTurns: db.prepare('INSERT INTO group_state (chat_key, bot_turns) VALUES (?, ?) ON CONFLICT(chat_key) DO UPDATE SET bot_turns = excluded.bot_turns'),
     readFailover: db.prepare('SELECT consecutive_failures, fallback_since FROM provider_state WHERE id = 1'),
@@ -148,6 +158,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     receivedAt: Number(r.received_at),
     status: String(r.status) as InboxEntry['status'],
     ...(r.payload === null || r.payload === undefined ? {} : { payload: String(r.payload) }),
+    ...(r.owner === null || r.owner === undefined ? {} : { owner: String(r.owner) }),
   });
   const recordRun = db.transaction((r: TaskRun) => {
     q.insertRun.run({ ...r, error: r.error ?? null, delivered: r.delivered === undefined ? null : r.delivered ? 1 : 0 });
@@ -230,7 +241,8 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
         messagesBySource: Object.fromEntries(rows.map((r) => [String(r.source), Number(r.count)])),
       };
     },
-    claimMessage: (e) => q.claimMessage.run({ ...e, payload: e.payload ?? null }).changes === 1,
+    claimMessage: (e) => q.claimMessage.run({ ...e, payload: e.payload ?? null, owner: e.owner ?? null }).changes === 1,
+    takeOverMessage: (channel, messageId, owner) => q.takeOver.run({ channel, messageId, owner }).changes === 1,
     markMessageDone: (channel, messageId) => void q.markDone.run(channel, messageId),
     pendingMessages: () => (q.pending.all() as Row[]).map(toInbox),
     purgeMessages: (cutoff) => q.purgeInbox.run(cutoff).changes,
@@ -251,6 +263,31 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     noteChat: (c) => void q.noteChat.run(c),
     knownChats: (channel) => (q.chats.all(channel) as Row[]).map(toChat),
     setChatFetched: (channel, chatId, until) => void q.chatFetched.run(until, channel, chatId),
+    addRunningTurn: (t) =>
+      Number(
+        q.addRunningTurn.run({
+          ownerPid: t.owner.pid,
+          ownerStart: t.owner.start,
+          sessionKey: t.sessionKey,
+          source: t.source,
+          sender: t.sender,
+          messagePreview: t.messagePreview,
+          startedAt: t.startedAt,
+        }).lastInsertRowid,
+      ),
+    setRunningTurnProcesses: (id, processes) => void q.setRunningProcesses.run(JSON.stringify(processes), id),
+    removeRunningTurn: (id) => q.removeRunningTurn.run(id).changes === 1,
+    runningTurns: () =>
+      (q.runningTurns.all() as Row[]).map((r) => ({
+        id: Number(r.id),
+        owner: { pid: Number(r.owner_pid), start: String(r.owner_start) },
+        sessionKey: String(r.session_key),
+        source: String(r.source),
+        sender: String(r.sender),
+        messagePreview: String(r.message_preview),
+        startedAt: Number(r.started_at),
+        processes: parseProcesses(String(r.processes)),
+      })),
     groupBotTurns: (chatKey) => Number((q.botTurns.get(chatKey) as Row | undefined)?.bot_turns ?? 0),
     setGroupBotTurns: (chatKey, turns) => void q.setBotTurns.run(chatKey, turns),
     readFailover: () => {
@@ -266,6 +303,16 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
 }
 
 // --- internal ---
+
+/** The recorded processes of a running turn; a damaged value reads as none (the turn is still reported). */
+function parseProcesses(text: string): Array<{ pid: number; start: string }> {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v.filter((p): p is { pid: number; start: string } => Number.isInteger(p?.pid) && typeof p?.start === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 function migrate(db: Database.Database, migrations: readonly string[]): void {
   const version = () => Number(db.pragma('user_version', { simple: true }));

@@ -64,6 +64,8 @@ export interface InboxEntry {
   status: 'pending' | 'done';
   /** The message itself (JSON), kept while pending when the inbox is on, so a restart can process it. */
   payload?: string;
+  /** The run (one gateway process) that took it for processing; a later run takes over what an earlier one left. */
+  owner?: string;
 }
 
 /** One message of a group chat, answered or not: the context given to group turns. */
@@ -142,6 +144,12 @@ export interface ActivityStore {
 export interface InboxLedger {
   /** Take a platform message in once: false when this (channel, messageId) was seen before. */
   claimMessage(entry: Omit<InboxEntry, 'status'>): boolean;
+  /**
+   * Take over a pending message that an earlier run claimed (the recovery pass after a restart):
+   * true for exactly one caller, and never for a message this `owner` already holds. The live
+   * path and recovery both claim through the store, so no interleaving processes a message twice.
+   */
+  takeOverMessage(channel: string, messageId: string, owner: string): boolean;
   markMessageDone(channel: string, messageId: string): void;
   /** Entries still pending (a crash or kill before they were processed), oldest first. */
   pendingMessages(): InboxEntry[];
@@ -172,6 +180,35 @@ export interface KnownChatStore {
   setChatFetched(channel: string, chatId: string, until: number): void;
 }
 
+/** A process by identity: its pid and its start time, so a reused pid is never taken for it. */
+export interface ProcessIdentity {
+  pid: number;
+  /** Start time as the OS reports it (clock ticks since boot on Linux). */
+  start: string;
+}
+
+/** A turn while it runs, recorded so a process that dies mid-turn leaves a trace the next start can act on. */
+export interface RunningTurn {
+  id: number;
+  /** The process that runs the turn (the gateway, `service chat`...). */
+  owner: ProcessIdentity;
+  sessionKey: string;
+  source: string;
+  sender: string;
+  messagePreview: string;
+  startedAt: number;
+  /** The engine's processes (its group and the tool shells it started), as last seen. */
+  processes: ProcessIdentity[];
+}
+
+export interface RunningTurnStore {
+  addRunningTurn(turn: Omit<RunningTurn, 'id' | 'processes'>): number;
+  setRunningTurnProcesses(id: number, processes: ProcessIdentity[]): void;
+  /** True for the one caller that removed it (a turn that ended, or a reaper that took it). */
+  removeRunningTurn(id: number): boolean;
+  runningTurns(): RunningTurn[];
+}
+
 /** Provider failover state, shared by every process of the assistant and kept across restarts. */
 export interface FailoverStore {
   readFailover(): FailoverState;
@@ -185,7 +222,16 @@ export interface FailoverState {
 }
 
 /** Everything one assistant keeps: one database behind every small interface. */
-export interface Store extends SessionStore, HistoryStore, ActivityStore, InboxLedger, GroupStateStore, TaskRunStore, KnownChatStore, FailoverStore {
+export interface Store
+  extends SessionStore,
+    HistoryStore,
+    ActivityStore,
+    InboxLedger,
+    GroupStateStore,
+    TaskRunStore,
+    KnownChatStore,
+    FailoverStore,
+    RunningTurnStore {
   close(): void;
 }
 

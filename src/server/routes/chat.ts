@@ -39,7 +39,9 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     const message = body.message ?? '';
     if (message.trim() === '' && !body.images?.length) throw new HttpFailure(400, 'message or images is required');
     const key = body.sessionKey ?? 'default';
-    if (isSlashCommand(message)) return json(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true }));
+    if (isSlashCommand(message)) {
+      return json(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true, source: 'http', sender: 'http' }));
+    }
     const turn = deps.assistant.chat(message, { sessionKey: key, ...(body.images ? { images: body.images } : {}), source: 'http', sender: 'http' });
     // The headers go out now (sse.ts): a queued turn's first event can be minutes away.
     return streamJson(event, turn, {

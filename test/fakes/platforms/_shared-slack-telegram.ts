@@ -6,6 +6,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeOutbound, FakeRejection } from './types.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 export interface UploadedFile {
   field: string;
@@ -77,11 +78,11 @@ export class Recorder {
     });
   }
 
-  waitForOutbound(pred: (o: FakeOutbound) => boolean, timeoutMs = 5000): Promise<FakeOutbound> {
+  waitForOutbound(pred: (o: FakeOutbound) => boolean, timeoutMs = HANG_MS): Promise<FakeOutbound> {
     return this.waitFor(() => this.outbound.find(pred), timeoutMs, 'a matching outbound message');
   }
 
-  waitForAck(messageId: string, timeoutMs = 5000): Promise<{ messageId: string; at: number }> {
+  waitForAck(messageId: string, timeoutMs = HANG_MS): Promise<{ messageId: string; at: number }> {
     return this.waitFor(() => this.acks.find((a) => a.messageId === messageId), timeoutMs, `ack of ${messageId}`);
   }
 

@@ -1,5 +1,6 @@
 /** Waiting in the DingTalk and WeCom fakes: for a state change, not by polling. */
 import type { FakePlatform } from './types.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 type RecordWaits = Pick<FakePlatform, 'waitForOutbound' | 'waitForAck' | 'waitForConnection'>;
 
@@ -41,9 +42,9 @@ export function createWaiters(label: string) {
     /** The FakePlatform waiters, answered from the fake's records. */
     recordWaits(records: Pick<FakePlatform, 'outbound' | 'acks' | 'connected'>): RecordWaits {
       return {
-        waitForOutbound: (pred, timeoutMs = 5_000) => waitFor(() => records.outbound.find(pred), timeoutMs, 'outbound'),
-        waitForAck: (messageId, timeoutMs = 5_000) => waitFor(() => records.acks.find((a) => a.messageId === messageId), timeoutMs, `ack of ${messageId}`),
-        waitForConnection: async (timeoutMs = 5_000) => {
+        waitForOutbound: (pred, timeoutMs = HANG_MS) => waitFor(() => records.outbound.find(pred), timeoutMs, 'outbound'),
+        waitForAck: (messageId, timeoutMs = HANG_MS) => waitFor(() => records.acks.find((a) => a.messageId === messageId), timeoutMs, `ack of ${messageId}`),
+        waitForConnection: async (timeoutMs = HANG_MS) => {
           await waitFor(() => records.connected() || undefined, timeoutMs, 'connection');
         },
       };

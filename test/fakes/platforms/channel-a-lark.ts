@@ -48,6 +48,7 @@ import {
 import { POST_MAX_BYTES, inboundContent } from './channel-a-lark-content.js';
 import { handleRest } from './channel-a-lark-rest.js';
 import { LarkLongConn, type ClientConfig, type Delivery } from './channel-a-lark-ws.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 export { TEXT_MAX_BYTES, POST_MAX_BYTES, CARD_MAX_BYTES, ELEMENT_MAX_CHARS, MAX_EDITS } from './channel-a-lark-content.js';
 export { ERR } from './channel-a-lark-state.js';
@@ -270,15 +271,15 @@ export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePla
     recalled: s.recalled,
     deliveries: longConn.deliveries,
     badFrames: longConn.badFrames,
-    waitForOutbound(pred: (o: FakeOutbound) => boolean, timeoutMs = 5000) {
+    waitForOutbound(pred: (o: FakeOutbound) => boolean, timeoutMs = HANG_MS) {
       return s.outbound.wait(pred, timeoutMs, 'outbound');
     },
-    async waitForAck(messageId, timeoutMs = 5000) {
+    async waitForAck(messageId, timeoutMs = HANG_MS) {
       const a = await s.acks.wait((x) => x.messageId === messageId, timeoutMs, `ack of ${messageId}`);
       return a;
     },
     connected: () => longConn.connected(),
-    waitForConnection: (timeoutMs = 5000) => longConn.waitForConnection(timeoutMs),
+    waitForConnection: (timeoutMs = HANG_MS) => longConn.waitForConnection(timeoutMs),
     setRefuseConnections(refuse) {
       s.refuse = refuse;
     },

@@ -27,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
 import { createWaiters } from './_waiters.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 export const DINGTALK_TOPIC_ROBOT = '/v1.0/im/bot/messages/get';
 const CLIENT_ID = 'ding-fake-client';
@@ -129,7 +130,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   }
 
   async function newestConn(): Promise<Conn> {
-    return waitFor(() => [...conns].reverse().find((c) => c.ws.readyState === WebSocket.OPEN), 5_000, 'a stream connection');
+    return waitFor(() => [...conns].reverse().find((c) => c.ws.readyState === WebSocket.OPEN), HANG_MS, 'a stream connection');
   }
 
   function sendFrame(conn: Conn, frame: Json): Promise<void> {
@@ -372,7 +373,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     },
     addHistory: () => ({ messageId: randomId('msg') }), // DingTalk has no history API for bots
     ...recordWaits({ outbound, acks, connected: isConnected }),
-    async ping(timeoutMs = 5_000) {
+    async ping(timeoutMs = HANG_MS) {
       const id = randomId('ping');
       pendingPings.add(id);
       await sendFrame(await newestConn(), systemFrame('ping', id, { opaque: id }));

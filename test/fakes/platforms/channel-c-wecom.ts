@@ -35,6 +35,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
 import { createWaiters } from './_waiters.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 const BOT_ID = 'fake-bot-id';
 const SECRET = 'fake-secret';
@@ -236,7 +237,7 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
   }
 
   async function push(cb: Callback): Promise<void> {
-    const conn = await waitFor(() => (active?.ws.readyState === WebSocket.OPEN ? active : undefined), 5_000, 'a subscribed connection');
+    const conn = await waitFor(() => (active?.ws.readyState === WebSocket.OPEN ? active : undefined), HANG_MS, 'a subscribed connection');
     const reqId = randomBytes(16).toString('hex');
     byReqId.set(reqId, { ...cb, acked: false, conn });
     await send(conn, { cmd: 'aibot_msg_callback', headers: { req_id: reqId }, body: cb.body });

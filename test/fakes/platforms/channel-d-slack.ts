@@ -41,6 +41,7 @@ import { WebSocketServer, WebSocket } from 'ws';
 import { Recorder, closeServer, listen, parseRequest, randomToken, sendJson } from './_shared-slack-telegram.js';
 import { handleSlackApi, SLACK_TEXT_LIMIT, type SlackMessage, type SlackState } from './channel-d-slack-api.js';
 import type { FakeInbound, FakePlatform, FakePlatformOptions } from './types.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 export type { SlackMessage } from './channel-d-slack-api.js';
 
@@ -138,7 +139,7 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
     });
 
   async function sendDelivery(d: Delivery, retry = false): Promise<void> {
-    const ws = await recorder.waitFor(currentSocket, 10_000, 'a Socket Mode connection to deliver on');
+    const ws = await recorder.waitFor(currentSocket, HANG_MS, 'a Socket Mode connection to deliver on');
     for (const f of d.frames) {
       if (retry) f.attempt += 1;
       const envelopeId = randomUUID();
@@ -339,7 +340,7 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
     waitForOutbound: (pred, timeoutMs) => recorder.waitForOutbound(pred, timeoutMs),
     waitForAck: (messageId, timeoutMs) => recorder.waitForAck(messageId, timeoutMs),
     connected: () => currentSocket() !== undefined,
-    async waitForConnection(timeoutMs = 5000) {
+    async waitForConnection(timeoutMs = HANG_MS) {
       await recorder.waitFor(currentSocket, timeoutMs, 'a Socket Mode connection');
     },
     setRefuseConnections(refuse) {

@@ -39,6 +39,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Recorder, closeServer, counter, listen, parseRequest, randomToken, sendJson, type UploadedFile } from './_shared-slack-telegram.js';
 import { parseText, type TgEntity } from './channel-e-telegram-format.js';
 import type { FakeInbound, FakePlatform, FakePlatformOptions } from './types.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 export const TELEGRAM_TEXT_LIMIT = 4096;
 
@@ -54,6 +55,8 @@ export interface TelegramExtras {
   readonly calls: Array<{ method: string; params: Record<string, unknown>; at: number }>;
   /** Updates not yet confirmed by an offset. */
   pendingUpdates(): number;
+  /** Held getUpdates polls that ran out their `timeout` (rather than being answered, replaced or closed by the client). */
+  expiredPolls(): number;
   /** Make the next call of `method` fail, e.g. `{error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1}`. */
   failNext(method: string, failure: Failure): void;
   /** Messages the bot deleted, as `${chatId}:${messageId}`. */
@@ -95,6 +98,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   const files = new Map<string, { path: string; unique: string; data: Buffer }>();
   const failures = new Map<string, Failure>();
   const calls: TelegramExtras['calls'] = [];
+  let expired = 0;
   const deleted: string[] = [];
   let port = 0;
 
@@ -127,7 +131,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   async function hand(updates: Update[]): Promise<void> {
     pending.push(...updates);
     flushPoll();
-    await recorder.waitFor(() => (updates.every((u) => handed.has(u.update_id)) ? true : undefined), 10_000, 'getUpdates to fetch the update');
+    await recorder.waitFor(() => (updates.every((u) => handed.has(u.update_id)) ? true : undefined), HANG_MS, 'getUpdates to fetch the update');
   }
 
   function buildMessages(msg: FakeInbound): TgMessage[] {
@@ -341,7 +345,10 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       return;
     }
     poll = p2;
-    p2.timer = setTimeout(() => answerPoll(p2, 200, { ok: true, result: [] }), timeout * 1000);
+    p2.timer = setTimeout(() => {
+      expired++;
+      answerPoll(p2, 200, { ok: true, result: [] });
+    }, timeout * 1000);
     res.on('close', () => {
       if (poll === p2) {
         clearTimeout(p2.timer);
@@ -414,7 +421,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     waitForOutbound: (pred, timeoutMs) => recorder.waitForOutbound(pred, timeoutMs),
     waitForAck: (messageId, timeoutMs) => recorder.waitForAck(messageId, timeoutMs),
     connected: () => poll !== undefined || Date.now() - lastPollAt < 3000,
-    async waitForConnection(timeoutMs = 5000) {
+    async waitForConnection(timeoutMs = HANG_MS) {
       await recorder.waitFor(() => (poll !== undefined || Date.now() - lastPollAt < 3000 ? true : undefined), timeoutMs, 'a getUpdates poll');
     },
     setRefuseConnections(on) {
@@ -430,6 +437,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       server.closeAllConnections();
     },
     pendingUpdates: () => pending.length,
+    expiredPolls: () => expired,
     failNext: (method, failure) => void failures.set(method.toLowerCase(), failure),
     async close() {
       recorder.close();

@@ -52,6 +52,7 @@ import {
 import { createGateway, gatewayMessage, type GatewayRecord } from './channel-f-discord-gateway.js';
 import { createRestHandler, type DiscordOutbound } from './channel-f-discord-rest.js';
 import type { FakeInbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 export type { DiscordOutbound } from './channel-f-discord-rest.js';
 
@@ -179,7 +180,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     });
   }
 
-  const waitForConnection = (timeoutMs = 5000): Promise<void> =>
+  const waitForConnection = (timeoutMs = HANG_MS): Promise<void> =>
     waitFor(() => (gateway.connected() ? true : undefined), timeoutMs, 'a gateway session', true).then(() => undefined);
 
   async function dispatchMessage(m: StoredMessage): Promise<void> {
@@ -228,9 +229,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return { messageId: String(stored.payload.id) };
     },
 
-    waitForOutbound: (pred, timeoutMs = 5000) => waitFor(() => outbound.find(pred), timeoutMs, 'an outbound message matching the predicate'),
+    waitForOutbound: (pred, timeoutMs = HANG_MS) => waitFor(() => outbound.find(pred), timeoutMs, 'an outbound message matching the predicate'),
 
-    waitForAck: (messageId, timeoutMs = 5000) =>
+    waitForAck: (messageId, timeoutMs = HANG_MS) =>
       waitFor(() => acks.find((a) => a.messageId === messageId), timeoutMs, `a heartbeat/resume seq covering ${messageId}`),
 
     connected: () => gateway.connected(),

@@ -105,7 +105,6 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     const handedOver = ctx.handedOverAt.get(slow.messageId)!;
     expect(ack.at - t0).toBeGreaterThanOrEqual(290);
     expect(ack.at).toBeGreaterThanOrEqual(handedOver);
-    expect(ack.at - handedOver).toBeLessThan(200);
     ctx.onMessageHook = () => {
       throw new Error('inbox full');
     };

@@ -3,7 +3,7 @@ import { cliPath, runCli } from '../../helpers/cli.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { startTerminal } from '../../helpers/terminal.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
-import { poll } from '../../helpers/wait.js';
+import { HANG_MS, poll } from '../../helpers/wait.js';
 
 function setup() {
   const standIn = createStandIn();
@@ -67,7 +67,7 @@ describe('service chat REPL in a terminal (tmux)', () => {
       term.keys('/status', 'Enter');
       await term.waitFor('Session "default": engine session', 'the /status answer');
       term.keys('HANG', 'Enter');
-      const pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, 10_000, 'the HANG turn', 50);
+      const pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the HANG turn', 50);
       term.keys('C-c');
       await term.waitFor('(stopped)', 'the stopped turn');
       expect(isAlive(pid)).toBe(false);

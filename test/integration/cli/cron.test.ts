@@ -7,6 +7,7 @@ import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let fake: FakePlatform | undefined;
 afterEach(async () => {
@@ -68,8 +69,14 @@ describe('service cron (spawned for real)', () => {
     const runs = (JSON.parse(history.stdout) as { runs: Array<Record<string, unknown>> }).runs;
     expect(runs).toHaveLength(2);
     expect(runs[0]).toMatchObject({ taskId: 'report', status: 'completed', delivered: true, preview: expect.stringContaining('ECHO: daily report') });
-    const text = await runCli(['cron', 'history', 'report', '-d', dir], { env });
-    expect(text.stdout).toMatch(/completed/);
+    // Text: a header naming the README's columns, one aligned line per run, the cost Claude reported.
+    const text = (await runCli(['cron', 'history', 'report', '-d', dir], { env })).stdout.trimEnd().split('\n');
+    expect(text).toHaveLength(3);
+    expect(text[0]).toMatch(/^STARTED\s+STATUS\s+DURATION\s+COST\s+DELIVERED\s+REPLY \/ ERROR$/);
+    for (const line of text.slice(1)) {
+      expect(line).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+completed\s+\d[\d.]* (ms|s)\s+\$0\.0123\s+yes\s+ECHO: daily report TURN: 1$/);
+      expect(line.indexOf('$0.0123') + '$0.0123'.length).toBe(text[0]!.indexOf('COST') + 'COST'.length);
+    }
   });
 
   it('run: a [PASS] reply is silent (exit 0, nothing sent); a failed turn exits 1 and sends nothing', async () => {
@@ -96,6 +103,17 @@ describe('service cron (spawned for real)', () => {
     };
     expect(list.tasks.map((t) => t.id)).toEqual(['report', 'quiet', 'broken', 'plain']);
     expect(list.tasks.every((t) => t.enabled && t.nextRun)).toBe(true);
+    // Text: a header and the columns line up whatever the lengths of ids and schedules.
+    const lines = (await runCli(['cron', 'list', '-d', dir], { env })).stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(5);
+    for (const h of ['ENABLED', 'SCHEDULE', 'NEXT RUN', 'LAST RUN', 'NAME']) {
+      const at = lines[0]!.indexOf(h);
+      expect(
+        lines.map((l) => l.slice(at - 2, at + 1)).every((c) => /^ {2}\S$/.test(c)),
+        `${h} column:\n${lines.join('\n')}`,
+      ).toBe(true);
+    }
+    expect(lines[2]).toMatch(/^quiet\s+yes\s+\*\/30 \* \* \* \*\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+-\s+Quiet check$/);
     expect((await runCli(['cron', 'disable', 'quiet', '-d', dir], { env })).code).toBe(0);
     let text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
     expect(text).toContain('    prompt: "SAY:[PASS]"\n    target: { channel: channel_e, chatId: "1001" }\n    enabled: false\n');
@@ -131,8 +149,7 @@ describe('service cron (spawned for real)', () => {
             body: JSON.stringify({ message: '/cron list' }),
           })
         ).json()) as { text: string };
-      for (let i = 0; i < 50 && !(await ask()).text.includes('report  disabled'); i++) await new Promise((res) => setTimeout(res, 100));
-      expect((await ask()).text).toContain('report  disabled');
+      await until(async () => (await ask()).text.includes('report  disabled'), HANG_MS, 'the gateway to pick up the disable', 100);
     } finally {
       await g.stop();
     }

@@ -109,10 +109,31 @@ describe('service status', () => {
     expect(JSON.parse(r.stdout).model).toBe('claude-from-dotenv');
   });
 
-  it('exits 1 listing config problems with the file', async () => {
-    const dir = testdir({ 'service.yaml': 'name: x\nengine: engine_b\ntimeout: -1\n' });
+  it('exits 1 listing config problems with the file; the fields that are valid are still shown', async () => {
+    const dir = testdir({
+      'service.yaml':
+        'name: x\nengine: engine_b\nmodel: claude-x\ntimeout: -1\nchannels:\n  channel_e: { botToken: "123:abc" }\ntasks:\n  - { id: a, name: A, schedule: "0 9 * * *", prompt: hi }\n',
+    });
     const r = await runCli(['status', '-d', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`${dir}/service.yaml: timeout: must be greater than 0`);
+    expect(r.stdout).toMatch(/^Assistant {2}x {2}\(/m);
+    expect(r.stdout).toMatch(/^Engine {5}engine_b$/m);
+    expect(r.stdout).toMatch(/^Model {6}claude-x$/m);
+    expect(r.stdout).toMatch(/^Channels {3}channel_e$/m);
+    expect(r.stdout).toMatch(/^Tasks {6}1$/m);
+    expect(r.stdout).not.toContain('(unknown)');
+  });
+
+  it('an invalid field is marked "(see problems)", never shown as its default', async () => {
+    const dir = testdir({ 'service.yaml': 'name: x\nengine: engine_zz\ntasks: 3\n' });
+    const r = await runCli(['status', '-d', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^Assistant {2}x {2}\(/m);
+    expect(r.stdout).toMatch(/^Engine {5}\(see problems\)$/m);
+    expect(r.stdout).toMatch(/^Tasks {6}\(see problems\)$/m);
+    expect(r.stdout).toMatch(/^Model {6}\(engine default\)$/m);
+    const json = JSON.parse((await runCli(['status', '--json', '-d', dir])).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ name: 'x', engine: null, model: '', channels: [], tasks: null });
   });
 });

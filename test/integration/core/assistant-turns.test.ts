@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mergePatch } from '../../../src/core/config/write-back.js';
 import { assertEnding, collect, completionOf, createTestAssistant } from '../../helpers/assistant.js';
 import { isAlive } from '../../helpers/stand-in.js';
-import { poll, until } from '../../helpers/wait.js';
+import { HANG_MS, poll, until } from '../../helpers/wait.js';
 
 type Run = { prompt: string; pid: number; startedAt: number; sessionIn: string | null; sessionOut: string };
 const runsOf = (t: ReturnType<typeof createTestAssistant>) => t.standIn.runs().filter((r) => r.pid) as unknown as Run[];
@@ -25,28 +25,30 @@ describe('chat core: queueing, limits and endings', () => {
 
   it('different keys run in parallel', async () => {
     const t = createTestAssistant();
-    const started = Date.now();
-    await Promise.all(['a', 'b', 'c'].map((k) => collect(t.assistant.chat('SLEEP:1500', { sessionKey: k }))));
-    const runs = runsOf(t);
-    const span = Math.max(...runs.map((r) => r.startedAt)) - Math.min(...runs.map((r) => r.startedAt));
-    expect(span).toBeLessThan(1500); // all three started before the first one finished sleeping
-    expect(Date.now() - started).toBeLessThan(1500 * 3);
+    // Turns that never end by themselves: three engines at once can only mean they run in parallel.
+    const turns = ['a', 'b', 'c'].map((k) => collect(t.assistant.chat(`HANG ${k}`, { sessionKey: k })));
+    await until(() => runsOf(t).length === 3, HANG_MS, 'three engines running at once');
+    for (const k of ['a', 'b', 'c']) expect(t.assistant.abort(k)).toBe(true);
+    expect((await Promise.all(turns)).map((events) => completionOf(events).status)).toEqual(['aborted', 'aborted', 'aborted']);
     t.close();
   });
 
   it('maxQueuePerSession: one more gets the exact in-stream error, at once', async () => {
     const t = createTestAssistant({ yaml: 'maxQueuePerSession: 1\n' });
-    const running = collect(t.assistant.chat('SLEEP:1000 a', { sessionKey: 'k' }));
+    let runningEnded = false;
+    const running = collect(t.assistant.chat('HANG a', { sessionKey: 'k' })).finally(() => (runningEnded = true));
+    await until(() => runsOf(t).length === 1, HANG_MS, 'the first turn to run');
     const waiting = collect(t.assistant.chat('b', { sessionKey: 'k' }));
-    const t0 = Date.now();
     const rejected = await collect(t.assistant.chat('c', { sessionKey: 'k' }));
-    expect(Date.now() - t0).toBeLessThan(200);
+    // "At once": answered while the turn ahead of it still runs (it never ends by itself).
+    expect(runningEnded).toBe(false);
     expect(rejected).toEqual([
       { type: 'error', message: 'Too many pending requests for this session (limit: 1). Try again later.' },
       { type: 'done', durationMs: 0 },
       { type: 'completion', status: 'failed', message: 'Too many pending requests for this session (limit: 1). Try again later.' },
     ]);
-    expect(completionOf(await running).status).toBe('completed');
+    expect(t.assistant.abort('k')).toBe(true);
+    expect(completionOf(await running).status).toBe('aborted');
     expect(completionOf(await waiting).status).toBe('completed');
     t.close();
   });
@@ -105,7 +107,7 @@ describe('chat core: queueing, limits and endings', () => {
       for await (const e of t.assistant.chat('HANG', { sessionKey: 'k' })) events.push(e);
     })();
     const next = collect(t.assistant.chat('after', { sessionKey: 'k' }));
-    const pid = await poll(() => runsOf(t)[0]?.pid, 10_000, 'the engine to start', 20);
+    const pid = await poll(() => runsOf(t)[0]?.pid, HANG_MS, 'the engine to start', 20);
     expect(t.assistant.abort('k')).toBe(true);
     await running;
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'aborted', finalText: '' });
@@ -123,7 +125,7 @@ describe('chat core: queueing, limits and endings', () => {
       void e;
       break; // the reader goes away after the first event (or none)
     }
-    await until(() => t.store.readHistory('gone').length === 2, 10_000, 'both history entries', 20);
+    await until(() => t.store.readHistory('gone').length === 2, HANG_MS, 'both history entries', 20);
     expect(t.store.readHistory('gone')[1]?.text).toContain('ECHO: SLEEP:300 disconnected client');
     t.close();
   });

@@ -6,7 +6,7 @@ import { runProcess, type LineParser } from '../../../src/core/engines/runner.js
 import type { AgentEvent } from '../../../src/core/events.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { poll } from '../../helpers/wait.js';
+import { HANG_MS, poll } from '../../helpers/wait.js';
 
 async function collect(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
   const all: AgentEvent[] = [];
@@ -27,7 +27,7 @@ function claude(prompt: string, opts: { timeoutMs?: number; signal?: AbortSignal
         cwd,
         env: { ...process.env, ...s.env },
         stdin: prompt,
-        timeoutMs: opts.timeoutMs ?? 20_000,
+        timeoutMs: opts.timeoutMs ?? HANG_MS,
         killGraceMs: 500,
         ...(opts.signal ? { signal: opts.signal } : {}),
       },
@@ -47,17 +47,19 @@ describe('the subprocess runner', () => {
   });
 
   it('a hang hits the timeout: "Agent invocation timed out", and the process is gone', async () => {
-    const { events, standIn } = claude('HANG', { timeoutMs: 800 });
+    // 5 s: long enough for the stand-in to start and log its pid on a loaded machine.
+    const { events, standIn } = claude('HANG', { timeoutMs: 5_000 });
     const all = await events;
     expect(terminals(all)).toEqual([{ type: 'error', code: 'timeout', message: 'Agent invocation timed out' }]);
     const pid = standIn.runs()[0]?.pid as number;
+    expect(pid, 'the stand-in ran').toBeGreaterThan(0);
     expect(isAlive(pid)).toBe(false);
   });
 
   it('an abort is reported as aborted, not as a timeout, and kills the process', async () => {
     const ac = new AbortController();
     const { events, standIn } = claude('HANG', { signal: ac.signal });
-    const pid = await poll(() => standIn.runs()[0]?.pid as number | undefined, 10_000, 'the engine to start', 25);
+    const pid = await poll(() => standIn.runs()[0]?.pid as number | undefined, HANG_MS, 'the engine to start', 25);
     ac.abort();
     const all = await events;
     expect(terminals(all)).toEqual([{ type: 'error', code: 'aborted', message: 'Aborted' }]);
@@ -65,8 +67,8 @@ describe('the subprocess runner', () => {
   });
 
   it('a grandchild dies with the process group', async () => {
-    const { events, standIn } = claude('GRANDCHILD', { timeoutMs: 1_500 });
-    const grandchild = await poll(() => standIn.runs().find((r) => r.grandchild)?.grandchild as number | undefined, 10_000, 'the grandchild', 25);
+    const { events, standIn } = claude('GRANDCHILD', { timeoutMs: 5_000 });
+    const grandchild = await poll(() => standIn.runs().find((r) => r.grandchild)?.grandchild as number | undefined, HANG_MS, 'the grandchild', 25);
     expect(isAlive(grandchild)).toBe(true);
     const all = await events;
     expect(terminals(all)[0]).toMatchObject({ code: 'timeout' });
@@ -76,7 +78,7 @@ describe('the subprocess runner', () => {
   it('a tool shell in a session of its own (setsid, as the real CLIs run tools) dies with the run on abort', async () => {
     const ac = new AbortController();
     const { events, standIn } = claude('SETSID-CHILD', { signal: ac.signal });
-    const orphan = await poll(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined, 10_000, 'the setsid child', 25);
+    const orphan = await poll(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined, HANG_MS, 'the setsid child', 25);
     await new Promise((r) => setTimeout(r, 1_200)); // let a snapshot see it
     ac.abort();
     await events;
@@ -124,12 +126,20 @@ describe('the subprocess runner', () => {
     // A shell that backgrounds a sleeper in a new session (outside the group) holding stdout, then exits.
     const dir = testdir();
     const script = path.join(dir, 'escape.sh');
-    fs.writeFileSync(script, '#!/bin/sh\necho \'{"type":"result","is_error":false,"result":"ok","session_id":"s"}\'\nsetsid sleep 30 &\nexit 0\n', {
-      mode: 0o755,
-    });
-    const started = Date.now();
-    const all = await collect(runProcess({ binary: script, args: [], cwd: dir, env: process.env, timeoutMs: 20_000, drainMs: 300 }, createClaudeParser()));
+    const pidFile = path.join(dir, 'sleeper.pid');
+    fs.writeFileSync(
+      script,
+      `#!/bin/sh\necho '{"type":"result","is_error":false,"result":"ok","session_id":"s"}'\nsetsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' &\nwhile [ ! -s ${pidFile} ]; do sleep 0.05; done\nexit 0\n`,
+      { mode: 0o755 },
+    );
+    const all = await collect(runProcess({ binary: script, args: [], cwd: dir, env: process.env, timeoutMs: HANG_MS, drainMs: 300 }, createClaudeParser()));
     expect(terminals(all)).toEqual([{ type: 'done', text: 'ok', durationMs: expect.any(Number) }]);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // The run ended while the sleeper still held stdout: it did not wait for the pipe to close.
+    const sleeper = Number(fs.readFileSync(pidFile, 'utf8'));
+    try {
+      expect(isAlive(sleeper)).toBe(true);
+    } finally {
+      process.kill(sleeper, 'SIGKILL');
+    }
   });
 });

@@ -215,6 +215,6 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     await closed;
     await fake.close();
     // Nothing that keeps the event loop alive: no timer (heartbeat, reply-ack, reconnect) and no socket.
-    expect(await openHandles({ waitMs: 20, servers: false })).toEqual([]);
+    expect(await openHandles({ servers: false })).toEqual([]);
   });
 });

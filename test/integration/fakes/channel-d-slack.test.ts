@@ -45,7 +45,7 @@ async function stopApp(fake: Fake, app: App, receiver: SocketModeReceiver) {
 }
 
 const defer = cleanupAfterEach();
-failOnLeaksAfterAll(0);
+failOnLeaksAfterAll();
 
 async function setup(opts: Parameters<typeof startFakeSlack>[0] = {}) {
   const fake = await startFakeSlack(opts);

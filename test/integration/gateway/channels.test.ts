@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { measure } from '../../../src/channels/split.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
-import { sleep } from '../../helpers/wait.js';
+import { HANG_MS, sleep } from '../../helpers/wait.js';
 
 type Run = { prompt: string };
 
@@ -33,7 +33,7 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
       await g.channels.bridge.idle();
     }
   };
-  const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.includes(text), 15_000);
+  const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.includes(text), HANG_MS);
 
   it('connects; a direct message gets a reply; /api/status and /api/channels show it', async () => {
     const { fake: f, gw: g } = await setup();
@@ -157,7 +157,7 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
     const { fake: f, gw: g } = await setup();
     const res = await g.api('/api/send', { json: { channel: spec.key, chatId: alice, text: 'a *proactive* note' } });
     expect(await res.json()).toEqual({ ok: true });
-    await f.waitForOutbound((o) => o.kind === 'send' && o.text.includes('proactive'), 10_000);
+    await f.waitForOutbound((o) => o.kind === 'send' && o.text.includes('proactive'), HANG_MS);
     const { messageId } = await f.deliver({ chatType: 'direct', userId: alice, text: 'only once please' });
     await reply(f, 'ECHO: only once please');
     await f.redeliver(messageId);

@@ -8,7 +8,7 @@ import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '..
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { sleep, until } from '../../helpers/wait.js';
+import { HANG_MS, sleep, until } from '../../helpers/wait.js';
 
 let fake: FakePlatform | undefined;
 let gw: ChannelGateway | undefined;
@@ -34,17 +34,17 @@ describe('persistent inbox', () => {
     processes.push(first);
     await fake.waitForConnection(10_000);
     await fake.deliver({ chatType: 'direct', userId: '2001', text: 'quick one' });
-    await fake.waitForOutbound((o) => o.text.includes('quick one'), 15_000);
+    await fake.waitForOutbound((o) => o.text.includes('quick one'), HANG_MS);
     const users = ['3001', '3002', '3003', '3004'];
     for (const [i, u] of users.entries()) await fake.deliver({ chatType: 'direct', userId: u, text: `SLEEP:4000 slow ${i}` });
-    await until(() => standIn.runs().filter((r) => String(r.prompt).includes('slow')).length === users.length, 20_000, 'all slow turns to start', 100);
+    await until(() => standIn.runs().filter((r) => String(r.prompt).includes('slow')).length === users.length, HANG_MS, 'all slow turns to start', 100);
     expect(await first.stop('SIGKILL')).toBeNull();
     processes.splice(0);
 
     const second = await startGatewayProcess(dir, ['--token', 'tok-inbox-1234567890'], env);
     processes.push(second);
     const f = fake;
-    await until(() => users.every((_, i) => replies(f).some((o) => o.text.includes(`slow ${i}`))), 30_000, 'replies after the restart', 100);
+    await until(() => users.every((_, i) => replies(f).some((o) => o.text.includes(`slow ${i}`))), HANG_MS, 'replies after the restart', 100);
     await sleep(1_000);
     for (const i of users.keys()) expect(replies(f).filter((o) => o.text.includes(`slow ${i}`))).toHaveLength(1);
     expect(replies(f).filter((o) => o.text.includes('quick one'))).toHaveLength(1);
@@ -59,7 +59,7 @@ describe('persistent inbox', () => {
     await fake.deliver({ chatType: 'direct', userId: '1001', text: 'same words' });
     await fake.deliver({ chatType: 'direct', userId: '1001', text: 'same words' });
     const f = fake;
-    await until(() => replies(f).filter((o) => o.text.includes('ECHO: same words')).length === 2, 15_000, 'two replies', 100);
+    await until(() => replies(f).filter((o) => o.text.includes('ECHO: same words')).length === 2, HANG_MS, 'two replies', 100);
     expect(gw.standIn.runs()).toHaveLength(2);
   });
 
@@ -70,7 +70,19 @@ describe('persistent inbox', () => {
     t.store.markMessageDone('c', 'old-done');
     t.store.claimMessage({ channel: 'c', messageId: 'recent-done', chatKey: 'k', receivedAt: Date.now(), payload: '{}' });
     t.store.markMessageDone('c', 'recent-done');
-    t.store.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: old, payload: '{"channel":"c"}' });
+    // A whole stored message, for a channel that is not running now: it stays pending.
+    const stored = {
+      channel: 'c',
+      messageId: 'old-pending',
+      chatId: 'x',
+      chatType: 'direct',
+      senderId: 'u',
+      text: 'hi',
+      mentioned: true,
+      ts: old,
+      replyTarget: { chatId: 'x', chatType: 'direct' },
+    };
+    t.store.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: old, payload: JSON.stringify(stored) });
     const channels = createChannelRuntime({ dir: t.dir, assistant: t.assistant, config: t.config, store: t.store, log: t.log });
     channels.start();
     await channels.stop();
@@ -94,8 +106,7 @@ describe('scheduled tasks inside the gateway', () => {
     const g = await startGatewayProcess(dir, ['--token', 'tok-sched-1234567890'], { ...standIn.env, SERVICE_FLEET_DIR: testdir() });
     processes.push(g);
     const f = fake;
-    await until(() => f.outbound.some((o) => o.kind === 'send' && o.text.includes('ECHO: tick report')), 15_000, 'a scheduled send', 100);
-    await sleep(3_000);
+    await until(() => f.outbound.some((o) => o.kind === 'send' && o.text.includes('ECHO: tick report')), HANG_MS, 'a scheduled send', 100);
     const history = async (id: string) =>
       (
         (await (
@@ -107,9 +118,17 @@ describe('scheduled tasks inside the gateway', () => {
         ).json()) as { runs: Array<{ status: string }> }
       ).runs;
     expect((await history('tick')).some((r) => r.status === 'completed')).toBe(true);
-    const slow = await history('slow');
-    expect(slow.some((r) => r.status === 'skipped')).toBe(true);
-    expect(slow.some((r) => r.status === 'completed')).toBe(true);
+    // The slow task (2.5 s, due every second) is skipped while it runs, and its run completes.
+    const has = (runs: Array<{ status: string }>, status: string) => runs.some((r) => r.status === status);
+    await until(
+      async () => {
+        const slow = await history('slow');
+        return has(slow, 'skipped') && has(slow, 'completed');
+      },
+      HANG_MS,
+      'a skipped and a completed run of the slow task',
+      250,
+    );
   });
 });
 
@@ -125,13 +144,13 @@ describe.each(['channel_d', 'channel_f', 'channel_a'] as const)('history catch-u
     await fake.deliver({ chatType: 'direct', userId: alice, text: 'live hello' });
     await fake.deliver({ chatType: 'group', chatId: group, userId: bob, text: 'live in group', mentionBot: true });
     const f = fake;
-    await until(() => replies(f).length >= 2, 15_000, 'live replies', 100);
+    await until(() => replies(f).length >= 2, HANG_MS, 'live replies', 100);
     // Missed: stored by the platform, never pushed to us.
     f.addHistory({ chatType: 'direct', userId: alice, text: 'missed while away', ts: Date.now() });
     f.addHistory({ chatType: 'group', chatId: group, userId: bob, text: 'missed mention', mentionBot: true, ts: Date.now() });
     f.addHistory({ chatType: 'group', chatId: group, userId: bob, text: 'missed chatter', ts: Date.now() });
     await gw.channels.history.catchUp();
-    await until(() => replies(f).some((o) => o.text.includes('missed while away')) && gw!.standIn.runs().length >= 4, 15_000, 'catch-up replies', 100);
+    await until(() => replies(f).some((o) => o.text.includes('missed while away')) && gw!.standIn.runs().length >= 4, HANG_MS, 'catch-up replies', 100);
     await gw.channels.history.catchUp(); // a second pass finds nothing new
     await sleep(500);
     await gw.channels.bridge.idle();

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { PLATFORMS, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
-import { until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let gw: ChannelGateway | undefined;
 let fakes: FakePlatform[] = [];
@@ -38,11 +38,11 @@ describe.each([
       const f = good[i]!;
       await f.waitForConnection(10_000);
       await f.deliver({ chatType: 'direct', userId: PLATFORMS[k]!.users[0], text: `still working on ${k}` });
-      await f.waitForOutbound((o) => o.text.includes(`ECHO: still working on ${k}`), 15_000);
+      await f.waitForOutbound((o) => o.text.includes(`ECHO: still working on ${k}`), HANG_MS);
     }
     bad.setRefuseConnections(false);
     const g = gw;
-    await until(async () => (await statusOf(g))[refusing] === 'connected', 20_000, 'the refusing platform to connect', 100);
+    await until(async () => (await statusOf(g))[refusing] === 'connected', HANG_MS, 'the refusing platform to connect', 100);
   });
 });
 
@@ -67,7 +67,7 @@ describe('custom adapters', () => {
     expect((await statusOf(gw)).folder).toBe('connected');
     fs.writeFileSync(path.join(gw.dir, 'chat/in/001.json'), JSON.stringify({ id: 'm1', chatId: 'room', userId: 'ada', text: 'hello folder' }));
     const out = path.join(gw.dir, 'chat/out/room.jsonl');
-    await until(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8').includes('ECHO: hello folder'), 15_000, 'the folder adapter reply', 100);
+    await until(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8').includes('ECHO: hello folder'), HANG_MS, 'the folder adapter reply', 100);
     expect(await (await gw.api('/api/channels')).json()).toEqual({ channels: [{ name: 'folder', canSend: true }] });
     expect(await (await gw.api('/api/send', { json: { channel: 'folder', chatId: 'room', text: 'pushed' } })).json()).toEqual({ ok: true });
     expect(fs.readFileSync(out, 'utf8')).toContain('"text":"pushed"');

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecordingHub, parseSseStrict, startTestServer, TEST_TOKEN, type TestServer } from '../../helpers/server.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let s: TestServer | undefined;
 afterEach(async () => {
@@ -60,16 +61,18 @@ describe('HTTP API routes (real sockets)', () => {
   });
 
   it('busy and queue-full are in-stream errors with HTTP 200', async () => {
-    s = await startTestServer({ yaml: 'maxQueuePerSession: 0\n' });
-    const running = s.api('/chat', { json: { message: 'SLEEP:800', sessionKey: 'q' } });
-    await new Promise((r) => setTimeout(r, 200));
-    const res = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
+    const t = await startTestServer({ yaml: 'maxQueuePerSession: 0\n' });
+    s = t;
+    const running = t.api('/chat', { json: { message: 'HANG', sessionKey: 'q' } });
+    await until(() => t.standIn.runs().length === 1, HANG_MS, 'the first turn to run');
+    const res = await t.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
     expect(res.status).toBe(200);
     expect(await chatEvents(res)).toEqual([
       { type: 'error', message: 'Too many pending requests for this session (limit: 0). Try again later.' },
       { type: 'done', durationMs: 0 },
       { type: 'completion', status: 'failed', message: 'Too many pending requests for this session (limit: 0). Try again later.' },
     ]);
+    expect(t.assistant.abort('q')).toBe(true);
     await (await running).text();
   });
 

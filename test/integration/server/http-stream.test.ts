@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSseStrict, startTestServer, TEST_TOKEN, type TestServer } from '../../helpers/server.js';
-import { until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let s: TestServer | undefined;
 afterEach(async () => {
@@ -19,7 +19,7 @@ function parseNaively(body: string): Array<Record<string, unknown>> {
 }
 
 /** The promise's value, or a failure naming what never came (a hang, not a slow machine: the deadline is generous). */
-async function withDeadline<T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> {
+async function withDeadline<T>(p: Promise<T>, what: string, ms = HANG_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
@@ -32,7 +32,7 @@ async function withDeadline<T>(p: Promise<T>, what: string, ms = 15_000): Promis
 }
 
 /** Read an SSE response until `until` matches the text so far (or the stream ends). */
-async function readUntil(res: Response, until: (text: string) => boolean, ms = 10_000): Promise<string> {
+async function readUntil(res: Response, until: (text: string) => boolean, ms = HANG_MS): Promise<string> {
   const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -51,7 +51,7 @@ describe('streams', () => {
   it('a queued /chat turn gets its response headers while the turn ahead of it still runs, and no body line before its first event', async () => {
     s = await startTestServer();
     const ahead = s.api('/chat', { json: { message: 'HANG', sessionKey: 'q' } });
-    await until(() => s?.standIn.runs().length === 1, 10_000, 'the first turn to start');
+    await until(() => s?.standIn.runs().length === 1, HANG_MS, 'the first turn to start');
     // Node sends headers only with the first body bytes; without flushing them this waits for the turn ahead (forever: it hangs).
     const queued = await withDeadline(s.api('/chat', { json: { message: 'second', sessionKey: 'q' } }), "the queued turn's response headers");
     expect(queued.status).toBe(200);
@@ -74,7 +74,7 @@ describe('streams', () => {
     const feed = await s.api('/api/events');
     expect(feed.headers.get('content-type')).toBe('text/event-stream');
     const first = s.api('/chat', { json: { message: 'SLEEP:300 one', sessionKey: 'n' } });
-    await until(() => s?.standIn.runs().length === 1, 10_000, 'the first turn to start');
+    await until(() => s?.standIn.runs().length === 1, HANG_MS, 'the first turn to start');
     const queued = s.api('/chat', { json: { message: 'TOOL:Read two', sessionKey: 'n' } });
     const bodies = [await (await first).text(), await (await queued).text(), await (await s.api('/command', { json: { command: 'review' } })).text()];
     for (const body of bodies) {
@@ -88,15 +88,26 @@ describe('streams', () => {
   });
 
   it('idle streams get heartbeat comments', async () => {
-    s = await startTestServer({ heartbeatMs: 150 });
-    const first = s.api('/chat', { json: { message: 'SLEEP:1200 first', sessionKey: 'q' } });
-    await until(() => s?.standIn.runs().length === 1, 10_000, 'the first turn to start');
-    const queued = await s.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
+    const t = await startTestServer({ heartbeatMs: 150 });
+    s = t;
+    const first = t.api('/chat', { json: { message: 'HANG first', sessionKey: 'q' } });
+    await until(() => t.standIn.runs().length === 1, HANG_MS, 'the first turn to run');
+    const queued = await t.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
     expect(queued.headers.get('content-type')).toBe('text/event-stream');
-    const text = await queued.text();
-    expect(text).toContain(': heartbeat\n\n');
+    const reader = (queued.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readMore = async () => {
+      const { done, value } = await reader.read();
+      if (!done) text += decoder.decode(value, { stream: true });
+      return done;
+    };
+    // Heartbeats while the turn waits behind the first one (which only the abort below ends).
+    while (!text.includes(': heartbeat\n\n')) expect(await readMore(), 'stream ended before a heartbeat').toBe(false);
+    expect(t.assistant.abort('q')).toBe(true);
+    while (!(await readMore()));
     const events = parseSseStrict(text) as Array<Record<string, unknown>>;
-    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: second\nTURN: 2' });
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: expect.stringMatching(/^ECHO: second\nTURN: \d+$/) });
     await (await first).text();
   });
 
@@ -130,8 +141,9 @@ describe('streams', () => {
     expect(third.status).toBe(503);
     expect(await third.json()).toEqual({ error: 'too many event subscribers (limit: 2)' });
     a.abort();
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await s.api('/api/events')).status).toBe(200);
+    const t = s;
+    // Once the server has seen the disconnect, a new subscriber fits (a refused probe holds no slot).
+    await until(async () => (await t.api('/api/events')).status === 200, HANG_MS, 'the slot to be freed', 50);
   });
 });
 
@@ -152,10 +164,12 @@ describe('PATCH /api/config', () => {
     expect(file).toContain('maxConcurrent: 1 # plenty\n');
     expect(file).toContain('botToken: ${TG_TOKEN}');
     expect(file).not.toContain('tg-secret-value');
-    const running = s.api('/chat', { json: { message: 'SLEEP:800', sessionKey: 'a' } });
-    await new Promise((r) => setTimeout(r, 150));
-    const busy = parseSseStrict(await (await s.api('/chat', { json: { message: 'x', sessionKey: 'b' } })).text());
+    const t = s;
+    const running = t.api('/chat', { json: { message: 'HANG', sessionKey: 'a' } });
+    await until(() => t.standIn.runs().length === 1, HANG_MS, 'the first turn to run');
+    const busy = parseSseStrict(await (await t.api('/chat', { json: { message: 'x', sessionKey: 'b' } })).text());
     expect(busy[0]).toEqual({ type: 'error', message: 'Server busy: too many concurrent requests (limit: 1). Try again later.' });
+    expect(t.assistant.abort('a')).toBe(true);
     await (await running).text();
     delete process.env.TG_TOKEN;
   });

@@ -172,6 +172,57 @@ describe.each(implementations)('%s store: message ledger and group context (one 
     s.close();
   });
 
+  it('a later run takes over what an earlier one left pending, exactly once and never what it holds itself', () => {
+    const s = make();
+    const entry = { channel: 'channel_e', messageId: '7', chatKey: 'k', receivedAt: 1, payload: '{}' };
+    s.claimMessage({ ...entry, owner: 'run-1' });
+    s.claimMessage({ ...entry, messageId: '8', owner: 'run-2' });
+    s.claimMessage({ ...entry, messageId: '9' }); // claimed before owners were recorded
+    expect(s.takeOverMessage('channel_e', '7', 'run-2')).toBe(true);
+    expect(s.takeOverMessage('channel_e', '7', 'run-2')).toBe(false); // already its own
+    expect(s.takeOverMessage('channel_e', '7', 'run-3')).toBe(true); // yet another restart may take it again
+    expect(s.takeOverMessage('channel_e', '8', 'run-2')).toBe(false); // the live path of this run holds it
+    expect(s.takeOverMessage('channel_e', '9', 'run-2')).toBe(true);
+    expect(s.takeOverMessage('channel_e', 'unknown', 'run-2')).toBe(false);
+    s.markMessageDone('channel_e', '8');
+    expect(s.takeOverMessage('channel_e', '8', 'run-3')).toBe(false); // done is done
+    expect(s.pendingMessages().map((e) => [e.messageId, e.owner])).toEqual([
+      ['7', 'run-3'],
+      ['9', 'run-2'],
+    ]);
+    s.close();
+  });
+
+  it('records running turns with their processes; removal succeeds once', () => {
+    const s = make();
+    const a = s.addRunningTurn({ owner: { pid: 10, start: '99' }, sessionKey: 'k', source: 'http', sender: 'http', messagePreview: 'hi', startedAt: 5 });
+    const b = s.addRunningTurn({ owner: { pid: 11, start: '7' }, sessionKey: 'j', source: 'channel_e', sender: 'ann', messagePreview: 'yo', startedAt: 6 });
+    s.setRunningTurnProcesses(a, [
+      { pid: 200, start: '1000' },
+      { pid: 201, start: '1001' },
+    ]);
+    expect(s.runningTurns()).toEqual([
+      {
+        id: a,
+        owner: { pid: 10, start: '99' },
+        sessionKey: 'k',
+        source: 'http',
+        sender: 'http',
+        messagePreview: 'hi',
+        startedAt: 5,
+        processes: [
+          { pid: 200, start: '1000' },
+          { pid: 201, start: '1001' },
+        ],
+      },
+      { id: b, owner: { pid: 11, start: '7' }, sessionKey: 'j', source: 'channel_e', sender: 'ann', messagePreview: 'yo', startedAt: 6, processes: [] },
+    ]);
+    expect(s.removeRunningTurn(a)).toBe(true);
+    expect(s.removeRunningTurn(a)).toBe(false);
+    expect(s.runningTurns().map((t) => t.id)).toEqual([b]);
+    s.close();
+  });
+
   it('purges only processed entries older than the cutoff', () => {
     const s = make();
     s.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: 10 });

@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBridge } from '../../../src/channels/bridge.js';
+import { createRunningAdapters } from '../../../src/channels/running-adapters.js';
+import { createSentLedger } from '../../../src/channels/sent-ledger.js';
+import type { ChannelAdapter, InboundMessage } from '../../../src/channels/types.js';
+import { createTestAssistant, type TestAssistant } from '../../helpers/assistant.js';
+import { sleep } from '../../helpers/wait.js';
+
+/**
+ * Exactly once across a restart, every interleaving: an earlier run left messages pending in the
+ * inbox; this run's recovery pass and the platform redelivering them live race. Each order (and
+ * a delay injected at each point: before, while and after the first taker's turn runs) must run
+ * the engine once per message id and reply once.
+ */
+let t: TestAssistant | undefined;
+afterEach(() => {
+  t?.close();
+  t = undefined;
+});
+
+const CHANNEL = 'fakechat';
+
+function recordingAdapter(replies: string[]): ChannelAdapter {
+  return {
+    name: CHANNEL,
+    limit: { max: 10_000, unit: 'chars' },
+    render: (md) => md,
+    start: async () => undefined,
+    stop: async () => undefined,
+    async reply(_to, markdown) {
+      replies.push(markdown);
+      return { chatId: 'c', messageId: `r${replies.length}` };
+    },
+  };
+}
+
+const message = (id: string, text: string): InboundMessage => ({
+  channel: CHANNEL,
+  messageId: id,
+  chatId: `dm-${id}`,
+  chatType: 'direct',
+  senderId: `u${id}`,
+  text,
+  mentioned: true,
+  ts: Date.now(),
+  replyTarget: { chatId: `dm-${id}`, chatType: 'direct', messageId: id },
+});
+
+type Step = 'recover' | 'redeliver';
+const orders: Step[][] = [
+  ['recover', 'redeliver'],
+  ['redeliver', 'recover'],
+];
+const delays = [0, 50, 400, 1_500]; // the second step: at once, while the first taker's turn runs (SLEEP:800), after it ended
+
+describe('bridge: recovery vs live redelivery after a restart', () => {
+  for (const order of orders) {
+    for (const delay of delays) {
+      it(`${order.join(' then ')} (${delay} ms apart): one turn and one reply per message`, async () => {
+        t = createTestAssistant({ yaml: 'inbox:\n  enabled: true\n' });
+        const pending = [message('m1', 'SLEEP:800 first'), message('m2', 'second')];
+        // What a killed earlier run left: claimed under its own run id, payload kept, not done.
+        for (const m of pending) {
+          t.store.claimMessage({
+            channel: CHANNEL,
+            messageId: m.messageId,
+            chatKey: `${CHANNEL}:${m.chatId}`,
+            receivedAt: 1,
+            owner: 'earlier-run',
+            payload: JSON.stringify(m),
+          });
+        }
+        const replies: string[] = [];
+        const adapters = createRunningAdapters();
+        adapters.set(CHANNEL, recordingAdapter(replies));
+        const bridge = createBridge({
+          assistant: t.assistant,
+          config: t.config,
+          store: t.store,
+          log: t.log,
+          adapters,
+          sent: createSentLedger(),
+          runId: 'this-run',
+        });
+        // The platform redelivers what it had not seen acknowledged, plus one message sent while the gateway was down.
+        const sentWhileDown = message('m3', 'third');
+        const steps: Record<Step, () => Promise<unknown>> = {
+          recover: async () => bridge.recover(),
+          redeliver: () => Promise.all([...pending, sentWhileDown].map((m) => bridge.accept(m))),
+        };
+        await steps[order[0] as Step]();
+        await sleep(delay);
+        await steps[order[1] as Step]();
+        await bridge.idle();
+        await sleep(100);
+        await bridge.idle();
+
+        const standIn = t.standIn;
+        for (const text of ['first', 'second', 'third']) {
+          expect(standIn.runs().filter((r) => String(r.prompt).includes(text))).toHaveLength(1);
+          expect(replies.filter((r) => r.includes(text))).toHaveLength(1);
+        }
+        expect(t.store.pendingMessages()).toEqual([]);
+      });
+    }
+  }
+
+  it('never takes over what this run received live, and a second recovery pass takes nothing', async () => {
+    t = createTestAssistant({ yaml: 'inbox:\n  enabled: true\n' });
+    const replies: string[] = [];
+    const adapters = createRunningAdapters();
+    adapters.set(CHANNEL, recordingAdapter(replies));
+    const bridge = createBridge({
+      assistant: t.assistant,
+      config: t.config,
+      store: t.store,
+      log: t.log,
+      adapters,
+      sent: createSentLedger(),
+      runId: 'this-run',
+    });
+    await bridge.accept(message('live', 'SLEEP:500 live one'));
+    expect(bridge.recover()).toBe(0);
+    await bridge.idle();
+    expect(bridge.recover()).toBe(0);
+    expect(t.standIn.runs()).toHaveLength(1);
+    expect(replies.filter((r) => r.includes('live one'))).toHaveLength(1);
+  });
+
+  it('a damaged stored message is dropped with an error, the others are processed', async () => {
+    t = createTestAssistant({ yaml: 'inbox:\n  enabled: true\n' });
+    t.store.claimMessage({ channel: CHANNEL, messageId: 'bad', chatKey: 'k1', receivedAt: 1, owner: 'old', payload: '{not json' });
+    const good = message('good', 'still here');
+    t.store.claimMessage({ channel: CHANNEL, messageId: 'good', chatKey: 'k2', receivedAt: 2, owner: 'old', payload: JSON.stringify(good) });
+    const replies: string[] = [];
+    const adapters = createRunningAdapters();
+    adapters.set(CHANNEL, recordingAdapter(replies));
+    const bridge = createBridge({ assistant: t.assistant, config: t.config, store: t.store, log: t.log, adapters, sent: createSentLedger(), runId: 'new' });
+    expect(bridge.recover()).toBe(1);
+    await bridge.idle();
+    expect(replies.filter((r) => r.includes('still here'))).toHaveLength(1);
+    expect(t.store.pendingMessages()).toEqual([]);
+  });
+});

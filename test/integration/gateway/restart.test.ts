@@ -1,0 +1,179 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
+import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
+import type { FakePlatform } from '../../fakes/platforms/types.js';
+import { replies } from '../../helpers/channel-gateway.js';
+import { runCli } from '../../helpers/cli.js';
+import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
+import { createStandIn, isAlive } from '../../helpers/stand-in.js';
+import { testdir } from '../../helpers/testdir.js';
+import { sleep, until } from '../../helpers/wait.js';
+
+/**
+ * What a restart does, with real gateway processes: one gateway per directory (an OS lock that a
+ * SIGKILL drops), engines a killed gateway left running are stopped and their turns reported, and
+ * a message is answered exactly once however recovery and live redelivery interleave.
+ */
+const processes: GatewayProcess[] = [];
+const fakes: FakePlatform[] = [];
+const strays: number[] = [];
+afterEach(async () => {
+  for (const p of processes.splice(0)) await p.stop('SIGKILL');
+  for (const f of fakes.splice(0)) await f.close();
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+});
+
+const TOKEN = 'tok-restart-0123456789';
+const start = async (dir: string, env: NodeJS.ProcessEnv) => {
+  const g = await startGatewayProcess(dir, ['--token', TOKEN], env);
+  processes.push(g);
+  return g;
+};
+const api = (g: GatewayProcess, path: string, body?: unknown) =>
+  fetch(`${g.url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+describe('one gateway per assistant directory', () => {
+  it('a second gateway exits 1 at once naming the running one; chat and cron run work beside it; a SIGKILL frees the directory', async () => {
+    const standIn = createStandIn();
+    const dir = testdir({
+      'service.yaml': 'name: solo\nengine: engine_b\ntasks:\n  - { id: t1, name: T1, schedule: "0 0 1 1 *", prompt: "task prompt" }\n',
+    });
+    const env = { ...standIn.env, SERVICE_FLEET_DIR: testdir() };
+    const first = await start(dir, env);
+    const pid = first.child.pid;
+
+    const second = await runCli(['gateway', '-d', dir, '--port', '0'], { env: { ...process.env, ...env }, timeoutMs: 30_000 });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('another gateway is already running');
+    expect(second.stderr).toContain(`pid ${pid}`);
+    expect(second.stderr).toContain(first.url);
+    expect(second.stderr).not.toContain('This is a bug');
+
+    const chat = await runCli(['chat', '-d', dir, '-m', 'beside the gateway'], { env: { ...process.env, ...env }, timeoutMs: 30_000 });
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toContain('ECHO: beside the gateway');
+    const cron = await runCli(['cron', 'run', 't1', '-d', dir], { env: { ...process.env, ...env }, timeoutMs: 30_000 });
+    expect(cron.code).toBe(0);
+    expect(cron.stdout).toContain('ECHO: task prompt');
+
+    expect(await first.stop('SIGKILL')).toBeNull();
+    processes.splice(0);
+    const third = await start(dir, env);
+    expect((await api(third, '/api/status')).status).toBe(200);
+  });
+});
+
+describe('a gateway killed mid-turn', () => {
+  it('leaves engines behind that the next start stops, and the turn is reported as interrupted', async () => {
+    const standIn = createStandIn();
+    const dir = testdir({ 'service.yaml': 'name: orphans\nengine: engine_b\n' });
+    const env = { ...standIn.env, SERVICE_FLEET_DIR: testdir() };
+    const first = await start(dir, env);
+    void api(first, '/chat', { message: 'SETSID-CHILD work that never ends', sessionKey: 'victim' }).catch(() => undefined);
+    const runs = () => standIn.runs();
+    await until(() => runs().some((r) => r.setsidChild !== undefined), 20_000, 'the engine to start its tool shell', 50);
+    const engine = Number(runs().find((r) => String(r.prompt ?? '').includes('SETSID-CHILD'))?.pid);
+    const shell = Number(runs().find((r) => r.setsidChild !== undefined)?.setsidChild);
+    strays.push(engine, shell);
+    await sleep(1_500); // a process-tree snapshot records the tool shell
+
+    expect(await first.stop('SIGKILL')).toBeNull();
+    processes.splice(0);
+    await sleep(300);
+    expect(isAlive(engine)).toBe(true); // nothing else would ever stop them
+    expect(isAlive(shell)).toBe(true);
+
+    const second = await start(dir, env);
+    await until(() => !isAlive(engine) && !isAlive(shell), 20_000, 'the leftovers to be stopped', 50);
+    const escalations = (await (await api(second, '/api/escalations')).json()) as { escalations: Array<Record<string, unknown>> };
+    expect(escalations.escalations).toContainEqual(
+      expect.objectContaining({ kind: 'failed', sessionKey: 'victim', error: 'interrupted: the gateway stopped during this turn' }),
+    );
+    expect(second.output()).toContain('interrupted');
+    // Reported once: a further restart finds nothing left to report.
+    await second.stop('SIGTERM');
+    processes.splice(0);
+    const third = await start(dir, env);
+    const again = (await (await api(third, '/api/escalations')).json()) as { escalations: Array<Record<string, unknown>> };
+    expect(again.escalations.filter((e) => e.sessionKey === 'victim')).toHaveLength(1);
+  });
+});
+
+interface PlatformCase {
+  key: 'channel_e' | 'channel_d';
+  start(): Promise<FakePlatform>;
+  users: string[];
+}
+
+const platforms: PlatformCase[] = [
+  { key: 'channel_e', start: () => startFakeTelegram(), users: ['4001', '4002', '4003', '4004'] },
+  { key: 'channel_d', start: () => startFakeSlack(), users: ['U0AAA', 'U0BBB', 'U0CCC', 'U0DDD'] },
+];
+
+/**
+ * A custom channel that takes a while to connect. Recovery of the inbox waits until every channel
+ * has connected or failed once, so while this one connects the platform's live deliveries (the
+ * message sent while the gateway was down) are already being processed: the injected delay puts
+ * live delivery and recovery into the same window every time.
+ */
+const SLOW_ADAPTER = `export function createAdapter(options) {
+  let timer;
+  return {
+    start: () => new Promise((resolve) => { timer = setTimeout(resolve, Number(options.connectMs)); }),
+    reply: async () => undefined,
+    stop: async () => clearTimeout(timer),
+  };
+}
+`;
+
+describe.each(platforms)('exactly once across a restart on $key', (p) => {
+  // The platform redelivers the messages it had not seen answered at once, or a while after the
+  // restarted gateway connected (while recovery is taking them).
+  for (const redeliverAfterMs of [0, 700]) {
+    it(`SIGKILL mid-turn with DMs pending, one more DM while down, redelivery ${redeliverAfterMs} ms after reconnecting: each answered once`, async () => {
+      const fake = await p.start();
+      fakes.push(fake);
+      const standIn = createStandIn();
+      // JSON is YAML: the fake's channel block as one flow mapping.
+      const channels = { [p.key]: fake.channelConfig, slowpoke: { _adapter: './slow-adapter.mjs', connectMs: 2_500 } };
+      const dir = testdir({
+        'service.yaml': `name: once\nengine: engine_b\ninbox:\n  enabled: true\nchannels: ${JSON.stringify(channels)}\n`,
+        'slow-adapter.mjs': SLOW_ADAPTER,
+      });
+      const env = { ...standIn.env, SERVICE_FLEET_DIR: testdir() };
+      const first = await start(dir, env);
+      await fake.waitForConnection(15_000);
+      const ids: string[] = [];
+      for (const [i, u] of p.users.slice(0, 3).entries()) {
+        ids.push((await fake.deliver({ chatType: 'direct', userId: u, text: `SLEEP:3000 pending ${i}` })).messageId);
+      }
+      await until(() => standIn.runs().filter((r) => String(r.prompt).includes('pending')).length === 3, 20_000, 'the turns to start', 50);
+      expect(await first.stop('SIGKILL')).toBeNull();
+      processes.splice(0);
+
+      // Sent while no gateway runs: the platform holds it until one connects.
+      const whileDown = fake.deliver({ chatType: 'direct', userId: p.users[3] as string, text: 'SLEEP:2500 sent while down' });
+      await start(dir, env);
+      await whileDown;
+      await until(() => standIn.runs().some((r) => String(r.prompt).includes('sent while down')), 20_000, 'the live turn to start', 50);
+      await sleep(redeliverAfterMs);
+      for (const id of ids) await fake.redeliver(id).catch(() => undefined);
+
+      const texts = ['pending 0', 'pending 1', 'pending 2', 'sent while down'];
+      await until(() => texts.every((t) => replies(fake).some((o) => o.text.includes(t))), 40_000, 'every reply', 100);
+      await sleep(2_000); // room for a duplicate to show up
+      for (const t of texts) expect(replies(fake).filter((o) => o.text.includes(t))).toHaveLength(1);
+      expect(standIn.runs().filter((r) => String(r.prompt).includes('sent while down'))).toHaveLength(1);
+    });
+  }
+});
