@@ -15,6 +15,8 @@ import type { H3Event } from 'h3';
  */
 export interface StreamOptions {
   heartbeatMs: number;
+  /** Applied to each item before it is written (RouteTable.redact: no secret value leaves). */
+  redact: <T>(value: T) => T;
   onClientGone?: () => void;
   /** Called with a promise that settles once the stream has written its last event. */
   track?: (finished: Promise<void>) => void;
@@ -66,7 +68,7 @@ export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts:
     try {
       for await (const item of source) {
         if (closed) break;
-        write(`data: ${JSON.stringify(item)}\n\n`);
+        write(`data: ${JSON.stringify(opts.redact(item))}\n\n`);
       }
     } catch {
       // a failing source ends its stream; the source reports its own failure

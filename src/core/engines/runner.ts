@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { execa } from 'execa';
+import { errorMessage } from '../errors.js';
 import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
 import type { ProcessIdentity } from '../store/types.js';
+import { describeExit } from './parse-helpers.js';
 import { createProcessTree, trackTree } from './process-tree.js';
 
 /**
@@ -54,7 +56,17 @@ const STDERR_BYTES = 8 * 1024;
 
 export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable<AgentEvent> {
   const queue = createAsyncQueue<AgentEvent>();
-  void supervise(spec, parser, (e) => queue.push(e)).finally(() => queue.end());
+  let ended = false;
+  const emit = (e: AgentEvent) => {
+    if (ended) return;
+    if (e.type === 'done' || e.type === 'error') ended = true;
+    queue.push(e);
+  };
+  // supervise() handles every failure it can name; whatever else throws in it is still this run's
+  // failure (its error event says so), never an unhandled rejection that ends the process.
+  void supervise(spec, parser, emit)
+    .catch((err: unknown) => emit({ type: 'error', code: 'internal', message: `the engine run failed: ${errorMessage(err)}`, kind: 'engine' }))
+    .finally(() => queue.end());
   return queue;
 }
 
@@ -99,6 +111,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   let finalText: string | undefined;
   let failure: { message: string; kind: FailureKind } | undefined;
 
+  const name = path.basename(spec.binary);
   const take = (events: AgentEvent[]) => {
     for (const e of events) {
       if (e.type === 'text') texts.push(e.delta);
@@ -107,28 +120,52 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       if (e.type !== 'final' && e.type !== 'failure') emit(e);
     }
   };
+  // A parser that throws (a bug, or output it cannot cope with) ends this run: the engine is
+  // stopped and the turn fails with the reason; later lines are not read.
+  let parserFailure: string | undefined;
+  const parse = (read: () => AgentEvent[]) => {
+    if (parserFailure !== undefined) return;
+    try {
+      take(read());
+    } catch (err) {
+      parserFailure = `could not read the output of ${name}: ${errorMessage(err)}`;
+      stop('failed');
+    }
+  };
+  let stop: (reason: 'timeout' | 'aborted' | 'failed') => void = () => undefined;
 
   if (spec.signal?.aborted) {
     emit({ type: 'error', code: 'aborted', message: 'Aborted before the engine started' });
     return;
   }
+  const refused = findUnspawnable(spec);
+  if (refused) {
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${refused}` });
+    return;
+  }
 
-  const child = execa(spec.binary, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    extendEnv: false,
-    detached: true,
-    cleanup: false,
-    buffer: false,
-    reject: false,
-    stripFinalNewline: false,
-    windowsHide: true,
-    ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
-  });
-  child.catch(() => undefined);
+  let child: ReturnType<typeof execa>;
+  try {
+    child = execa(spec.binary, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      extendEnv: false,
+      detached: true,
+      cleanup: false,
+      buffer: false,
+      reject: false,
+      stripFinalNewline: false,
+      windowsHide: true,
+      ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
+    });
+  } catch (err) {
+    // execa validates its options synchronously (and throws) before anything is spawned.
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${errorMessage(err)}` });
+    return;
+  }
 
   const stderr = createTail();
-  const splitter = createLineSplitter((line) => take(parser.parseLine(line)), {
+  const splitter = createLineSplitter((line) => parse(() => parser.parseLine(line)), {
     onOverflow: (n) => emit({ type: 'warning', message: `dropped an output line longer than ${n} characters` }),
   });
   child.stdout?.setEncoding('utf8');
@@ -136,14 +173,20 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
   child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
 
-  const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException }>((resolve) => {
+  const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException | undefined }>((resolve) => {
     child.once('spawn', () => resolve({ ok: true }));
     child.once('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
+    // When Node's spawn() itself throws, execa returns a stand-in that never emits 'spawn' or
+    // 'error': only its result tells.
+    child.then(
+      (r) => resolve(r.failed && child.pid === undefined ? { ok: false, error: (r.cause ?? r) as NodeJS.ErrnoException } : { ok: true }),
+      (error: NodeJS.ErrnoException) => resolve({ ok: false, error }),
+    );
   });
   if (!spawned.ok || child.pid === undefined) {
     const err = spawned.ok ? undefined : spawned.error;
     const why = err?.code === 'ENOENT' ? 'not found on PATH' : (err?.message ?? 'no process id');
-    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${path.basename(spec.binary)}: ${why}` });
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${why}` });
     return;
   }
   const tree = createProcessTree(child.pid);
@@ -155,13 +198,14 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   }, 1_000);
   snapshots.unref();
 
-  let stopReason: 'timeout' | 'aborted' | undefined;
+  let stopReason: 'timeout' | 'aborted' | 'failed' | undefined;
   let killing: Promise<boolean> | undefined;
-  const stop = (reason: 'timeout' | 'aborted') => {
+  stop = (reason) => {
     if (stopReason) return;
     stopReason = reason;
     killing = tree.terminate(graceMs);
   };
+  if (parserFailure !== undefined) stop('failed'); // a line arrived (and failed) before the pid was known
   const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
   const onAbort = () => stop('aborted');
   spec.signal?.addEventListener('abort', onAbort, { once: true });
@@ -182,13 +226,15 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   splitter.flush();
 
   const exitInfo: ExitInfo = { ...exit, stderrTail: stderr.text() };
-  if (!stopReason) take(parser.finish(exitInfo));
+  if (!stopReason) parse(() => parser.finish(exitInfo));
   const durationMs = Date.now() - started;
 
   if (stopReason === 'aborted') {
     emit({ type: 'error', code: 'aborted', message: 'Aborted' });
   } else if (stopReason === 'timeout') {
     emit({ type: 'error', code: 'timeout', message: TIMEOUT_MESSAGE });
+  } else if (parserFailure !== undefined) {
+    emit({ type: 'error', code: 'internal', message: parserFailure, kind: 'engine', stderrTail: exitInfo.stderrTail, exitCode: exit.code });
   } else if (failure) {
     emit({ type: 'error', code: 'engine_reported', message: failure.message, kind: failure.kind, stderrTail: exitInfo.stderrTail, exitCode: exit.code });
   } else if (exit.code !== 0) {
@@ -196,11 +242,10 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       .split('\n')
       .filter((l) => l.trim())
       .pop();
-    const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
     emit({
       type: 'error',
       code: 'exit_nonzero',
-      message: `${path.basename(spec.binary)} ${how}${last ? `: ${last.trim()}` : ''}`,
+      message: `${describeExit(name, exit)}${last ? `: ${last.trim()}` : ''}`,
       kind: 'engine',
       stderrTail: exitInfo.stderrTail,
       exitCode: exit.code,
@@ -210,6 +255,22 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     texts = [];
     emit({ type: 'done', text, durationMs });
   }
+}
+
+/**
+ * What the OS would refuse to spawn, said without echoing the value (it may be a secret). Config
+ * and request validation reject NUL where values enter; this covers values from anywhere else
+ * (an engine's own session id, a channel message on an engine that takes the prompt as argv).
+ */
+function findUnspawnable(spec: ProcessSpec): string | undefined {
+  const at = spec.args.findIndex((a) => a.includes('\0'));
+  if (at >= 0) return `argument ${at + 1} contains a NUL byte, which no program can receive`;
+  for (const [key, value] of Object.entries(spec.env)) {
+    if (key.includes('\0')) return 'an environment variable name contains a NUL byte, which no program can receive';
+    if (value?.includes('\0')) return `environment variable ${key} contains a NUL byte, which no program can receive`;
+  }
+  if (spec.binary.includes('\0') || spec.cwd.includes('\0')) return 'its path contains a NUL byte';
+  return undefined;
 }
 
 function waitForEnd(stream: NodeJS.ReadableStream | null | undefined, ms: number): Promise<void> {

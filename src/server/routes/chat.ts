@@ -46,6 +46,7 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     // The headers go out now (sse.ts): a queued turn's first event can be minutes away.
     return streamJson(event, turn, {
       heartbeatMs,
+      redact: table.redact,
       track: table.trackStream,
       onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`),
     });
@@ -56,7 +57,7 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     const name = body.command.replace(/^\//, '');
     refuseOwnCommand(deps, name, body.arguments);
     const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
-    return streamJson(event, turn, { heartbeatMs, track: table.trackStream });
+    return streamJson(event, turn, { heartbeatMs, redact: table.redact, track: table.trackStream });
   });
 }
 

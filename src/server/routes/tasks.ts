@@ -22,7 +22,7 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
       throw new HttpFailure(409, start.error, { reason: 'running' });
     }
     // A client that leaves does not stop the run: it is recorded and delivered like a scheduled one.
-    return streamJson(event, start.events, { heartbeatMs: deps.heartbeatMs ?? 15_000, track: table.trackStream });
+    return streamJson(event, start.events, { heartbeatMs: deps.heartbeatMs ?? 15_000, redact: table.redact, track: table.trackStream });
   });
 
   for (const [verb, enabled] of [
