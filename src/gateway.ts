@@ -12,6 +12,7 @@ import { packageVersion, resolveAssistantPaths, templatesDir } from './core/path
 import { systemClock } from './core/scheduler/clock.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler } from './core/scheduler/scheduler.js';
+import { createTaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner } from './core/scheduler/task-runner.js';
 import { acquireGatewayLock } from './core/store/gateway-lock.js';
 import { once } from './core/util/once.js';
@@ -114,18 +115,21 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
   const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
+  const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({
     tasks: () => config.current().config.tasks,
     clock: systemClock,
-    run: (task) => tasks.run(task),
+    run: (task) => taskControl.runScheduled(task),
     onSkipped: (task, at) => tasks.recordSkipped(task, at),
     log: log.child('scheduler'),
   });
   directory.commands.add(createCronCommand({ config, tasks, nextRun: (id) => scheduler.nextRun(id) }));
   const { app, streamsFlushed } = createServerApp({
     assistant,
+    commands: directory.commands,
     config,
     channels: channels.hub,
+    tasks: taskControl,
     activity: store,
     token: auth.token,
     log,

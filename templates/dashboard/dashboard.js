@@ -8,6 +8,7 @@ import { loadFleet, renderChannels, renderSkills, renderStatusExtras, showPublic
 import { setupQuickTest } from './quick-test.js';
 import { createRouter } from './router.js';
 import { renderSamples } from './samples.js';
+import { createTasksPanel } from './tasks.js';
 
 const REFRESH_MS = 10_000;
 
@@ -35,6 +36,7 @@ function start() {
   const feed = createActivityFeed({ onRecord: (r) => onActivity(r), labelOf: labels.of });
   const metrics = createMetricsPanel({ labelOf: labels.of });
   const config = createConfigPanel();
+  const tasks = createTasksPanel();
   let unlocked = false;
   let samplesShown = false;
 
@@ -68,7 +70,7 @@ function start() {
       $('token-error').hidden = true;
       feed.fill(s.recentMessages ?? []);
       feed.connect();
-      await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load()]);
+      await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load(), tasks.load()]);
     } catch (err) {
       if (err.status === 401) {
         token.clear();
@@ -101,7 +103,9 @@ function start() {
     // A #token= link pasted into an open tab unlocks it; any other fragment picks a view.
     if (token.takeFromFragment()) void unlock();
     router.follow();
+    if (unlocked && router.view === 'tasks') void tasks.load().catch(report('tasks'));
   });
+  $('tasks-reload').addEventListener('click', () => void tasks.load().catch(report('tasks')));
   $('timeline-range').addEventListener('change', () => void metrics.loadTimeline().catch(report('timeline')));
   setupQuickTest();
 
@@ -112,7 +116,7 @@ function start() {
     } catch {
       setPill('offline', 'bad');
     }
-    if (unlocked) await Promise.all([refreshStatus(), loadFleet()]).catch(report('refresh'));
+    if (unlocked) await Promise.all([refreshStatus(), loadFleet(), router.view === 'tasks' ? tasks.load() : null]).catch(report('refresh'));
   };
 
   router.apply();

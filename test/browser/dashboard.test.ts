@@ -56,12 +56,13 @@ const fleet = () => [
 const VIEWS: Record<string, string[]> = {
   overview: ['status', 'channels', 'metrics', 'activity', 'escalations'],
   activity: ['activity', 'escalations', 'quick-test'],
+  tasks: ['tasks'],
   config: ['config'],
   skills: ['skills'],
   fleet: ['fleet'],
   api: ['samples'],
 };
-const PANELS = ['status', 'token', 'channels', 'metrics', 'activity', 'escalations', 'quick-test', 'config', 'skills', 'fleet', 'samples'];
+const PANELS = ['status', 'token', 'channels', 'metrics', 'activity', 'escalations', 'quick-test', 'tasks', 'config', 'skills', 'fleet', 'samples'];
 
 interface Watched {
   page: Page;
@@ -334,6 +335,71 @@ describe('dashboard in chromium', () => {
     await page.click('[data-copy="curl-chat"]');
     await expect.poll(() => text(page, '[data-sample="curl-chat"] .copy-note')).toBe('copied');
     expect(await page.evaluate('navigator.clipboard.readText()')).toContain('Authorization: Bearer $SERVICE_TOKEN');
+    expect(problems).toEqual([]);
+  });
+
+  it('tasks view: next run and last status per task; run now streams the reply; history; disable and enable write service.yaml', async () => {
+    const sent: string[] = [];
+    const server = await startTestServer({
+      hub: { ...hub, send: async (_channel, _chatId, text) => (sent.push(text), { ok: true }) },
+      yaml: `tasks:
+  - id: report
+    name: "Daily <b>report</b>"
+    schedule: "0 9 * * *"
+    prompt: "SLEEP:300 SAY:All quiet today."
+    target: { channel: channel_e, chatId: "42" }
+  - id: weekly
+    name: Weekly digest
+    schedule: "0 8 * * 1"
+    prompt: Summarise the week.
+    enabled: false
+`,
+    });
+    s = server;
+    const { page, problems } = await open(`${server.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
+    await go(page, 'tasks');
+    await expectPanels(page, 'tasks');
+    const task = (id: string) => page.locator(`#tasks li.task[data-task="${id}"]`);
+    await expect.poll(() => page.locator('#tasks li.task').count()).toBe(2);
+    expect(await text(page, '#tasks-count')).toBe('2');
+    expect(await page.locator('#tasks-unscheduled').isVisible()).toBe(true); // no scheduler behind this test server
+    // Markup in a task's name is text.
+    expect(await task('report').locator('strong').innerText()).toBe('Daily <b>report</b>');
+    expect(await page.locator('#tasks b').count()).toBe(0);
+    const report = await task('report').innerText();
+    expect(report).toContain('0 9 * * *');
+    expect(report).toMatch(/next /);
+    expect(report).toContain('sends to channel_e 42');
+    expect(report).toContain('never run');
+    expect(await task('weekly').innerText()).toContain('not scheduled (disabled)');
+
+    // Run now: the reply streams into the card, then the card shows the run as the last one, delivered.
+    await task('report').locator('[data-action="run"]').click();
+    await expect.poll(() => task('report').locator('.run-status').innerText()).toBe('running…');
+    await expect.poll(() => task('report').locator('.run-status').innerText(), { timeout: 15_000 }).toBe('completed');
+    expect(await task('report').locator('.task-run .output').innerText()).toBe('All quiet today.');
+    await expect.poll(() => task('report').locator('.task-last').innerText()).toContain('completed');
+    expect(await task('report').locator('.task-last').innerText()).toContain('delivered');
+    expect(sent).toEqual(['All quiet today.']);
+    await page.locator('#panel-tasks').screenshot({ path: path.join(ARTIFACTS, 'dashboard-1280-tasks.png') });
+
+    await task('report').locator('[data-action="history"]').click();
+    await expect.poll(() => task('report').locator('.task-history li').count()).toBe(1);
+    expect(await task('report').locator('.task-history li').innerText()).toContain('All quiet today.');
+
+    // Disable writes service.yaml; the card says so; enable brings the next run back.
+    const yaml = () => fs.readFileSync(path.join(server.dir, 'service.yaml'), 'utf8');
+    await task('report').locator('[data-action="toggle"]').click();
+    await expect.poll(() => task('report').innerText()).toContain('not scheduled (disabled)');
+    expect(yaml()).toMatch(/id: report[\s\S]*enabled: false/);
+    expect(s.config.current().config.tasks[0]?.enabled).toBe(false);
+    await task('weekly').locator('[data-action="toggle"]').click();
+    await expect.poll(() => task('weekly').getAttribute('data-enabled')).toBe('true');
+    expect(s.config.current().config.tasks[1]?.enabled).toBe(true);
+    // The open history survives the list being redrawn.
+    expect(await task('report').locator('.task-history li').count()).toBe(1);
+    await shot(page, 'dashboard-1280-tasks-view');
     expect(problems).toEqual([]);
   });
 

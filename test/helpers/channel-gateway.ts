@@ -91,7 +91,7 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
   },
 };
 
-export interface ChannelGateway extends TestAssistant {
+export interface ChannelGateway extends Omit<TestAssistant, 'tasks'> {
   channels: ChannelRuntime;
   url: string;
   api(pathname: string, init?: RequestInit & { json?: unknown }): Promise<Response>;

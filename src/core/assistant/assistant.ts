@@ -13,6 +13,7 @@ import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
 import { createTurnRecorder, type TurnRecord } from './turn-records.js';
+import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js';
 
 /**
  * The one turn pipeline that the terminal, the HTTP server, the channels and the scheduler call.
@@ -86,8 +87,11 @@ export interface Assistant {
   onActivity(listener: (record: ActivityRecord) => void): () => void;
   recentActivity(limit: number): ActivityRecord[];
   metrics(): Metrics;
-  /** Let running turns finish for up to `graceMs`, then abort what is left. */
-  drain(graceMs: number): Promise<void>;
+  /**
+   * Let running turns finish for up to `graceMs`, then abort what is left, queued turns too; their
+   * completion says `Aborted: <why>` (default: the gateway is shutting down).
+   */
+  drain(graceMs: number, why?: string): Promise<void>;
   readonly config: ConfigSource;
   readonly engine: EngineRunner;
 }
@@ -116,6 +120,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession };
   });
   const running = new Map<string, AbortController>();
+  /** Every admitted turn, running or queued behind its key, and the stop given to all once draining. */
+  const admitted = new Set<AbortController>();
+  let stopping: TurnStop | undefined;
   /** Callers waiting for capacity, woken whenever a turn leaves the queue. */
   const capacityWaiters = new Set<() => void>();
   const wakeCapacityWaiters = () => {
@@ -185,14 +192,16 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         return log(rejectTurn(message, emit), 0);
       }
       const ctl = new AbortController();
+      admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
+      if (stopping) ctl.abort(stopping);
       try {
         await Promise.race([admission.ticket.ready, new Promise((r) => ctl.signal.addEventListener('abort', r, { once: true }))]);
         if (ctl.signal.aborted) {
-          const completion: Completion = { status: 'aborted', finalText: '', message: 'Aborted before it started', durationMs: 0 };
+          const completion: Completion = { status: 'aborted', finalText: '', message: abortMessage(ctl.signal, 'Aborted before it started'), durationMs: 0 };
           emit({ type: 'done', durationMs: 0 });
           emit({ type: 'completion', ...completion });
           return log(completion, 0);
@@ -211,6 +220,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       } finally {
         turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
+        admitted.delete(ctl);
         opts.signal?.removeEventListener('abort', onCallerAbort);
         admission.ticket.release();
         wakeCapacityWaiters();
@@ -322,12 +332,15 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     recentActivity: (limit) => deps.store.recentActivity(limit),
     metrics: () => deps.store.metrics(),
-    async drain(graceMs) {
+    async drain(graceMs, why) {
       const all = Promise.allSettled([...inFlight]);
       const timer = new Promise((r) => setTimeout(r, graceMs).unref());
       await Promise.race([all, timer]);
-      for (const ctl of running.values()) ctl.abort();
+      stopping = createShutdownStop(why);
+      for (const ctl of admitted) ctl.abort(stopping);
+      wakeCapacityWaiters(); // those waiting for a slot are admitted, and stopped, as slots free up
       await all;
+      stopping = undefined; // an embedder may go on using the assistant
     },
   };
 }
