@@ -2,6 +2,7 @@ import { H3, handleCors } from 'h3';
 import { errorMessage } from '../core/errors.js';
 import { presentedToken, tokensMatch } from './auth.js';
 import { HttpFailure, json } from './http.js';
+import { registerAccessRoutes } from './routes/access.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
@@ -86,6 +87,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerAdminRoutes(table, deps);
   registerEventRoutes(table, deps);
   registerDashboardDataRoutes(table, deps);
+  registerAccessRoutes(table, deps);
 
   app.all('/**', (event) => {
     const allowed = methods.get(event.url.pathname);

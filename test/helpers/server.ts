@@ -38,6 +38,7 @@ export async function startTestServer(
     config: t.config,
     channels: opts.hub ?? createEmptyHub(['channel_a', 'channel_b', 'channel_c', 'channel_d', 'channel_e', 'channel_f']),
     activity: t.store,
+    access: t.access,
     token: TEST_TOKEN,
     log: t.log,
     version: '0.0.0-test',
