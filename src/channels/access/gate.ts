@@ -98,7 +98,7 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
     },
     async throttle(msg, say) {
       const limit = deps.config.current().config.access.rateLimit;
-      const hit = limiter.hit(`${msg.channel}:${msg.senderId}`, limit);
+      const hit = limiter.hit(`${msg.channel}:${msg.senderId}`, limit, msg.ts);
       if (hit.ok) return true;
       const reply = hit.notify ? `Slow down: more than ${limit.messages} messages in ${limit.perSeconds} s. Try again in ${hit.retryInSeconds} s.` : '';
       log.info(`${msg.channel} ${msg.messageId}: ${msg.channel}:${msg.senderId} is over the rate limit${hit.notify ? '' : ' (already told)'}`);

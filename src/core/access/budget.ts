@@ -30,5 +30,11 @@ export function isBudgeted(source: string): boolean {
 }
 
 export function formatBudgetRefusal(b: BudgetState): string {
-  return `The daily budget is spent ($${b.todayCostUsd.toFixed(2)} of $${b.dailyBudgetUsd.toFixed(2)} today). New turns are refused until midnight (local time).`;
+  return `The daily budget is spent (${formatUsd(b.todayCostUsd)} of ${formatUsd(b.dailyBudgetUsd)} today). New turns are refused until midnight (local time).`;
+}
+
+/** Dollars with cents, and sub-cent digits only where they matter ($5.00, $0.0123). */
+export function formatUsd(n: number): string {
+  const cents = n.toFixed(2);
+  return `$${Math.abs(Number(cents) - n) < 1e-9 ? cents : n.toFixed(4)}`;
 }
