@@ -104,6 +104,9 @@ function formatAge(ms: number): string {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min`;
 }
 
+/** Local time, to the minute: what the owner's clock said. */
 function formatTime(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
