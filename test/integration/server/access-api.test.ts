@@ -100,6 +100,16 @@ describe('GET /api/access, POST /api/access/approve|deny|revoke', () => {
     expect(await inConfig.json()).toMatchObject({ error: expect.stringContaining('access.allow, access.admins'), reason: 'in_config' });
     expect((await s.api('/api/access/revoke', { json: { id: 'no-colon' } })).status).toBe(400);
   });
+
+  it('PATCH /api/config changes access at once, without a restart; a bad entry is refused with its path', async () => {
+    s = await startTestServer({ yaml: ACCESS });
+    const res = await s.api('/api/config', { method: 'PATCH', json: { access: { dm: 'open', allow: ['chat:zoe'] } } });
+    expect(await res.json()).toMatchObject({ ok: true, needsRestart: false });
+    expect(await (await s.api('/api/access')).json()).toMatchObject({ dm: 'open', senders: [{ id: 'chat:zoe', source: 'config' }] });
+    const bad = await s.api('/api/config', { method: 'PATCH', json: { access: { admins: ['chat:*'] } } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ issues: [{ path: 'access.admins[0]', message: expect.stringContaining('only for access.allow') }] });
+  });
 });
 
 describe('the daily budget on the HTTP path', () => {
