@@ -38,11 +38,28 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.includes(text), HANG_MS);
   const codeIn = (text: string) => /[Pp]airing code: ([A-Z2-9]{8})/.exec(text)?.[1];
   const refusals = async (g: ChannelGateway) => ((await (await g.api('/api/access/refusals')).json()) as { refusals: ActivityRecord[] }).refusals;
+  /** GET /api/events, read as it arrives: the activity records broadcast live. */
+  const subscribe = async (g: ChannelGateway) => {
+    const ctl = new AbortController();
+    const res = await g.api('/api/events', { signal: ctl.signal });
+    const records: ActivityRecord[] = [];
+    void (async () => {
+      let buffer = '';
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        buffer += Buffer.from(chunk).toString('utf8');
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          if (block.startsWith('data: ')) records.push(JSON.parse(block.slice(6)) as ActivityRecord);
+        }
+      }
+    })().catch(() => undefined);
+    return { records, close: () => ctl.abort() };
+  };
 
   it('an unknown DM gets one pairing reply and never reaches the engine; again within the hour: the same code', async () => {
     const { f, g } = await setup('{}');
-    const live: ActivityRecord[] = [];
-    const unsubscribe = g.assistant.onActivity((r) => live.push(r));
+    const feed = await subscribe(g);
     await f.deliver({ chatType: 'direct', userId: alice, text: 'hello?' });
     const first = await reply(f, 'pairing code');
     await settle(g);
@@ -59,12 +76,13 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
 
     const listing = (await (await g.api('/api/access')).json()) as { pending: Array<{ code: string; subject: string; kind: string }> };
     expect(listing.pending).toEqual([expect.objectContaining({ code, subject: id(alice), kind: 'sender' })]);
-    // Both refusals are activity: live on the feed, and in the dashboard's list.
-    expect(live.map((r) => [r.status, r.refused, r.messagePreview])).toEqual([
-      ['refused', 'not_paired', 'hello?'],
-      ['refused', 'not_paired', 'anyone there?'],
+    // Both refusals are activity: live on GET /api/events, and in the dashboard's list.
+    await until(() => feed.records.length === 2, HANG_MS, 'two records on the live feed');
+    feed.close();
+    expect(feed.records.map((r) => [r.status, r.refused, r.messagePreview, r.source])).toEqual([
+      ['refused', 'not_paired', 'hello?', spec.key],
+      ['refused', 'not_paired', 'anyone there?', spec.key],
     ]);
-    unsubscribe();
     expect((await refusals(g)).map((r) => r.refused)).toEqual(['not_paired', 'not_paired']);
   });
 
@@ -86,6 +104,21 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     const again = await runCli(['access', 'approve', code, '-d', g.dir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`No pending pairing has the code ${code}`);
+  });
+
+  it('an admin approves a code with /approve in a chat; the stranger cannot approve their own', async () => {
+    const { f, g } = await setup(`{ admins: ["${id(alice)}"] }`);
+    await f.deliver({ chatType: 'direct', userId: bob, text: 'hi' });
+    const code = codeIn((await reply(f, 'pairing code')).text) ?? '';
+    await f.deliver({ chatType: 'direct', userId: bob, text: `/approve ${code}` });
+    await until(() => replies(f).length === 2, HANG_MS, 'the reply to /approve from the stranger');
+    expect(codeIn(replies(f)[1]?.text ?? '')).toBe(code); // still a stranger: the same pairing reply
+    await f.deliver({ chatType: 'direct', userId: alice, text: `/approve ${code}` });
+    await reply(f, `Approved ${id(bob)}`);
+    expect(g.store.accessGrants()).toEqual([expect.objectContaining({ id: bob, kind: 'sender', approvedBy: `chat:${id(alice)}` })]);
+    await f.deliver({ chatType: 'direct', userId: bob, text: 'in at last' });
+    await reply(f, 'ECHO: in at last');
+    expect(g.standIn.runs()).toHaveLength(1);
   });
 
   it('a sender listed in access.allow passes at once; another sender still gets a code', async () => {
