@@ -148,6 +148,7 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
     config: directory.config,
     channels: createUnconnectedHub(directory.config),
     tasks: createTaskControl({ config: directory.config, runner: inner.tasks, scheduled: false, log: directory.log.child('tasks') }),
+    access: directory.access,
     activity: directory.store,
     token: auth.token,
     log: directory.log,

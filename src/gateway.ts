@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
 import { type ChannelRuntime, createChannelRuntime } from './channels/channel-runtime.js';
+import { formatAccessNotices } from './core/access/notices.js';
 import type { Assistant } from './core/assistant/assistant.js';
 import { resolveGatewayBind } from './core/config/bind.js';
 import { errorMessage } from './core/errors.js';
@@ -114,6 +115,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   await reapInterruptedTurns({ store, log }).catch((err: unknown) => log.error(`cannot check for interrupted turns: ${errorMessage(err)}`));
 
   const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
+  for (const line of formatAccessNotices({ raw: config.current().raw, config: config.current().config, dir: directory.dir })) log.warn(line);
   const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
   const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({
@@ -131,6 +133,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     channels: channels.hub,
     tasks: taskControl,
     activity: store,
+    access: directory.access,
     token: auth.token,
     log,
     version,

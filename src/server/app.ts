@@ -4,6 +4,7 @@ import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
 import { presentedToken, tokensMatch } from './auth.js';
 import { formatHttpLine, HttpFailure, json } from './http.js';
+import { registerAccessRoutes } from './routes/access.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
@@ -100,6 +101,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerEventRoutes(table, deps);
   registerDashboardDataRoutes(table, deps);
   registerTaskRoutes(table, deps);
+  registerAccessRoutes(table, deps);
 
   app.all('/**', (event) => {
     const allowed = methods.get(event.url.pathname);

@@ -1,4 +1,5 @@
 import type { H3Event } from 'h3';
+import type { AccessAdmin } from '../core/access/access-admin.js';
 import type { Assistant } from '../core/assistant/assistant.js';
 import type { CommandTable } from '../core/assistant/slash-commands.js';
 import type { ChannelHub } from '../core/channel-hub.js';
@@ -18,6 +19,8 @@ export interface ServerDeps {
   tasks: TaskControl;
   /** The activity queries the dashboard needs beyond what the assistant exposes (the state store). */
   activity: Pick<ActivityStore, 'recentActivity' | 'activityTimeline'>;
+  /** Pairings and approvals (GET /api/access, approve, deny, revoke). */
+  access: AccessAdmin;
   token: string;
   log: Logger;
   version: string;

@@ -1,5 +1,6 @@
 // The dashboard's entry: the public status panel always; the menu and every other view only once
 // a token the API accepts is known (from #token=… or the form), kept in sessionStorage for this tab.
+import { createAccessPanel, renderBudget } from './access.js';
 import { $, api, createSourceLabels, token } from './api.js';
 import { createActivityFeed, isEscalation, loadEscalations } from './activity.js';
 import { createConfigPanel } from './config-panel.js';
@@ -37,6 +38,7 @@ function start() {
   const metrics = createMetricsPanel({ labelOf: labels.of });
   const config = createConfigPanel();
   const tasks = createTasksPanel();
+  const access = createAccessPanel({ labelOf: labels.of, onChange: () => void refreshStatus().catch(report('status')) });
   let unlocked = false;
   let samplesShown = false;
 
@@ -46,6 +48,7 @@ function start() {
     renderChannels(s.channels);
     renderSkills(s.skills);
     metrics.render(s.metrics);
+    renderBudget(s.budget);
     renderStatusExtras(s);
     if (!samplesShown) {
       renderSamples(s);
@@ -56,9 +59,11 @@ function start() {
   const reloadEscalations = () => loadEscalations(labels.of);
   const refreshCharts = debounce(() => void Promise.all([refreshStatus(), metrics.loadTimeline()]).catch(report('metrics')), 300);
   const refreshEscalations = debounce(() => void reloadEscalations().catch(report('escalations')), 300);
+  const refreshAccess = debounce(() => void Promise.all([access.load(), access.loadRefusals()]).catch(report('access')), 300);
   function onActivity(r) {
     refreshCharts();
     if (isEscalation(r)) refreshEscalations();
+    if (r.status === 'refused') refreshAccess();
   }
 
   const unlock = async () => {
@@ -70,7 +75,7 @@ function start() {
       $('token-error').hidden = true;
       feed.fill(s.recentMessages ?? []);
       feed.connect();
-      await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load(), tasks.load()]);
+      await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load(), tasks.load(), access.load(), access.loadRefusals()]);
     } catch (err) {
       if (err.status === 401) {
         token.clear();
@@ -116,7 +121,7 @@ function start() {
     } catch {
       setPill('offline', 'bad');
     }
-    if (unlocked) await Promise.all([refreshStatus(), loadFleet(), router.view === 'tasks' ? tasks.load() : null]).catch(report('refresh'));
+    if (unlocked) await Promise.all([refreshStatus(), loadFleet(), access.load(), router.view === 'tasks' ? tasks.load() : null]).catch(report('refresh'));
   };
 
   router.apply();

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { replies } from '../../helpers/channel-gateway.js';
+import { OPEN_ACCESS, replies } from '../../helpers/channel-gateway.js';
 import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
@@ -147,7 +147,7 @@ describe.each(platforms)('exactly once across a restart on $key', (p) => {
       // JSON is YAML: the fake's channel block as one flow mapping.
       const channels = { [p.key]: fake.channelConfig, slowpoke: { _adapter: './slow-adapter.mjs', connectMs: 2_500 } };
       const dir = testdir({
-        'service.yaml': `name: once\nengine: engine_b\ninbox:\n  enabled: true\nchannels: ${JSON.stringify(channels)}\n`,
+        'service.yaml': `name: once\nengine: engine_b\n${OPEN_ACCESS}inbox:\n  enabled: true\nchannels: ${JSON.stringify(channels)}\n`,
         'slow-adapter.mjs': SLOW_ADAPTER,
       });
       const env = { ...standIn.env, SERVICE_FLEET_DIR: testdir() };
