@@ -226,9 +226,7 @@ export function createConfigPanel() {
     $('config').replaceChildren(...sections);
     // A long view on a phone: one tap to each group (buttons, not #anchors: the fragment names the view).
     $('config-groups').replaceChildren(
-      ...groups.map((g, i) =>
-        el('button', { class: 'secondary', text: g.title, attrs: { type: 'button' }, on: { click: () => sections[i].scrollIntoView({ block: 'start' }) } }),
-      ),
+      ...groups.map((g, i) => el('button', { class: 'secondary', text: g.title, attrs: { type: 'button' }, on: { click: () => jumpTo(sections[i]) } })),
     );
     const banner = $('config-restart');
     banner.hidden = state.restart.size === 0;
@@ -237,4 +235,11 @@ export function createConfigPanel() {
 
   $('config-reload').addEventListener('click', () => void load().catch((err) => ($('config-restart').textContent = err.message)));
   return { load };
+}
+
+/** Scroll a group to just below the sticky header, whatever its height (the phone menu takes two rows). */
+function jumpTo(section) {
+  const header = document.querySelector('header');
+  const below = (header?.getBoundingClientRect().height ?? 0) + 8;
+  window.scrollTo({ top: section.getBoundingClientRect().top + window.scrollY - below });
 }
