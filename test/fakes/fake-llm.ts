@@ -19,6 +19,8 @@
  * - `RUN-TOOL`    no tool result since that user message yet: one shell tool call `echo FAKE-TOOL-OUTPUT`;
  *                 once the result is in: `FAKE-LLM-REPLY: <user message>`.
  * - `BIG-OUTPUT`  the same, but the command prints 300 000 bytes.
+ * - `ASK-TOOL`    the same, but the command writes a file first (agents that ask before writing do ask).
+ *                 The shell tool is the first of bash / run_shell_command / Bash / shell the request offers.
  * - `TEXT-THEN-TOOL` like `RUN-TOOL`, but the tool call comes after a text block in the same message
  *                 (`FAKE_PREAMBLE`), as models do when they say what they are about to do.
  * - `SLOW-<ms>`   waits that long before the response headers (combinable with everything else).
@@ -67,6 +69,8 @@ export interface FakeLlmOptions {
 export const FAKE_MODEL = 'fake-model';
 export const FAKE_TOOL_COMMAND = 'echo FAKE-TOOL-OUTPUT';
 export const FAKE_BIG_COMMAND = "head -c 300000 /dev/zero | tr '\\0' x";
+/** A command that writes a file: agents that ask before such a tool call (ACP permission requests) do ask. */
+export const FAKE_ASKING_COMMAND = 'echo FAKE-TOOL-OUTPUT > FAKE-WRITTEN.txt; cat FAKE-WRITTEN.txt';
 export const FAKE_TITLE = 'Fake session title';
 export const FAKE_PREAMBLE = 'FAKE-LLM-PREAMBLE: I will run a command first.';
 export const FAKE_PARAGRAPHS = [
@@ -241,19 +245,22 @@ function plan(conv: Conversation): Plan {
 
   const big = userText.includes('BIG-OUTPUT');
   const preamble = userText.includes('TEXT-THEN-TOOL');
-  if ((big || preamble || userText.includes('RUN-TOOL')) && !toolResultSeen) {
+  const asking = userText.includes('ASK-TOOL');
+  if ((big || preamble || asking || userText.includes('RUN-TOOL')) && !toolResultSeen) {
     const tool = SHELL_TOOLS.find((t) => conv.toolNames.includes(t));
     return {
       delayMs,
       reply: big
         ? { kind: 'tool', command: FAKE_BIG_COMMAND, description: 'Print 300000 bytes', ...(tool ? { tool } : {}) }
-        : {
-            kind: 'tool',
-            command: FAKE_TOOL_COMMAND,
-            description: 'Print a marker',
-            ...(preamble ? { preamble: FAKE_PREAMBLE } : {}),
-            ...(tool ? { tool } : {}),
-          },
+        : asking
+          ? { kind: 'tool', command: FAKE_ASKING_COMMAND, description: 'Write and print a file', ...(tool ? { tool } : {}) }
+          : {
+              kind: 'tool',
+              command: FAKE_TOOL_COMMAND,
+              description: 'Print a marker',
+              ...(preamble ? { preamble: FAKE_PREAMBLE } : {}),
+              ...(tool ? { tool } : {}),
+            },
     };
   }
   const say = /SAY:([\s\S]*)$/.exec(userText);

@@ -4,12 +4,16 @@ import { repoRoot } from './cli.js';
 import { testdir } from './testdir.js';
 
 export const standInScript = path.join(repoRoot, 'test', 'fakes', 'stand-in-engine.mjs');
+/** The stand-in ACP agent, on the stand-ins' PATH as `acp-agent` (`acp: {command: acp-agent}`). */
+export const acpAgentScript = path.join(repoRoot, 'test', 'fakes', 'acp-agent.mjs');
 
 const BINARIES: Record<string, string[]> = {
   engine_a: ['agent'],
   engine_b: ['claude'],
   engine_c: ['opencode'],
   engine_d: ['codex'],
+  engine_e: ['gemini'],
+  engine_f: ['qwen'],
 };
 
 export interface StandIn {
@@ -23,7 +27,7 @@ export interface StandIn {
   runs(): Array<Record<string, unknown>>;
 }
 
-/** A bin directory whose claude/opencode/codex/agent are the stand-in engine. */
+/** A bin directory whose claude/opencode/codex/agent/gemini/qwen are the stand-in engine, and acp-agent the stand-in ACP agent. */
 export function createStandIn(): StandIn {
   const root = testdir({}, 'service-standin-');
   const binDir = path.join(root, 'bin');
@@ -33,6 +37,7 @@ export function createStandIn(): StandIn {
       fs.writeFileSync(path.join(binDir, name), `#!/bin/sh\nexec "${process.execPath}" "${standInScript}" ${engine} "$@"\n`, { mode: 0o755 });
     }
   }
+  fs.writeFileSync(path.join(binDir, 'acp-agent'), `#!/bin/sh\nexec "${process.execPath}" "${acpAgentScript}" "$@"\n`, { mode: 0o755 });
   const logFile = path.join(root, 'runs.ndjson');
   const stateDir = path.join(root, 'state');
   const PATH = [binDir, ...(process.env.PATH ?? '').split(path.delimiter).filter((p) => !p.includes('node_modules'))].join(path.delimiter);

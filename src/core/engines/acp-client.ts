@@ -109,7 +109,7 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
         return [{ type: 'warning', message: NEW_SESSION_WARNING }];
       }
       sessionId = resumedId;
-      return configure(obj(reply.result) ?? {}, !canResume);
+      return [{ type: 'session', sessionId: resumedId }, ...configure(obj(reply.result) ?? {}, !canResume)];
     });
     return [];
   };

@@ -79,7 +79,11 @@ export function geminiEnv(turn: EngineTurn): Record<string, string | undefined> 
  */
 function ownedSettings(config: ServiceConfig): Array<{ path: string[]; value: unknown }> {
   const out: Array<{ path: string[]; value: unknown }> = [];
-  if (config.provider) out.push({ path: ['security', 'auth', 'selectedType'], value: 'gemini-api-key' });
+  if (config.provider) {
+    out.push({ path: ['security', 'auth', 'selectedType'], value: 'gemini-api-key' });
+    // Default 10 attempts, 5-30 s apart: minutes before a dead endpoint fails and failover can act.
+    out.push({ path: ['general', 'maxAttempts'], value: 3 });
+  }
   for (const [name, server] of Object.entries(toMcpServersJson(config.mcp))) {
     const s = server as Record<string, unknown>;
     // Gemini CLI names remote servers by transport: httpUrl (streamable HTTP) or url (SSE).
@@ -132,15 +136,18 @@ export function createGeminiParser(): LineParser {
       }
     },
     finish(exit) {
-      if (settled || exit.code === 0) return [];
-      const notFound = /^Error resuming session: Invalid session identifier /m.test(exit.stderrTail);
+      if (settled) return [];
+      // 0.61 exits 0 on SIGTERM: without a result line the turn did not finish, whatever the exit code.
+      if (exit.code === 0) return [{ type: 'failure', kind: 'engine', message: 'Gemini CLI ended without a result' }];
+      const notFound = /^Error resuming session: Invalid session identifier .*$/m.exec(exit.stderrTail)?.[0];
       const last = exit.stderrTail
         .split('\n')
         .filter((l) => l.trim() && !/^(Warning: 256-color|YOLO mode is enabled|Ripgrep is not available|\s+at )/.test(l))
         .pop()
         ?.trim();
       // 0.61 exit codes: 41 auth not configured, 42 bad input (an unknown --resume id), 52 config error.
-      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `gemini exited with code ${exit.code}` }];
+      if (notFound) return [{ type: 'failure', kind: 'session_not_found', message: notFound }];
+      return [{ type: 'failure', kind: 'engine', message: last ?? `gemini exited with code ${exit.code}` }];
     },
   };
 }

@@ -172,8 +172,9 @@ export function createQwenParser(): LineParser {
     },
     finish(exit) {
       if (settled || exit.code === 0) return [];
-      // 0.24.4: an unknown --resume id prints only `No saved session found with title "<id>".` on stderr, exit 1.
-      const notFound = /^No saved session found with title /m.test(exit.stderrTail);
+      // 0.24.4: an unknown --resume id prints only `No saved session found with ID <id>. …` on stderr, exit 1
+      // (a value that is not an id: `… with title "<value>".`).
+      const notFound = /^No saved session found with (ID|title) /m.test(exit.stderrTail);
       const last = exit.stderrTail
         .split('\n')
         .filter((l) => l.trim() && !/^(Warning: running headless|Ripgrep not available|\[perf\])/.test(l))

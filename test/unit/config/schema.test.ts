@@ -58,7 +58,10 @@ describe('config defaults from a minimal service.yaml', () => {
   });
 
   it('requires name and engine', () => {
-    expect(problemsOf('model: x\n')).toEqual(['engine: required (one of engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp)', 'name: required (string)']);
+    expect(problemsOf('model: x\n')).toEqual([
+      'engine: required (one of engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp)',
+      'name: required (string)',
+    ]);
   });
 });
 
