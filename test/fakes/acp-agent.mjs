@@ -75,11 +75,13 @@ const models = {
   ],
 };
 
-async function replay(id, turns) {
+/** The history as updates; after the answer it trickles (20 ms apart), overlapping the client's next requests. */
+async function replay(id, turns, late) {
   for (const t of turns) {
     update(id, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: t.prompt } });
+    if (late) await sleep(20);
     update(id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: t.answer } });
-    await sleep(5);
+    await sleep(late ? 20 : 5);
   }
 }
 
@@ -172,13 +174,13 @@ async function prompt(id, sessionId, text) {
         .trim()
     : `ECHO: ${text.split('\n')[0]}\nTURN: ${turns.length + 1}`;
   const pieces = answer.match(/[\s\S]{1,10}/g) ?? [];
-  pieces.forEach((p, i) =>
+  for (const [i, p] of pieces.entries()) {
     update(sessionId, {
       sessionUpdate: 'agent_message_chunk',
       content: { type: 'text', text: p },
       ...(i === pieces.length - 1 ? { _meta: { usage: { inputTokens: 10, outputTokens: 5 } } } : {}),
-    }),
-  );
+    });
+  }
   fs.writeFileSync(sessionFile(sessionId), JSON.stringify([...turns, { prompt: text, answer }]));
   if (has('LINGER')) lingering = true;
   write({ id, result: { stopReason: 'end_turn' } });
@@ -219,9 +221,9 @@ async function handle(msg) {
     case 'session/resume': {
       const turns = history(params.sessionId);
       if (!turns) return write({ id, error: { code: -32002, message: `Resource not found: session:${params.sessionId}` } });
-      if (method === 'session/load' && !opt('--replay-after-answer')) await replay(params.sessionId, turns);
+      if (method === 'session/load' && !opt('--replay-after-answer')) await replay(params.sessionId, turns, false);
       write({ id, result: { modes, models } });
-      if (method === 'session/load' && opt('--replay-after-answer')) await replay(params.sessionId, turns);
+      if (method === 'session/load' && opt('--replay-after-answer')) await replay(params.sessionId, turns, true);
       return;
     }
     case 'session/set_mode':

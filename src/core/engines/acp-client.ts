@@ -324,7 +324,11 @@ function errorText(error: Record<string, unknown>): string {
   const data = obj(error.data);
   const details = str(data?.details) ?? str(data?.message) ?? (typeof error.data === 'string' ? error.data : undefined);
   const message = str(error.message) ?? 'error';
-  return details && details !== message ? `${message}: ${details}` : message;
+  const text = details && details !== message ? `${message}: ${details}` : message;
+  // A model API's own error body passed through as the message (Gemini CLI 0.61): its status and message.
+  const inner = obj(parseJsonLine(text.slice(text.indexOf('{')))?.error);
+  const status = num(inner?.code);
+  return status !== undefined && str(inner?.message) ? `API error ${status}: ${str(inner?.message)}` : text;
 }
 
 function classify(message: string): FailureKind {

@@ -36,9 +36,13 @@ const KNOWN_AGENTS: ReadonlyArray<{
   binary: string;
   args: string[];
   env?: (turn: EngineTurn) => Record<string, string | undefined>;
+  /** How the agent takes a model that its ACP model list may not offer (any name on a routed provider). */
+  modelArgs?: (model: string) => string[];
   prepare?: (ws: WorkspaceContext) => void;
 }> = [
-  { binary: 'gemini', args: ['--acp'], env: geminiEnv },
+  // gemini --acp offers only Google's model names in session/new; --model takes any.
+  { binary: 'gemini', args: ['--acp'], env: geminiEnv, modelArgs: (model) => ['--model', model] },
+  // qwen --acp takes the model from OPENAI_MODEL (qwenEnv) and offers it in session/new.
   { binary: 'qwen', args: ['--acp'], env: qwenEnv, prepare: (ws) => writeQwenDefaults(ws.stateDir) },
   { binary: 'claude-code-acp', args: [] },
   { binary: 'codex-acp', args: [] },
@@ -89,19 +93,23 @@ export const acpAgent: EngineDefinition = {
 
   buildInvocation(turn) {
     const options = optionsOf(turn.config);
+    const agent = knownAgent(options.command);
+    const modelArgs = turn.model && agent?.modelArgs ? agent.modelArgs(turn.model) : [];
     // acp.env last: what the user wrote wins over the variables derived from `provider`.
-    return { args: options.args, env: { ...knownAgent(options.command)?.env?.(turn), ...options.env } };
+    return { args: [...options.args, ...modelArgs], env: { ...agent?.env?.(turn), ...options.env } };
   },
 
   createParser(turn) {
     const options = optionsOf(turn.config);
+    // A model the agent took on its command line is not selected again through ACP.
+    const model = knownAgent(options.command)?.modelArgs ? undefined : turn.model;
     return createAcpConversation({
       cwd: turn.dir,
       prompt: promptWithImagePaths(turn.prompt, turn.images),
       ...(turn.sessionId ? { sessionId: turn.sessionId } : {}),
       mcpServers: toAcpMcpServers(turn.config),
       allowPermissions: turn.config.skipPermissions,
-      ...(turn.model ? { model: turn.model } : {}),
+      ...(model ? { model } : {}),
       ...(options.authMethod ? { authMethod: options.authMethod } : {}),
     });
   },
