@@ -70,14 +70,14 @@ async function checkEngine(id: string, loaded: LoadedConfig | undefined): Promis
     return [{ ok: false, title: `${id} (${def.title})`, detail: `${named ?? def.binaries.join(' / ')} not found on PATH`, fix: install }];
   }
   // A configured program (any ACP agent) need not know --version; the ones this engine knows do.
-  if (named && !def.binaries.includes(path.basename(named))) {
-    return [{ ok: true, title: `${id} (${def.title})`, detail: `${bin} (version not probed: not a program this engine knows)` }];
-  }
-  const version = await probeVersion(bin);
+  const unknownProgram = named !== undefined && !def.binaries.includes(path.basename(named));
+  const version = unknownProgram ? undefined : await probeVersion(bin);
   const checks: Check[] = [
-    version.ok
-      ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} ${version.text}` }
-      : { ok: false, title: `${id} (${def.title})`, detail: `${bin}: ${version.text}`, fix: `reinstall: ${install}` },
+    !version
+      ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} (version not probed: not a program this engine knows)` }
+      : version.ok
+        ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} ${version.text}` }
+        : { ok: false, title: `${id} (${def.title})`, detail: `${bin}: ${version.text}`, fix: `reinstall: ${install}` },
   ];
   if (loaded) {
     const cred = def.credentialStatus({ config: loaded.config, env: process.env, home: os.homedir() });

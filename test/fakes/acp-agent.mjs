@@ -26,7 +26,7 @@
 // Otherwise the answer is `ECHO: <first line of the prompt>` and `TURN: <n>` (n-th prompt of the session),
 // sent in chunks, with a usage _meta on the last chunk.
 //
-// STANDIN_LOG=<file>: one JSON line per run ({engine:"acp", argv, ...}) and one per message received.
+// STANDIN_LOG=<file>: one JSON line per run ({engine:"acp", argv, env subset, ...}) and one per message received.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -40,7 +40,8 @@ const stateDir = process.env.STANDIN_STATE_DIR || path.join(process.env.HOME || 
 fs.mkdirSync(path.join(stateDir, 'acp'), { recursive: true });
 const sessionFile = (id) => path.join(stateDir, 'acp', `${String(id).replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
 const log = (entry) => process.env.STANDIN_LOG && fs.appendFileSync(process.env.STANDIN_LOG, `${JSON.stringify(entry)}\n`);
-log({ engine: 'acp', pid: process.pid, argv, cwd: process.cwd(), startedAt: Date.now() });
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(GEMINI|GOOGLE|OPENAI|QWEN|AGENT_)/.test(k)));
+log({ engine: 'acp', pid: process.pid, argv, cwd: process.cwd(), env, startedAt: Date.now() });
 
 const write = (msg) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n`);
 const update = (sessionId, u) => write({ method: 'session/update', params: { sessionId, update: u } });
