@@ -1,9 +1,12 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { toNodeHandler, type H3 } from 'h3';
-import { listen } from 'listhen';
 
 /**
- * listhen around the h3 app: the exact host and port asked for (a busy port is an error, never a
- * silent move to another one); port 0 picks a free one.
+ * node:http around the h3 app: the exact host and port asked for (a busy port is an error, never
+ * a silent move to another one); port 0 picks a free one. (A plain server, not listhen: listhen's
+ * port search, certificate code and URL printing cost the gateway memory and start-up time for
+ * nothing it uses.)
  */
 export interface RunningServer {
   url: string;
@@ -16,23 +19,20 @@ export interface RunningServer {
 }
 
 export async function listenApp(app: H3, opts: { host: string; port: number }): Promise<RunningServer> {
-  // Empty ranges: get-port-please must not fall back to other ports when the one asked for is busy.
-  const noRange = [] as unknown as [number, number];
-  const port = opts.port === 0 ? { port: 0, random: true } : { port: opts.port, ports: [], portRange: noRange, alternativePortRange: noRange, random: false };
-  const listener = await listen(toNodeHandler(app), {
-    port,
-    hostname: opts.host,
-    showURL: false,
-    isProd: true,
-    qr: false,
-    public: opts.host !== '127.0.0.1' && opts.host !== 'localhost' && opts.host !== '::1',
-    autoClose: false,
-  }).catch((err: Error) => {
-    throw new Error(`cannot listen on ${opts.host}:${opts.port}: ${err.message}`);
+  const server = http.createServer(toNodeHandler(app));
+  await new Promise<void>((resolve, reject) => {
+    const fail = (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? `port ${opts.port} is already in use` : err.message;
+      reject(new Error(`cannot listen on ${opts.host}:${opts.port}: ${why}`));
+    };
+    server.once('error', fail);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', fail);
+      resolve();
+    });
   });
-  const address = listener.address;
+  const address = server.address() as AddressInfo;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  const server = listener.server as import('node:http').Server;
   let closed: Promise<void> | undefined;
   const stopAccepting = () => {
     closed ??= new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { execa } from 'execa';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
 import type { ProcessIdentity } from '../store/types.js';
-import { createProcessTree, trackTree } from './process-tree.js';
+import { createProcessTree, trackTree, watchTree } from './process-tree.js';
 
 /**
  * The only subprocess code of the project. It spawns an engine CLI in its own process group,
@@ -61,6 +61,7 @@ export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable
 /** `<binary> --version`, first line, bounded so a broken CLI cannot hang `doctor`. */
 export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<{ ok: boolean; text: string }> {
   try {
+    const { execa } = await import('execa');
     const r = await execa(binary, ['--version'], { timeout: timeoutMs, reject: false, stdin: 'ignore', all: true });
     const first =
       (r.all ?? '')
@@ -77,6 +78,7 @@ export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<
 
 /** Run a short helper command of an engine (a model listing) and return its stdout. */
 export async function runCapture(spec: Omit<ProcessSpec, 'signal'>): Promise<{ ok: boolean; stdout: string; message: string }> {
+  const { execa } = await import('execa');
   const r = await execa(spec.binary, spec.args, {
     cwd: spec.cwd,
     env: spec.env,
@@ -113,19 +115,25 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     return;
   }
 
-  const child = execa(spec.binary, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    extendEnv: false,
-    detached: true,
-    cleanup: false,
-    buffer: false,
-    reject: false,
-    stripFinalNewline: false,
-    windowsHide: true,
-    ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
-  });
-  child.catch(() => undefined);
+  let child: ChildProcess;
+  try {
+    child = spawn(spec.binary, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      // Its own process group (and session): a timeout or abort signals the whole group.
+      detached: true,
+      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+  } catch (err) {
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${path.basename(spec.binary)}: ${(err as Error).message}` });
+    return;
+  }
+  if (spec.stdin !== undefined) {
+    // An engine that exits without reading its stdin must not fail the run with EPIPE.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(spec.stdin);
+  }
 
   const stderr = createTail();
   const splitter = createLineSplitter((line) => take(parser.parseLine(line)), {
@@ -136,9 +144,12 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
   child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
 
+  // Stream errors end the output early at worst; they must never become uncaught exceptions.
+  child.stdout?.on('error', () => undefined);
+  child.stderr?.on('error', () => undefined);
   const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException }>((resolve) => {
     child.once('spawn', () => resolve({ ok: true }));
-    child.once('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
+    child.on('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
   });
   if (!spawned.ok || child.pid === undefined) {
     const err = spawned.ok ? undefined : spawned.error;
@@ -150,10 +161,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   const untrack = trackTree(tree);
   // Snapshots while the engine runs: a tool shell re-parented after its parent died is still found.
   spec.onProcesses?.(tree.tracked());
-  const snapshots = setInterval(() => {
-    if (tree.refresh()) spec.onProcesses?.(tree.tracked());
-  }, 1_000);
-  snapshots.unref();
+  const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
 
   let stopReason: 'timeout' | 'aborted' | undefined;
   let killing: Promise<boolean> | undefined;
@@ -172,7 +180,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
 
   // The engine is gone; give its pipe a moment to drain, then clear out anything it left running:
   // processes started by a turn do not outlive it.
-  clearInterval(snapshots);
+  unwatch();
   await waitForEnd(child.stdout, spec.drainMs ?? 1_000);
   if (killing) await killing;
   await tree.terminate(graceMs);
