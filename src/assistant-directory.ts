@@ -1,7 +1,6 @@
 import { type Assistant, createAssistant } from './core/assistant/assistant.js';
 import { type CommandTable, createCommandTable } from './core/assistant/slash-commands.js';
 import type { ChannelHub } from './core/channel-hub.js';
-import { collectSecretValues } from './core/config/secrets.js';
 import { type ConfigSource, createConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';
 import { createLogger, type Logger } from './core/logger.js';
@@ -50,8 +49,8 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     ...(opts.env ? { env: opts.env } : {}),
     log: log.child('config'),
   });
-  log.addSecrets(collectSecretValues(config.current().config));
-  config.onChange((next) => log.addSecrets(collectSecretValues(next.config)));
+  log.addSecrets(config.current().secretValues);
+  config.onChange((next) => log.addSecrets(next.secretValues));
   for (const w of config.current().warnings) log.warn(w);
   const paths = resolveAssistantPaths(opts.dir);
   const store = createSqliteStore(paths.database);

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AppError } from '../core/errors.js';
+import { createLifecycle } from './lifecycle.js';
 import type { ChannelAdapter, ChannelDeps } from './types.js';
 
 /**
@@ -27,12 +28,37 @@ export async function loadCustomAdapter(spec: string, options: Record<string, un
   const adapter = await factory(options, deps);
   const missing = ['start', 'reply', 'stop'].filter((m) => typeof (adapter as unknown as Record<string, unknown>)?.[m] !== 'function');
   if (missing.length > 0) throw new AppError('adapter_shape', `channels.${deps.name}: the adapter from ${spec} has no ${missing.join(', ')} method`);
-  // Sensible defaults for the parts a small adapter may leave out.
-  return Object.assign(adapter, {
-    name: deps.name,
-    limit: adapter.limit ?? { max: 4000, unit: 'chars' as const },
-    render: typeof adapter.render === 'function' ? adapter.render.bind(adapter) : (md: string) => md,
-  });
+  return wrapCustomAdapter(adapter, deps.name);
+}
+
+/**
+ * The user's adapter behind the lifecycle contract of types.ts (start once, stop idempotent,
+ * platform calls only while started), with defaults for the parts a small adapter may leave out.
+ * Its own start runs at most once, and its stop only once its start was called.
+ */
+function wrapCustomAdapter(inner: ChannelAdapter, name: string): ChannelAdapter {
+  const lifecycle = createLifecycle(name, { connect: (context) => inner.start(context), release: () => inner.stop() });
+  const whenStarted =
+    <A extends unknown[], R>(what: string, fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      lifecycle.assertStarted(what);
+      return fn.apply(inner, args);
+    };
+  const adapter: ChannelAdapter = {
+    name,
+    limit: inner.limit ?? { max: 4000, unit: 'chars' as const },
+    render: typeof inner.render === 'function' ? inner.render.bind(inner) : (md: string) => md,
+    start: lifecycle.start,
+    stop: lifecycle.stop,
+    reply: whenStarted('reply', inner.reply),
+  };
+  if (inner.send) adapter.send = whenStarted('send', inner.send);
+  if (inner.edit) adapter.edit = whenStarted('edit', inner.edit);
+  if (inner.typing) adapter.typing = async (to) => (lifecycle.isStarted() ? inner.typing?.(to) : undefined);
+  if (inner.openStream) adapter.openStream = whenStarted('openStream', inner.openStream);
+  if (inner.readHistory) adapter.readHistory = whenStarted('readHistory', inner.readHistory);
+  if (inner.downloadImage) adapter.downloadImage = whenStarted('downloadImage', inner.downloadImage);
+  return adapter;
 }
 
 function resolveSpecifier(spec: string, dir: string): string {

@@ -68,10 +68,10 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     else rt.reason = reason;
   };
 
-  // The runtime's adapter and the shared table always agree.
-  const attach = (rt: Runtime, adapter: ChannelAdapter) => {
-    rt.adapter = adapter;
-    deps.adapters.set(rt.name, adapter);
+  // The runtime owns its adapter from creation (to stop it); the shared table gets it only once
+  // start resolved: an adapter refuses replies until it is connected (the lifecycle contract).
+  const publish = (rt: Runtime, adapter: ChannelAdapter) => {
+    if (rt.adapter === adapter && !stopped) deps.adapters.set(rt.name, adapter);
   };
   const detach = (rt: Runtime, adapter: ChannelAdapter | undefined) => {
     if (!adapter || rt.adapter !== adapter) return;
@@ -93,7 +93,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     let adapter: ChannelAdapter | undefined;
     try {
       adapter = await create(rt);
-      attach(rt, adapter);
+      rt.adapter = adapter;
       const current = adapter;
       await withDeadline(
         adapter.start({
@@ -110,6 +110,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
         `did not connect within ${connectTimeout / 1000} s`,
       );
       rt.attempt = 0;
+      publish(rt, adapter);
       setStatus(rt, 'connected');
     } catch (err) {
       setStatus(rt, 'failed', errorMessage(err));

@@ -41,6 +41,32 @@ export interface MessageLimit {
 /**
  * One connected platform. Required: start, reply, stop, render. Optional capabilities are
  * checked by the bridge (`if (adapter.send)`), never by channel name.
+ *
+ * Lifecycle contract (every built-in adapter keeps it through src/channels/lifecycle.ts, custom
+ * adapters get it from the wrapper in custom.ts; test/integration/channels/lifecycle.contract.test.ts
+ * checks it for all six). An adapter is single-use: created, started once, stopped once.
+ *
+ * - `start(ctx)` connects and resolves once connected. It rejects with a ChannelError: the
+ *   platform's refusal (`auth`, `network`, …), or kind `lifecycle` when the call does not fit:
+ *   - a second start(), while the first is still connecting, after it connected or after it
+ *     failed, rejects at once ("start() called twice: …; an adapter is started once") and leaves
+ *     the first call and its connection untouched;
+ *   - start() after stop() rejects ("start() after stop(): an adapter cannot be restarted; create
+ *     a new one"): to reconnect, create a new adapter (the hub builds one per attempt);
+ *   - stop() while start() is pending makes that start reject at once ("stopped while starting").
+ *   After a rejected start the adapter may keep retrying in the background (DingTalk and WeCom
+ *   do) and report a later success as `connected`, which makes it started; stop() ends that too.
+ * - `stop()` releases every socket, timer and SDK client, also those of a pending start (whose
+ *   current step it waits for, at most 10 s: a bot-info request cannot be cut short); the process
+ *   can exit once it resolves. It is idempotent (a second call returns the same promise) and safe
+ *   before start (the adapter is then stopped and can no longer start).
+ * - `ctx.onStatus` is called only between a settled start() and stop(); `ctx.onMessage` is not
+ *   called once stop() has resolved.
+ * - reply, send, edit, openStream, readHistory and downloadImage need a started adapter. Before
+ *   start() resolved, after it failed, or once stop() was called they reject with a ChannelError
+ *   of kind `not_connected` ("reply: not connected (the adapter was stopped)") and reach nothing.
+ *   typing() is best effort: then it resolves without doing anything.
+ * - render, name and limit work in every phase.
  */
 export interface ChannelAdapter {
   /** The channel key (channel_a … channel_f, or the custom adapter's key). */
@@ -52,13 +78,14 @@ export interface ChannelAdapter {
    */
   render(markdown: string): string;
   /**
-   * Connect. Resolves once connected (the bridge applies a deadline and reports `failed` on
-   * rejection); later disconnects and reconnects are reported through `ctx.onStatus`.
+   * Connect, once (see the lifecycle contract above). Resolves once connected (the hub applies a
+   * deadline and reports `failed` on rejection); later disconnects and reconnects are reported
+   * through `ctx.onStatus`.
    */
   start(ctx: ChannelContext): Promise<void>;
   /** Reply to an inbound message (Markdown in; rendered, with a plain-text retry when the platform rejects the formatting). */
   reply(to: ReplyTarget, markdown: string): Promise<SentMessage | undefined>;
-  /** Disconnect and release every timer and socket; the process must be able to exit afterwards. */
+  /** Disconnect and release every timer and socket; idempotent, safe before start (see above). */
   stop(): Promise<void>;
 
   /** Proactive send to a chat, group or user id (POST /api/send, scheduled tasks). */
@@ -146,10 +173,14 @@ export interface ReplyStream {
   finish(markdown: string): Promise<void>;
 }
 
-/** Thrown by adapters for platform refusals the bridge may act on. */
+/**
+ * Thrown by adapters for platform refusals the bridge may act on, and for calls that do not fit
+ * the lifecycle: `lifecycle` (start twice, start after stop, start ended by stop) and
+ * `not_connected` (a platform call before start resolved or after stop).
+ */
 export class ChannelError extends Error {
   readonly channel: string;
-  readonly kind: 'format' | 'too_long' | 'not_found' | 'auth' | 'rate_limited' | 'network' | 'other';
+  readonly kind: 'format' | 'too_long' | 'not_found' | 'auth' | 'rate_limited' | 'network' | 'not_connected' | 'lifecycle' | 'other';
 
   constructor(channel: string, kind: ChannelError['kind'], message: string, opts: { cause?: unknown } = {}) {
     super(`${channel}: ${message}`, opts.cause === undefined ? undefined : { cause: opts.cause });

@@ -6,7 +6,7 @@ import type { TaskRun } from '../core/store/types.js';
 import { type AssistantDirectory, addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { TaskConfig } from '../core/config/schema.js';
 import { createCronDelivery } from './cron-delivery.js';
-import { formatRunHistory, formatTaskList } from './cron-format.js';
+import { formatRunHistory, formatTaskList } from '../core/scheduler/task-format.js';
 import type { CommandIO } from './io.js';
 
 export interface CronOptions {

@@ -35,7 +35,8 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
   const ours = gateway.tokenSource === 'generated' || gateway.tokenSource === 'stored';
   io.out(
     [
-      `${name} (${engine}) is serving on ${gateway.url}`,
+      // The name may hold a ${VAR}: what it resolved to is not printed, like in every log line.
+      `${log.redact(name)} (${engine}) is serving on ${gateway.url}`,
       `token: ${ours ? gateway.token : '(hidden: you set it)'}  [from ${TOKEN_SOURCES[gateway.tokenSource]}]`,
       `dashboard: ${gateway.url}/#token=${ours ? gateway.token : '<TOKEN>'}`,
     ].join('\n'),

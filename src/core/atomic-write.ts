@@ -5,20 +5,26 @@ import { randomBytes } from 'node:crypto';
 /**
  * Replace a file so that readers see either the old or the new content, never a torn one:
  * write a temp file in the same directory, fsync it, rename over the target, fsync the directory.
- * The target's permission bits are kept; `mode` applies to new files.
+ * With `mode` the file gets exactly that mode, also when it existed with another one (files
+ * holding secrets pass 0o600); without, an existing file keeps its mode and a new one is 0644.
+ * The temp file is created 0600 and given its mode before any content is written, so a secret is
+ * never readable by others, not even for a moment.
  */
 export function writeFileAtomic(file: string, content: string | Buffer, opts: { mode?: number } = {}): void {
   const dir = path.dirname(file);
   fs.mkdirSync(dir, { recursive: true });
-  let mode = opts.mode ?? 0o644;
-  try {
-    mode = fs.statSync(file).mode & 0o777;
-  } catch {
-    // new file: keep the requested mode
+  let mode = opts.mode;
+  if (mode === undefined) {
+    try {
+      mode = fs.statSync(file).mode & 0o777;
+    } catch {
+      mode = 0o644;
+    }
   }
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = fs.openSync(tmp, 'w', mode);
+  const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
+    fs.fchmodSync(fd, mode); // exact: the umask does not apply
     fs.writeFileSync(fd, content);
     fs.fsyncSync(fd);
   } catch (err) {
@@ -45,10 +51,16 @@ export function writeFileAtomic(file: string, content: string | Buffer, opts: { 
   }
 }
 
-/** Write only when the content differs (context files are regenerated before every turn). */
+/**
+ * Write only when the content differs (context files are regenerated before every turn). With
+ * `mode`, an unchanged file that has another mode (written by an older version) gets it too.
+ */
 export function writeFileIfChanged(file: string, content: string, opts: { mode?: number } = {}): boolean {
   try {
-    if (fs.readFileSync(file, 'utf8') === content) return false;
+    if (fs.readFileSync(file, 'utf8') === content) {
+      if (opts.mode !== undefined && (fs.statSync(file).mode & 0o777) !== opts.mode) fs.chmodSync(file, opts.mode);
+      return false;
+    }
   } catch {
     // missing: write it
   }

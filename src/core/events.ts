@@ -28,7 +28,8 @@ export type AgentEvent =
  */
 export type FailureKind = 'session_not_found' | 'provider' | 'engine';
 
-export type EngineErrorCode = 'spawn_failed' | 'exit_nonzero' | 'engine_reported' | 'aborted' | 'timeout';
+/** `internal`: our side failed inside the run (a parser threw); the run ends, the process goes on. */
+export type EngineErrorCode = 'spawn_failed' | 'exit_nonzero' | 'engine_reported' | 'aborted' | 'timeout' | 'internal';
 
 export const TIMEOUT_MESSAGE = 'Agent invocation timed out';
 

@@ -1,6 +1,8 @@
 /**
  * Leveled logger to stderr. Children add a `[prefix]`; every line goes through redaction of the
- * secret values of the loaded config, so a token can never reach a log file.
+ * secret values of the loaded config, so a token can never reach a log file, and then through
+ * escaping of control characters, so one call is always one line: a client-controlled value (a
+ * URL path, a channel name) can never forge a line of its own or send terminal escapes.
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -12,6 +14,8 @@ export interface Logger {
   child(prefix: string): Logger;
   /** Register more secret values to redact (after a config reload). */
   addSecrets(values: Iterable<string>): void;
+  /** The text with every registered secret replaced, for output that does not go through a log call. */
+  redact(text: string): string;
 }
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -42,7 +46,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     const emit = (lvl: LogLevel, msg: string) => {
       if (ORDER[lvl] < min) return;
       const tag = lvl === 'info' ? '' : `${lvl}: `;
-      write(redact(`${prefix}${tag}${msg}`));
+      write(escapeControl(redact(`${prefix}${tag}${msg}`)));
     };
     return {
       debug: (m) => emit('debug', m),
@@ -51,6 +55,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       error: (m) => emit('error', m),
       child: (p) => make(`${prefix}[${p}] `),
       addSecrets,
+      redact,
     };
   };
   return make('');
@@ -59,4 +64,18 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
 /** A logger that drops everything (tests, embedding). */
 export function createSilentLogger(): Logger {
   return createLogger({ level: 'silent' });
+}
+
+// C0 controls but tab, DEL, C1 controls, and the Unicode line and paragraph separators.
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/g;
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r' };
+
+/** `\n`, `\r` as written in source; other control characters as `\xNN` / `\uNNNN`. */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (c) => {
+    const named = NAMED[c];
+    if (named) return named;
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
+  });
 }

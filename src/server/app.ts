@@ -1,7 +1,9 @@
-import { H3, handleCors } from 'h3';
+import { EventStream, H3, handleCors } from 'h3';
+import type { LoadedConfig } from '../core/config/load.js';
+import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
 import { presentedToken, tokensMatch } from './auth.js';
-import { HttpFailure, json } from './http.js';
+import { formatHttpLine, HttpFailure, json } from './http.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
@@ -11,8 +13,8 @@ import { registerSessionRoutes } from './routes/session.js';
 import type { RouteTable, ServerDeps } from './types.js';
 
 /**
- * The HTTP API as an h3 app built only from what it is given (ServerDeps, in types.ts): no module
- * state, no listening (listen.ts does that). Every route but the public ones needs the bearer token.
+ * The HTTP API as an h3 app built only from what it is given: no module state, no listening
+ * (listen.ts does that). Every route but the public ones needs the bearer token.
  */
 export interface ServerApp {
   app: H3;
@@ -34,10 +36,19 @@ const PUBLIC = (method: string, path: string) =>
 
 export function createServerApp(deps: ServerDeps): ServerApp {
   const log = deps.log.child('http');
+  const redact = createRedactor(deps);
+  const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => json(status, redact(body), headers);
   const app = new H3({
     onError: (error, event) => {
-      log.error(`${event.req.method} ${event.url.pathname}: ${errorMessage(error)}`);
-      return json(error.status && error.status < 500 ? error.status : 500, { error: error.status && error.status < 500 ? error.message : 'internal error' });
+      // A client's mistake h3 found (a malformed URL) is a 4xx like ours; anything else is a bug
+      // of ours: logged with its stack, answered without details.
+      if (error.status && error.status < 500) {
+        log.info(formatHttpLine(error.status, event.req.method, event.url.pathname, error.message));
+        return reply(error.status, { error: error.message });
+      }
+      const cause = error.cause ?? error;
+      log.error(formatHttpLine(500, event.req.method, event.url.pathname, cause instanceof Error ? (cause.stack ?? cause.message) : errorMessage(cause)));
+      return reply(500, { error: 'internal error' });
     },
   });
 
@@ -53,13 +64,14 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     if (PUBLIC(method, pathname)) return next();
     const token = presentedToken(event.req.headers, event.url, method === 'GET' && pathname === '/api/events');
     if (token !== undefined && tokensMatch(token, deps.token)) return next();
-    log.info(`401 ${method} ${pathname}: ${token === undefined ? 'no token' : 'wrong token'}`);
-    return json(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
+    log.info(formatHttpLine(401, method, pathname, token === undefined ? 'no token' : 'wrong token'));
+    return reply(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
   });
 
   const methods = new Map<string, Set<string>>();
   const streams = new Set<Promise<void>>();
   const table: RouteTable = {
+    redact,
     trackStream(finished) {
       streams.add(finished);
       void finished.finally(() => streams.delete(finished));
@@ -68,11 +80,11 @@ export function createServerApp(deps: ServerDeps): ServerApp {
       methods.set(path, (methods.get(path) ?? new Set()).add(method));
       app.on(method, path, async (event) => {
         try {
-          return await handler(event);
+          return await redactResult(await handler(event), redact);
         } catch (err) {
           if (err instanceof HttpFailure) {
-            log.info(`${err.status} ${event.req.method} ${event.url.pathname}: ${err.message}`);
-            return json(err.status, err.body, err.headers);
+            log.info(formatHttpLine(err.status, event.req.method, event.url.pathname, err.message));
+            return reply(err.status, err.body, err.headers);
           }
           throw err;
         }
@@ -90,11 +102,11 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   app.all('/**', (event) => {
     const allowed = methods.get(event.url.pathname);
     if (allowed && !allowed.has(event.req.method)) {
-      log.info(`405 ${event.req.method} ${event.url.pathname}`);
-      return json(405, { error: `method ${event.req.method} not allowed on ${event.url.pathname}`, allow: [...allowed] }, { allow: [...allowed].join(', ') });
+      log.info(formatHttpLine(405, event.req.method, event.url.pathname));
+      return reply(405, { error: `method ${event.req.method} not allowed on ${event.url.pathname}`, allow: [...allowed] }, { allow: [...allowed].join(', ') });
     }
-    log.info(`404 ${event.req.method} ${event.url.pathname}`);
-    return json(404, { error: `no route ${event.req.method} ${event.url.pathname}` });
+    log.info(formatHttpLine(404, event.req.method, event.url.pathname));
+    return reply(404, { error: `no route ${event.req.method} ${event.url.pathname}` });
   });
   return {
     app,
@@ -102,4 +114,33 @@ export function createServerApp(deps: ServerDeps): ServerApp {
       await Promise.race([Promise.allSettled([...streams]), new Promise((r) => setTimeout(r, ms).unref())]);
     },
   };
+}
+
+// --- internal ---
+
+/**
+ * What is never sent: the secret values of the config in force (placeholder resolutions, secret
+ * fields, credential variables) and the gateway token. Rebuilt when the config changes.
+ */
+function createRedactor(deps: ServerDeps): <T>(value: T) => T {
+  let basis: LoadedConfig | undefined;
+  let values: string[] = [];
+  return <T>(value: T): T => {
+    const current = deps.config.current();
+    if (current !== basis) {
+      basis = current;
+      values = [...current.secretValues, deps.token];
+    }
+    return maskSecretValues(value, values);
+  };
+}
+
+/** Objects become JSON with secrets masked; JSON Responses are re-read and masked; streams mask per event. */
+async function redactResult(out: unknown, redact: <T>(value: T) => T): Promise<unknown> {
+  if (out instanceof EventStream) return out;
+  if (out instanceof Response) {
+    if (!(out.headers.get('content-type') ?? '').includes('application/json')) return out;
+    return new Response(JSON.stringify(redact(JSON.parse(await out.text()) as unknown)), { status: out.status, headers: out.headers });
+  }
+  return out === undefined ? out : json(200, redact(out));
 }

@@ -1,14 +1,19 @@
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
 import { formatPath } from '../core/config/issues.js';
+import { findUnsafeValues } from '../core/config/unsafe-values.js';
 import { HttpFailure } from './http.js';
 
 /**
  * Request bodies are read with a size limit (413 past it, checked while reading, not after) and
  * validated with zod (400 with every issue and its path). Documented limit: 36 MB, room for the
- * five 5 MB images a turn may carry, base64-encoded.
+ * five 5 MB images a turn may carry, base64-encoded. Before any route sees a body, the one reader
+ * rejects (400) what no route can accept: nesting deeper than MAX_BODY_DEPTH (checked on the
+ * text, before anything recursive touches it), a NUL in any string or key, and prototype keys.
  */
 export const MAX_BODY_BYTES = 36 * 1024 * 1024;
+/** Our deepest setting is 4 levels down; 32 leaves room for `x-` extension values. */
+export const MAX_BODY_DEPTH = 32;
 
 export interface ReadOptions {
   limit?: number | undefined;
@@ -45,11 +50,19 @@ export async function readJson(event: H3Event, opts: ReadOptions = {}): Promise<
     if (opts.allowEmpty) return {};
     throw new HttpFailure(400, 'request body is required (JSON)');
   }
+  if (nestingDepth(text) > MAX_BODY_DEPTH) throw new HttpFailure(400, `request body is nested deeper than ${MAX_BODY_DEPTH} levels`, { limit: MAX_BODY_DEPTH });
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     throw new HttpFailure(400, 'request body is not valid JSON');
   }
+  const unsafe = findUnsafeValues(value);
+  if (unsafe.length > 0) {
+    const issues = unsafe.map((u) => ({ path: formatPath(u.path), message: u.message }));
+    throw new HttpFailure(400, `invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+  return value;
 }
 
 export async function readValidated<T>(event: H3Event, schema: z.ZodType<T>, opts: ReadOptions = {}): Promise<T> {
@@ -65,4 +78,24 @@ export async function readValidated<T>(event: H3Event, schema: z.ZodType<T>, opt
 /** The rest of the body is never read, so the connection cannot be reused for another request. */
 function tooLarge(limit: number): HttpFailure {
   return new HttpFailure(413, `request body is larger than ${limit} bytes`, { limit }, { connection: 'close' });
+}
+
+/** Deepest `{`/`[` nesting of JSON text, brackets inside strings not counted; linear, no recursion. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > max) max = depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
 }

@@ -1,12 +1,13 @@
-import http from 'node:http';
+import http, { STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler, type H3 } from 'h3';
+import { AppError } from '../core/errors.js';
 
 /**
  * node:http around the h3 app: the exact host and port asked for (a busy port is an error, never
- * a silent move to another one); port 0 picks a free one. (A plain server, not listhen: listhen's
- * port search, certificate code and URL printing cost the gateway memory and start-up time for
- * nothing it uses.)
+ * a silent move to another one); port 0 picks a free one. (A plain server rather than listhen:
+ * listhen's port search, certificate code and URL printing cost the gateway memory and start-up
+ * time for nothing it uses.)
  */
 export interface RunningServer {
   url: string;
@@ -21,16 +22,14 @@ export interface RunningServer {
 export async function listenApp(app: H3, opts: { host: string; port: number }): Promise<RunningServer> {
   const server = http.createServer(toNodeHandler(app));
   await new Promise<void>((resolve, reject) => {
-    const fail = (err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? `port ${opts.port} is already in use` : err.message;
-      reject(new Error(`cannot listen on ${opts.host}:${opts.port}: ${why}`));
-    };
+    const fail = (err: NodeJS.ErrnoException) => reject(explainListenFailure(opts, err));
     server.once('error', fail);
     server.listen(opts.port, opts.host, () => {
       server.off('error', fail);
       resolve();
     });
   });
+  server.on('clientError', answerMalformed);
   const address = server.address() as AddressInfo;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   let closed: Promise<void> | undefined;
@@ -48,4 +47,39 @@ export async function listenApp(app: H3, opts: { host: string; port: number }): 
       await closed;
     },
   };
+}
+
+// --- internal ---
+
+/**
+ * A request Node's parser refuses (an unknown method, a broken header) never reaches the app;
+ * Node's own answer is a bare status line. Ours is the same status with the JSON error body
+ * every other answer has.
+ */
+function answerMalformed(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : 400;
+  const body = JSON.stringify({ error: `malformed HTTP request (${err.code ?? 'parse error'})` });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** A bind failure said so the user reads what to do (an ordinary error, exit 1, never a bug report). */
+function explainListenFailure(opts: { host: string; port: number }, err: NodeJS.ErrnoException): AppError {
+  const { host, port } = opts;
+  if (err.code === 'EADDRINUSE') {
+    return new AppError('port_in_use', `port ${port} on ${host} is already in use; stop what is using it or choose another port with --port`);
+  }
+  if (err.code === 'EACCES') {
+    return new AppError('port_denied', `not allowed to listen on port ${port} on ${host} (ports below 1024 need privileges); choose another port with --port`);
+  }
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
+    return new AppError('host_unavailable', `cannot listen on ${host}: it is not an address of this machine; check --host or gateway.host`);
+  }
+  return new AppError('listen_failed', `cannot listen on ${host}:${port}: ${err.code ?? err.message}`);
 }

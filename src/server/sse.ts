@@ -8,6 +8,8 @@ import { createEventStream, type EventStream, type H3Event } from 'h3';
  */
 export interface StreamOptions {
   heartbeatMs: number;
+  /** Applied to each item before it is written (RouteTable.redact: no secret value leaves). */
+  redact: <T>(value: T) => T;
   onClientGone?: () => void;
   /** Called with a promise that settles once the stream has written its last event. */
   track?: (finished: Promise<void>) => void;
@@ -44,7 +46,7 @@ export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts:
       for await (const item of source) {
         if (closed) break;
         lastWrite = Date.now();
-        await stream.push(JSON.stringify(item));
+        await stream.push(JSON.stringify(opts.redact(item)));
       }
     } catch {
       // the client went away mid-write

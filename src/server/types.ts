@@ -31,7 +31,10 @@ export type RouteHandler = (event: H3Event) => unknown;
 
 /** How route modules add routes: also records methods per path, for 405 answers. */
 export interface RouteTable {
+  /** JSON a handler returns (an object, or a JSON Response) leaves with every secret value masked. */
   add(method: Method, path: string, handler: RouteHandler): void;
   /** Register a turn's stream, so shutdown can wait until its last event is written. */
   trackStream(finished: Promise<void>): void;
+  /** Mask every secret value in what is about to be sent (streams call it per event). */
+  redact<T>(value: T): T;
 }

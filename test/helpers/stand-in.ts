@@ -23,11 +23,13 @@ export interface StandIn {
   runs(): Array<Record<string, unknown>>;
 }
 
-/** A bin directory whose claude/opencode/codex/agent are the stand-in engine. */
-export function createStandIn(): StandIn {
-  const root = testdir({}, 'service-standin-');
+/**
+ * A bin directory whose claude/opencode/codex/agent are the stand-in engine. It lives in a
+ * testdir (removed after the current test) unless `root` is given (a suite-wide gateway).
+ */
+export function createStandIn(root = testdir({}, 'service-standin-')): StandIn {
   const binDir = path.join(root, 'bin');
-  fs.mkdirSync(binDir);
+  fs.mkdirSync(binDir, { recursive: true });
   for (const [engine, names] of Object.entries(BINARIES)) {
     for (const name of names) {
       fs.writeFileSync(path.join(binDir, name), `#!/bin/sh\nexec "${process.execPath}" "${standInScript}" ${engine} "$@"\n`, { mode: 0o755 });

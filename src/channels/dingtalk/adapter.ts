@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TOPIC_ROBOT, type DWClientDownStream } from 'dingtalk-stream';
 import { errorMessage } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { createLifecycle } from '../lifecycle.js';
 import type { ChannelAdapter, ChannelContext, ChannelDeps, ReplyStream, ReplyTarget, SentMessage } from '../types.js';
 import { ChannelError } from '../types.js';
 import { dingtalkTitle, renderDingtalkMarkdown } from './format.js';
@@ -40,41 +42,100 @@ const FLOW = { processing: '1', inputting: '2', finished: '3' } as const;
 const WEBHOOK_MARGIN_MS = 5_000;
 
 export async function createDingtalkAdapter(opts: DingtalkOptions, deps: ChannelDeps, tuning: DingtalkTuning = {}): Promise<ChannelAdapter> {
+  // --- state ---
   const name = deps.name;
-  const log = deps.log;
+  const lifecycle = createLifecycle(name, { connect, release });
+  let log: Logger = deps.log;
   const baseUrl = (opts.apiBaseUrl ?? 'https://api.dingtalk.com').replace(/\/+$/, '');
-  let abort = new AbortController();
   const api = createDingtalkApi({
     name,
     baseUrl,
     clientId: opts.clientId,
     clientSecret: opts.clientSecret,
     timeoutMs: tuning.requestTimeoutMs ?? 15_000,
-    get signal() {
-      return abort.signal;
-    },
+    signal: lifecycle.signal, // stop() aborts requests in flight
   });
   let client: DingtalkStreamClient | undefined;
   let ctx: ChannelContext | undefined;
   let pendingStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
   let last: { state: string; reason?: string } = { state: 'idle' };
 
+  // --- connection ---
+
+  async function connect(context: ChannelContext): Promise<void> {
+    ctx = context;
+    log = context.log;
+    last = { state: 'starting' };
+    const cl = new DingtalkStreamClient({
+      name,
+      clientId: opts.clientId,
+      clientSecret: opts.clientSecret,
+      apiBaseUrl: baseUrl,
+      log,
+      ...tuning,
+    });
+    client = cl;
+    // Must precede connect(): the subscription list is sent with connections/open.
+    cl.registerCallbackListener(TOPIC_ROBOT, (frame: DWClientDownStream) => {
+      void onRobotFrame(frame);
+    });
+    cl.on('gateway-open', () => {
+      if (pendingStart) {
+        last = { state: 'connected' };
+        pendingStart.resolve();
+        pendingStart = undefined;
+      } else {
+        report('connected');
+      }
+    });
+    cl.on('gateway-error', (err: ChannelError) => {
+      if (pendingStart) {
+        // start() fails fast with the reason; the client keeps retrying with backoff and a later
+        // success is reported as 'connected'.
+        last = { state: 'failed', reason: err.message };
+        pendingStart.reject(err);
+        pendingStart = undefined;
+      } else if (last.state !== 'failed') {
+        report('disconnected', err.message);
+      }
+    });
+    cl.on('gateway-close', (reason: string) => report('disconnected', reason));
+    await new Promise<void>((resolve, reject) => {
+      pendingStart = { resolve, reject };
+      void cl.connect();
+    });
+  }
+
+  async function release(): Promise<void> {
+    const cl = client;
+    client = undefined;
+    pendingStart?.reject(new ChannelError(name, 'network', 'stopped before connecting'));
+    pendingStart = undefined;
+    if (cl) {
+      await cl.stop();
+      cl.removeAllListeners();
+    }
+    last = { state: 'idle' };
+  }
+
   /** onStatus only on a change of state or reason: retries with the same failure stay quiet. */
-  const report = (state: 'connected' | 'disconnected' | 'failed', reason?: string) => {
+  function report(state: 'connected' | 'disconnected' | 'failed', reason?: string): void {
     if (last.state === state && last.reason === reason) return;
     last = reason === undefined ? { state } : { state, reason };
     ctx?.onStatus(reason === undefined ? { state } : { state, reason });
-  };
+  }
 
-  const ack = (frameId: string) => {
+  // --- inbound ---
+
+  function ack(frameId: string): void {
     try {
       client?.socketCallBackResponse(frameId, { success: true });
     } catch (err) {
       log.debug(`ack of ${frameId} not sent (DingTalk will redeliver): ${errorMessage(err)}`);
     }
-  };
+  }
 
-  const onRobotFrame = async (frame: DWClientDownStream): Promise<void> => {
+  async function onRobotFrame(frame: DWClientDownStream): Promise<void> {
     const frameId = frame.headers.messageId;
     let payload: RobotPayload;
     try {
@@ -96,10 +157,12 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
       return;
     }
     ack(frameId);
-  };
+  }
+
+  // --- outbound ---
 
   /** Proactive robot message through the OpenAPI (also the fallback once a sessionWebhook expired). */
-  const sendRobot = async (target: { group: boolean; id: string; robotCode?: string | undefined }, text: string): Promise<SentMessage> => {
+  async function sendRobot(target: { group: boolean; id: string; robotCode?: string | undefined }, text: string): Promise<SentMessage> {
     const robotCode = target.robotCode ?? opts.clientId;
     const msgParam = JSON.stringify({ title: dingtalkTitle(text), text });
     const res = target.group
@@ -109,10 +172,10 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
       throw new ChannelError(name, 'not_found', `unknown user id ${target.id}`);
     }
     return { chatId: target.id, messageId: String(res.processQueryKey ?? randomUUID()) };
-  };
+  }
 
   /** An AI card that is created, delivered, then streamed into (full text each time). */
-  const openCard = async (to: ReplyTarget): Promise<ReplyStream> => {
+  async function openCard(to: ReplyTarget): Promise<ReplyStream> {
     const group = to.chatType === 'group';
     const outTrackId = randomUUID();
     const robotCode = readReplyExtra(to.extra).robotCode ?? opts.clientId;
@@ -177,91 +240,39 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
           await setStatus({ flowStatus: FLOW.finished, msgContent: text });
         }),
     };
-  };
+  }
 
-  const adapter: ChannelAdapter = {
+  async function reply(to: ReplyTarget, markdown: string): Promise<SentMessage | undefined> {
+    lifecycle.assertStarted('reply');
+    const text = renderDingtalkMarkdown(markdown);
+    const extra = readReplyExtra(to.extra);
+    if (extra.sessionWebhook && (extra.sessionWebhookExpiredTime ?? 0) > Date.now() + WEBHOOK_MARGIN_MS) {
+      try {
+        await api.postWebhook(extra.sessionWebhook, { msgtype: 'markdown', markdown: { title: dingtalkTitle(text), text } });
+        return undefined; // a sessionWebhook reply has no message id
+      } catch (err) {
+        if (!(err instanceof ChannelError && err.kind === 'not_found')) throw err;
+        log.debug(`sessionWebhook of ${to.messageId ?? to.chatId} expired early; replying through the OpenAPI`);
+      }
+    }
+    return sendRobot({ group: to.chatType === 'group', id: to.chatId, robotCode: extra.robotCode }, text);
+  }
+
+  return {
     name,
     limit: { max: DINGTALK_MAX_BYTES, unit: 'bytes' },
     render: renderDingtalkMarkdown,
+    start: lifecycle.start,
+    stop: lifecycle.stop,
+    reply,
 
-    start(c) {
-      if (client) return Promise.reject(new Error(`${name}: already started`));
-      ctx = c;
-      last = { state: 'starting' };
-      const cl = new DingtalkStreamClient({
-        name,
-        clientId: opts.clientId,
-        clientSecret: opts.clientSecret,
-        apiBaseUrl: baseUrl,
-        log,
-        ...tuning,
-      });
-      client = cl;
-      // Must precede connect(): the subscription list is sent with connections/open.
-      cl.registerCallbackListener(TOPIC_ROBOT, (frame: DWClientDownStream) => {
-        void onRobotFrame(frame);
-      });
-      cl.on('gateway-open', () => {
-        if (pendingStart) {
-          last = { state: 'connected' };
-          pendingStart.resolve();
-          pendingStart = undefined;
-        } else {
-          report('connected');
-        }
-      });
-      cl.on('gateway-error', (err: ChannelError) => {
-        if (pendingStart) {
-          // start() fails fast with the reason; the client keeps retrying with backoff and a later
-          // success is reported as 'connected'.
-          last = { state: 'failed', reason: err.message };
-          pendingStart.reject(err);
-          pendingStart = undefined;
-        } else if (last.state !== 'failed') {
-          report('disconnected', err.message);
-        }
-      });
-      cl.on('gateway-close', (reason: string) => report('disconnected', reason));
-      return new Promise<void>((resolve, reject) => {
-        pendingStart = { resolve, reject };
-        void cl.connect();
-      });
-    },
-
-    async stop() {
-      const cl = client;
-      client = undefined;
-      pendingStart?.reject(new ChannelError(name, 'network', 'stopped before connecting'));
-      pendingStart = undefined;
-      abort.abort();
-      abort = new AbortController();
-      if (cl) {
-        await cl.stop();
-        cl.removeAllListeners();
-      }
-      last = { state: 'idle' };
-    },
-
-    async reply(to, markdown) {
-      const text = renderDingtalkMarkdown(markdown);
-      const extra = readReplyExtra(to.extra);
-      if (extra.sessionWebhook && (extra.sessionWebhookExpiredTime ?? 0) > Date.now() + WEBHOOK_MARGIN_MS) {
-        try {
-          await api.postWebhook(extra.sessionWebhook, { msgtype: 'markdown', markdown: { title: dingtalkTitle(text), text } });
-          return undefined; // a sessionWebhook reply has no message id
-        } catch (err) {
-          if (!(err instanceof ChannelError && err.kind === 'not_found')) throw err;
-          log.debug(`sessionWebhook of ${to.messageId ?? to.chatId} expired early; replying through the OpenAPI`);
-        }
-      }
-      return sendRobot({ group: to.chatType === 'group', id: to.chatId, robotCode: extra.robotCode }, text);
-    },
-
-    send(chatId, markdown) {
+    async send(chatId, markdown) {
+      lifecycle.assertStarted('send');
       return sendRobot(parseChatId(chatId), renderDingtalkMarkdown(markdown));
     },
 
     async openStream(to) {
+      lifecycle.assertStarted('openStream');
       try {
         return await openCard(to);
       } catch (err) {
@@ -271,11 +282,10 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
         return {
           update: async () => undefined,
           finish: async (markdown) => {
-            await adapter.reply(to, markdown);
+            await reply(to, markdown);
           },
         };
       }
     },
   };
-  return adapter;
 }

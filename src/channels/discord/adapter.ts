@@ -1,5 +1,6 @@
 import { Client, DiscordAPIError, Events, GatewayIntentBits, Options, Partials, type Message, type SendableChannels, type TextBasedChannel } from 'discord.js';
 import type { Logger } from '../../core/logger.js';
+import { withTimeout } from '../../core/util/timeout.js';
 import {
   ChannelError,
   type ChannelAdapter,
@@ -10,6 +11,7 @@ import {
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
+import { createLifecycle } from '../lifecycle.js';
 import { describeCloseCode, toChannelError } from './errors.js';
 import { renderDiscordMarkdown } from './format.js';
 import { toInboundMessage, type DiscordSelf } from './inbound.js';
@@ -25,6 +27,8 @@ export interface DiscordOptions {
 
 /** Discord counts characters (code points) of `content`; UTF-16 length is never smaller, so the bridge's count is safe. */
 const LIMIT = { max: 2000, unit: 'chars' } as const;
+/** How long stop() lets a pending login settle before destroying the client anyway. */
+const STOP_WAIT_MS = 10_000;
 /** Discord's page size for GET /channels/:id/messages. */
 const HISTORY_PAGE = 100;
 
@@ -44,14 +48,67 @@ const HISTORY_PAGE = 100;
  *   Discord requires. Kept as is; a plain drop resumes without identifying, so tests need no hook.
  */
 export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDeps): Promise<ChannelAdapter> {
+  // --- state ---
   const name = deps.name;
+  const lifecycle = createLifecycle(name, { connect, release });
   deps.log.addSecrets([opts.botToken]);
   let log: Logger = deps.log;
+  let ctx: ChannelContext | undefined;
   let client: Client | undefined;
-  let started = false;
-  let stopped = false;
+  /** login() of the current client, settled or not (release waits for it). */
+  let loggingIn: Promise<unknown> = Promise.resolve();
   let reported: 'connected' | 'disconnected' | 'failed' = 'connected';
   let handoff: Promise<void> = Promise.resolve();
+
+  // --- connection ---
+
+  async function connect(context: ChannelContext, signal: AbortSignal): Promise<void> {
+    ctx = context;
+    log = context.log;
+    const c = createClient();
+    client = c;
+    let fatal: ChannelError | undefined;
+    let failStart: (err: Error) => void = () => undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      failStart = reject;
+      c.once(Events.ClientReady, () => resolve());
+      // release() removes the ready listener: without this a stop while connecting would leave start waiting.
+      signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
+    });
+    ready.catch(() => undefined); // observed below; avoids an unhandled rejection if login fails first
+    attach(c, (err) => {
+      fatal = err instanceof ChannelError ? err : undefined;
+      failStart(err);
+    });
+    try {
+      const login = c.login(opts.botToken); // resolves before the guilds arrive: wait for clientReady too
+      loggingIn = login.catch(() => undefined);
+      await login;
+      await ready;
+    } catch (err) {
+      if (client === c) client = undefined;
+      await c.destroy().catch(() => undefined);
+      // A final close code (e.g. 4014 with its hint) explains more than login's own rejection.
+      throw fatal ?? toChannelError(name, 'cannot connect to the Discord gateway', err);
+    }
+    reported = 'connected';
+    log.info(`connected as ${c.user?.tag ?? c.user?.id ?? '?'}`);
+  }
+
+  async function release(): Promise<void> {
+    const c = client;
+    client = undefined;
+    if (c) {
+      // discord.js 14.28: destroy() during login() does not stop it. The login's gateway request
+      // completes afterwards and connects the shards anyway (reconnecting forever once the socket
+      // drops), and a second destroy() is a no-op. So let a pending login settle first.
+      await withTimeout(loggingIn, STOP_WAIT_MS);
+      c.removeAllListeners();
+      c.on(Events.Error, () => undefined); // late socket errors during destroy must not throw
+      await c.destroy();
+    }
+    await handoff;
+  }
 
   function createClient(): Client {
     const api = opts.apiUrl?.replace(/\/+$/, '').replace(/\/v\d+$/, '');
@@ -65,17 +122,32 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     });
   }
 
-  function report(ctx: ChannelContext, state: typeof reported, reason?: string): void {
-    if (!started || stopped || state === reported) return;
+  function attach(c: Client, failStart: (err: Error) => void): void {
+    c.on(Events.MessageCreate, (m) => onDiscordMessage(c, m));
+    c.on(Events.ShardReconnecting, () => report('disconnected', 'gateway connection lost; reconnecting'));
+    c.on(Events.ShardResume, () => report('connected'));
+    c.on(Events.ShardReady, () => report('connected'));
+    // Only for the close codes discord.js gives up on (4004, 4010-4014): nothing will reconnect.
+    c.on(Events.ShardDisconnect, (ev) => {
+      const reason = describeCloseCode(ev.code);
+      failStart(new ChannelError(name, ev.code === 4004 ? 'auth' : 'other', reason)); // a no-op once started
+      report('failed', reason);
+    });
+    c.on(Events.ShardError, (err) => log.warn(`gateway error: ${err.message}`));
+    c.on(Events.Error, (err) => log.warn(`client error: ${err.message}`));
+    c.on(Events.Warn, (message) => log.warn(message));
+  }
+
+  /** Status changes only (the lifecycle passes them on only while started). */
+  function report(state: typeof reported, reason?: string): void {
+    if (state === reported) return;
     reported = state;
-    ctx.onStatus(reason === undefined ? { state } : { state, reason });
+    ctx?.onStatus(reason === undefined ? { state } : { state, reason });
   }
 
-  function self(c: Client): DiscordSelf {
-    return { channel: name, botId: c.user?.id ?? '', ...(opts.botName ? { botName: opts.botName } : {}) };
-  }
+  // --- inbound ---
 
-  function onDiscordMessage(ctx: ChannelContext, c: Client, m: Message): void {
+  function onDiscordMessage(c: Client, m: Message): void {
     let msg: InboundMessage | undefined;
     try {
       msg = toInboundMessage(m, self(c));
@@ -85,47 +157,40 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     }
     if (!msg) return;
     const message = msg;
+    const to = ctx;
+    if (!to) return;
     // One after another, so the bridge sees a chat's messages in gateway order.
-    handoff = handoff.then(() => ctx.onMessage(message)).catch((err: unknown) => log.warn(`handing over ${message.messageId} failed: ${String(err)}`));
+    handoff = handoff.then(() => to.onMessage(message)).catch((err: unknown) => log.warn(`handing over ${message.messageId} failed: ${String(err)}`));
   }
 
-  function attach(ctx: ChannelContext, c: Client, failStart: (err: Error) => void): void {
-    c.on(Events.MessageCreate, (m) => onDiscordMessage(ctx, c, m));
-    c.on(Events.ShardReconnecting, () => report(ctx, 'disconnected', 'gateway connection lost; reconnecting'));
-    c.on(Events.ShardResume, () => report(ctx, 'connected'));
-    c.on(Events.ShardReady, () => report(ctx, 'connected'));
-    // Only for the close codes discord.js gives up on (4004, 4010-4014): nothing will reconnect.
-    c.on(Events.ShardDisconnect, (ev) => {
-      const reason = describeCloseCode(ev.code);
-      if (!started) failStart(new ChannelError(name, ev.code === 4004 ? 'auth' : 'other', reason));
-      report(ctx, 'failed', reason);
-    });
-    c.on(Events.ShardError, (err) => log.warn(`gateway error: ${err.message}`));
-    c.on(Events.Error, (err) => log.warn(`client error: ${err.message}`));
-    c.on(Events.Warn, (message) => log.warn(message));
+  function self(c: Client): DiscordSelf {
+    return { channel: name, botId: c.user?.id ?? '', ...(opts.botName ? { botName: opts.botName } : {}) };
   }
 
-  function live(): Client {
-    if (!client || stopped) throw new ChannelError(name, 'network', 'not connected (start() has not completed or stop() was called)');
+  // --- outbound ---
+
+  function live(what: string): Client {
+    lifecycle.assertStarted(what);
+    if (!client) throw new ChannelError(name, 'not_connected', `${what}: not connected`);
     return client;
   }
 
-  async function channelById(id: string): Promise<TextBasedChannel & SendableChannels> {
+  async function channelById(c: Client, id: string): Promise<TextBasedChannel & SendableChannels> {
     if (!/^\d{1,20}$/.test(id)) throw new ChannelError(name, 'not_found', `"${id}" is not a Discord id (a snowflake of digits)`);
-    const ch = await live().channels.fetch(id);
+    const ch = await c.channels.fetch(id);
     if (!ch?.isTextBased() || !ch.isSendable()) throw new ChannelError(name, 'not_found', `channel ${id} is not a text channel the bot can use`);
     return ch;
   }
 
   /** `send` takes a channel id, a DM channel id or a user id (`user:<id>` forces the user reading). */
-  async function destination(chatId: string): Promise<TextBasedChannel & SendableChannels> {
+  async function destination(c: Client, chatId: string): Promise<TextBasedChannel & SendableChannels> {
     const userId = /^user:(\d{1,20})$/.exec(chatId)?.[1];
-    if (userId) return live().users.createDM(userId);
+    if (userId) return c.users.createDM(userId);
     try {
-      return await channelById(chatId);
+      return await channelById(c, chatId);
     } catch (err) {
       if (!(err instanceof DiscordAPIError && err.code === 10003)) throw err; // Unknown Channel: maybe a user id
-      return live().users.createDM(chatId);
+      return c.users.createDM(chatId);
     }
   }
 
@@ -143,42 +208,13 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     name,
     limit: LIMIT,
     render: renderDiscordMarkdown,
-
-    async start(ctx) {
-      if (client) throw new ChannelError(name, 'other', 'start() called twice');
-      log = ctx.log;
-      stopped = false;
-      const c = createClient();
-      client = c;
-      let fatal: ChannelError | undefined;
-      let failStart: (err: Error) => void = () => undefined;
-      const ready = new Promise<void>((resolve, reject) => {
-        failStart = reject;
-        c.once(Events.ClientReady, () => resolve());
-      });
-      ready.catch(() => undefined); // observed below; avoids an unhandled rejection if login fails first
-      attach(ctx, c, (err) => {
-        fatal = err instanceof ChannelError ? err : undefined;
-        failStart(err);
-      });
-      try {
-        await c.login(opts.botToken); // resolves before the guilds arrive: wait for clientReady too
-        await ready;
-      } catch (err) {
-        client = undefined;
-        await c.destroy().catch(() => undefined);
-        // A final close code (e.g. 4014 with its hint) explains more than login's own rejection.
-        throw fatal ?? toChannelError(name, 'cannot connect to the Discord gateway', err);
-      }
-      if (stopped) return;
-      started = true;
-      reported = 'connected';
-      log.info(`connected as ${c.user?.tag ?? c.user?.id ?? '?'}`);
-    },
+    start: lifecycle.start,
+    stop: lifecycle.stop,
 
     async reply(to: ReplyTarget, markdown: string) {
+      const c = live('reply');
       try {
-        const ch = await channelById(to.threadId ?? to.chatId);
+        const ch = await channelById(c, to.threadId ?? to.chatId);
         const m = await post(ch, markdown, to.messageId);
         return m && sent(to.chatId, m);
       } catch (err) {
@@ -187,8 +223,9 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     },
 
     async send(chatId: string, markdown: string) {
+      const c = live('send');
       try {
-        const ch = await destination(chatId);
+        const ch = await destination(c, chatId);
         const m = await post(ch, markdown);
         return m && sent(chatId, m);
       } catch (err) {
@@ -197,9 +234,10 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     },
 
     async edit(message: SentMessage, markdown: string) {
+      const c = live('edit');
       const channelId = typeof message.extra?.channelId === 'string' ? message.extra.channelId : message.chatId;
       try {
-        const ch = await channelById(channelId);
+        const ch = await channelById(c, channelId);
         await ch.messages.edit(message.messageId, { content: renderDiscordMarkdown(markdown) || '…' });
       } catch (err) {
         throw toChannelError(name, `edit ${message.messageId}`, err);
@@ -207,17 +245,18 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     },
 
     async typing(to: ReplyTarget) {
+      if (!lifecycle.isStarted() || !client) return;
       try {
-        await (await channelById(to.threadId ?? to.chatId)).sendTyping();
+        await (await channelById(client, to.threadId ?? to.chatId)).sendTyping();
       } catch (err) {
         log.debug(`typing in ${to.threadId ?? to.chatId} failed: ${String(err)}`);
       }
     },
 
     async readHistory(chatId: string, { since, limit }: { since: Date; limit: number }) {
+      const c = live('readHistory');
       try {
-        const c = live();
-        const ch = await channelById(chatId);
+        const ch = await channelById(c, chatId);
         const out: InboundMessage[] = [];
         let before: string | undefined;
         // Newest first, page by page, until older than `since` or `limit` reached: the newest
@@ -241,24 +280,12 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     },
 
     async downloadImage(image: InboundImage) {
+      lifecycle.assertStarted('downloadImage');
       try {
         return await readImage(image);
       } catch (err) {
         throw toChannelError(name, `download ${image.fileName ?? 'image'}`, err);
       }
-    },
-
-    async stop() {
-      stopped = true;
-      const c = client;
-      client = undefined;
-      started = false;
-      if (c) {
-        c.removeAllListeners();
-        c.on(Events.Error, () => undefined); // late socket errors during destroy must not throw
-        await c.destroy();
-      }
-      await handoff;
     },
   };
 }

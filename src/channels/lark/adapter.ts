@@ -10,6 +10,7 @@ import {
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
+import { createLifecycle } from '../lifecycle.js';
 import { createLarkConnection, type LarkConnection } from './connection.js';
 import { larkCode, toChannelError } from './errors.js';
 import { renderLarkMarkdown } from './format.js';
@@ -44,10 +45,13 @@ const CHAT_TYPES_KEPT = 2000;
  * CardKit cards (stream.ts).
  */
 export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): Promise<ChannelAdapter> {
+  // --- state ---
   const name = deps.name;
+  const lifecycle = createLifecycle(name, { connect, release });
   deps.log.addSecrets([opts.appSecret]);
   const domain = (opts.domain ?? DEFAULT_DOMAIN).replace(/\/+$/, '');
   let log: Logger = deps.log;
+  let ctx: ChannelContext | undefined;
   const sdkLogger = createLarkSdkLogger(() => log);
   // Per-adapter token cache: the SDK's default cache is process-wide and keyed by appId only.
   const client = new lark.Client({
@@ -62,22 +66,66 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
   const chatTypes = new Map<string, 'direct' | 'group'>();
   let self: LarkSelf | undefined;
   let conn: LarkConnection | undefined;
-  let started = false;
-  let stopped = false;
   let reported: 'connected' | 'disconnected' = 'connected';
   let handoff: Promise<void> = Promise.resolve();
 
-  function rememberChat(chatId: string, type: 'direct' | 'group'): void {
-    chatTypes.delete(chatId);
-    chatTypes.set(chatId, type);
-    if (chatTypes.size > CHAT_TYPES_KEPT) {
-      const oldest = chatTypes.keys().next().value;
-      if (oldest !== undefined) chatTypes.delete(oldest);
+  // --- connection ---
+
+  async function connect(context: ChannelContext, signal: AbortSignal): Promise<void> {
+    ctx = context;
+    log = context.log;
+    if (!APP_ID.test(opts.appId)) throw new ChannelError(name, 'auth', `appId "${opts.appId}" is not cli_ followed by 16 hex digits`);
+    let botOpenId: string;
+    try {
+      botOpenId = await rest.botOpenId(); // also proves appId/appSecret before the socket
+    } catch (err) {
+      throw toChannelError(name, `cannot use the bot API at ${domain} (check appId / appSecret)`, err);
     }
+    signal.throwIfAborted();
+    const identity: LarkSelf = { channel: name, botOpenId };
+    const lc = createLarkConnection({
+      appId: opts.appId,
+      appSecret: opts.appSecret,
+      domain,
+      pingTimeout: opts.pingTimeout,
+      sdkLogger,
+      onEvent: (event) => onEvent(identity, event),
+      onStatus: (state, reason) => report(state, reason),
+    });
+    conn = lc;
+    try {
+      await lc.start();
+    } catch (err) {
+      if (conn === lc) conn = undefined;
+      lc.stop();
+      throw new ChannelError(
+        name,
+        /514|auth/i.test(String(err)) ? 'auth' : 'network',
+        `long connection refused: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+    }
+    self = identity;
+    reported = 'connected';
   }
 
+  async function release(): Promise<void> {
+    self = undefined;
+    conn?.stop(); // the SDK first: no more events, no timers
+    conn = undefined;
+    await handoff;
+  }
+
+  function report(state: typeof reported, reason?: string): void {
+    if (state === reported && state === 'connected') return;
+    reported = state;
+    ctx?.onStatus(reason === undefined ? { state } : { state, reason });
+  }
+
+  // --- inbound ---
+
   /** Runs inside the SDK's event handler: the ack goes out when this resolves, and Lark wants it within 3 s. */
-  async function onEvent(ctx: ChannelContext, me: LarkSelf, event: LarkReceiveEvent): Promise<void> {
+  async function onEvent(me: LarkSelf, event: LarkReceiveEvent): Promise<void> {
     let msg: InboundMessage | undefined;
     try {
       msg = fromReceiveEvent(event, me);
@@ -88,17 +136,21 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     if (!msg) return;
     rememberChat(msg.chatId, msg.chatType);
     const message = msg;
+    const to = ctx;
+    if (!to) return;
     // In order, and only acked once the bridge has it; a throw acks with 500 so Lark delivers it again.
-    const next = handoff.then(() => ctx.onMessage(message));
+    const next = handoff.then(() => to.onMessage(message));
     handoff = next.catch(() => undefined);
     await next;
   }
 
-  function report(ctx: ChannelContext, state: typeof reported, reason?: string): void {
-    if (!started || stopped) return;
-    if (state === reported && state === 'connected') return;
-    reported = state;
-    ctx.onStatus(reason === undefined ? { state } : { state, reason });
+  function rememberChat(chatId: string, type: 'direct' | 'group'): void {
+    chatTypes.delete(chatId);
+    chatTypes.set(chatId, type);
+    if (chatTypes.size > CHAT_TYPES_KEPT) {
+      const oldest = chatTypes.keys().next().value;
+      if (oldest !== undefined) chatTypes.delete(oldest);
+    }
   }
 
   async function chatTypeOf(chatId: string): Promise<'direct' | 'group'> {
@@ -117,8 +169,12 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     }
   }
 
-  function me(): LarkSelf {
-    if (!self || stopped) throw new ChannelError(name, 'network', 'not connected (start() has not completed or stop() was called)');
+  // --- outbound ---
+
+  /** The bot's identity, once started (set before start() resolves). */
+  function identity(what: string): LarkSelf {
+    lifecycle.assertStarted(what);
+    if (!self) throw new ChannelError(name, 'not_connected', `${what}: not connected`);
     return self;
   }
 
@@ -128,52 +184,13 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     name,
     limit: LARK_LIMIT,
     render: renderLarkMarkdown,
-
-    async start(ctx) {
-      if (conn) throw new ChannelError(name, 'other', 'start() called twice');
-      log = ctx.log;
-      stopped = false;
-      if (!APP_ID.test(opts.appId)) throw new ChannelError(name, 'auth', `appId "${opts.appId}" is not cli_ followed by 16 hex digits`);
-      let botOpenId: string;
-      try {
-        botOpenId = await rest.botOpenId(); // also proves appId/appSecret before the socket
-      } catch (err) {
-        throw toChannelError(name, `cannot use the bot API at ${domain} (check appId / appSecret)`, err);
-      }
-      if (stopped) throw new ChannelError(name, 'other', 'stopped while starting');
-      const identity: LarkSelf = { channel: name, botOpenId };
-      const c = createLarkConnection({
-        appId: opts.appId,
-        appSecret: opts.appSecret,
-        domain,
-        pingTimeout: opts.pingTimeout,
-        sdkLogger,
-        onEvent: (event) => onEvent(ctx, identity, event),
-        onStatus: (state, reason) => report(ctx, state, reason),
-      });
-      conn = c;
-      try {
-        await c.start();
-      } catch (err) {
-        conn = undefined;
-        c.stop();
-        throw new ChannelError(
-          name,
-          /514|auth/i.test(String(err)) ? 'auth' : 'network',
-          `long connection refused: ${err instanceof Error ? err.message : String(err)}`,
-          { cause: err },
-        );
-      }
-      if (stopped) return;
-      self = identity;
-      started = true;
-      reported = 'connected';
-    },
+    start: lifecycle.start,
+    stop: lifecycle.stop,
 
     async reply(to: ReplyTarget, markdown: string) {
+      lifecycle.assertStarted('reply');
       const text = renderLarkMarkdown(markdown);
       if (!text) return undefined;
-      me();
       const toChat = (type: 'post' | 'text', content: string) => rest.create(to.chatId, type, content);
       try {
         if (!to.messageId) return sentMessage(await sendWithPlainRetry(text, toChat, log));
@@ -191,9 +208,9 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     },
 
     async send(chatId: string, markdown: string) {
+      lifecycle.assertStarted('send');
       const text = renderLarkMarkdown(markdown);
       if (!text) return undefined;
-      me();
       try {
         return sentMessage(await sendWithPlainRetry(text, (type, content) => rest.create(chatId, type, content), log));
       } catch (err) {
@@ -202,7 +219,7 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     },
 
     async edit(message: SentMessage, markdown: string) {
-      me();
+      lifecycle.assertStarted('edit');
       try {
         await sendWithPlainRetry(renderLarkMarkdown(markdown) || '…', (type, content) => rest.update(message.messageId, type, content), log);
       } catch (err) {
@@ -211,7 +228,7 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     },
 
     async openStream(to: ReplyTarget) {
-      me();
+      lifecycle.assertStarted('openStream');
       try {
         return await openCardStream({ channel: name, rest, render: renderLarkMarkdown, log, maxBytes: LARK_LIMIT.max }, to);
       } catch (err) {
@@ -220,7 +237,7 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     },
 
     async readHistory(chatId: string, { since, limit }: { since: Date; limit: number }) {
-      const identity = me();
+      const me = identity('readHistory');
       try {
         const chatType = await chatTypeOf(chatId);
         const out: InboundMessage[] = [];
@@ -229,7 +246,7 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
         do {
           const res = await rest.listPage(chatId, Math.floor(since.getTime() / 1000), Math.min(HISTORY_PAGE, limit), page);
           for (const item of res.items) {
-            const msg = fromHistoryItem(item, chatType, identity);
+            const msg = fromHistoryItem(item, chatType, me);
             if (msg && msg.ts >= since.getTime() && out.length < limit) out.push(msg);
           }
           page = res.next;
@@ -241,6 +258,7 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     },
 
     async downloadImage(image: InboundImage) {
+      lifecycle.assertStarted('downloadImage');
       const [messageId, fileKey] = image.ref.split('/');
       if (!messageId || !fileKey) throw new ChannelError(name, 'not_found', `image ref "${image.ref}" is not <message_id>/<image_key>`);
       try {
@@ -252,15 +270,6 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
       } catch (err) {
         throw toChannelError(name, `download ${fileKey}`, err);
       }
-    },
-
-    async stop() {
-      stopped = true;
-      started = false;
-      self = undefined;
-      conn?.stop(); // the SDK first: no more events, no timers
-      conn = undefined;
-      await handoff;
     },
   };
 }

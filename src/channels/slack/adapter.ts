@@ -1,5 +1,7 @@
 import { LogLevel, SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
+import { withTimeout } from '../../core/util/timeout.js';
+import { createLifecycle } from '../lifecycle.js';
 import {
   ChannelError,
   type ChannelAdapter,
@@ -13,7 +15,6 @@ import {
 import { describe, sdkLogger, slackErrorCode, toSlackChannelError } from './errors.js';
 import { renderSlackMrkdwn } from './format.js';
 import { normaliseSlackMessage, slackMessageId, type SlackIdentity, type SlackMessageEvent } from './inbound.js';
-import { withTimeout } from '../../core/util/timeout.js';
 
 /**
  * channel_d: Slack over Socket Mode. Bolt's `App` is deliberately not used: it acknowledges every
@@ -41,93 +42,88 @@ const TEXT_LIMIT = 4000;
 type Envelope = { ack: (response?: Record<string, unknown>) => Promise<void>; type: string; body?: { event?: SlackMessageEvent; event_id?: string } };
 
 export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps): Promise<ChannelAdapter> {
-  return new SlackAdapter(opts, deps);
-}
-
-class SlackAdapter implements ChannelAdapter {
-  readonly name: string;
-  // Slack truncates at 40 000 characters but asks for at most 4 000 per message for readability.
-  readonly limit = { max: TEXT_LIMIT, unit: 'chars' as const };
-  private readonly opts: SlackOptions;
-  private log: Logger;
-  private ctx: ChannelContext | undefined;
-  private web: webApi.WebClient | undefined;
-  private receiver: SocketModeReceiver | undefined;
-  private me: SlackIdentity | undefined;
-  private state: 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'failed' | 'stopped' = 'idle';
-  private stopping = false;
-  private attempt: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
-  private typingOff = false;
+  // --- state ---
+  const name = deps.name;
+  const lifecycle = createLifecycle(name, { connect, release });
+  let log: Logger = deps.log;
+  let ctx: ChannelContext | undefined;
+  let web: webApi.WebClient | undefined;
+  let receiver: SocketModeReceiver | undefined;
+  let me: SlackIdentity | undefined;
+  let state: 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'failed' | 'stopped' = 'idle';
+  let attempt: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let typingOff = false;
   /** `${channel}:${ts}` → event_id of the envelope that was handed over (see onEvent). */
-  private readonly seen = new Map<string, string>();
-  private readonly names = new Map<string, string | undefined>();
+  const seen = new Map<string, string>();
+  const names = new Map<string, string | undefined>();
 
-  constructor(opts: SlackOptions, deps: ChannelDeps) {
-    this.opts = opts;
-    this.name = deps.name;
-    this.log = deps.log;
+  // --- connection ---
+
+  async function connect(context: ChannelContext, signal: AbortSignal): Promise<void> {
+    ctx = context;
+    log = context.log;
+    state = 'connecting';
+    const client = new webApi.WebClient(opts.botToken, clientOptions());
+    web = client;
+    let identity: SlackIdentity;
+    try {
+      const auth = await client.auth.test();
+      if (!auth.user_id) throw new Error('auth.test returned no user_id');
+      identity = { botUserId: auth.user_id, ...(auth.bot_id ? { botId: auth.bot_id } : {}) };
+      me = identity;
+    } catch (e) {
+      state = 'failed';
+      throw toSlackChannelError(name, e, 'checking the bot token (auth.test)');
+    }
+    signal.throwIfAborted();
+    const r = new SocketModeReceiver({
+      appToken: opts.appToken,
+      logger: sdkLogger(log.child('socket'), LogLevel.INFO),
+      autoReconnectEnabled: false,
+      clientPingTimeout: 5000,
+      installerOptions: { clientOptions: clientOptions() },
+    });
+    // Listeners return nothing to the emitter: every async path catches its own errors.
+    r.client.on('slack_event', (args: Envelope) => void onEnvelope(args));
+    r.client.on('disconnected', () => onDisconnected());
+    receiver = r;
+    try {
+      await connectOnce();
+    } catch (e) {
+      state = 'failed';
+      await disconnect();
+      throw toSlackChannelError(name, e, 'opening the Socket Mode connection');
+    }
+    signal.throwIfAborted();
+    state = 'connected';
+    log.info(`connected as ${identity.botUserId}`);
   }
 
-  render(markdown: string): string {
-    return renderSlackMrkdwn(markdown);
+  async function release(): Promise<void> {
+    wake?.();
+    if (attempt) await withTimeout(attempt, STOP_WAIT_MS);
+    await disconnect();
+    state = 'stopped';
   }
 
-  private clientOptions(): webApi.WebClientOptions {
+  function clientOptions(): webApi.WebClientOptions {
     // One quick retry for a blip; anything longer is the bridge's (or the reconnect loop's) call.
     // No `headers` here: socket-mode reuses these options and headers would replace its xapp- token.
     return {
       retryConfig: { retries: 1, minTimeout: 300, maxTimeout: 1000 },
       timeout: HTTP_TIMEOUT_MS,
-      logger: sdkLogger(this.log.child('sdk'), LogLevel.INFO),
-      ...(this.opts.apiUrl ? { slackApiUrl: this.opts.apiUrl } : {}),
+      logger: sdkLogger(log.child('sdk'), LogLevel.INFO),
+      ...(opts.apiUrl ? { slackApiUrl: opts.apiUrl } : {}),
     };
   }
 
-  async start(ctx: ChannelContext): Promise<void> {
-    this.ctx = ctx;
-    this.log = ctx.log;
-    this.stopping = false;
-    this.state = 'connecting';
-    this.web = new webApi.WebClient(this.opts.botToken, this.clientOptions());
-    try {
-      const auth = await this.web.auth.test();
-      if (!auth.user_id) throw new Error('auth.test returned no user_id');
-      this.me = { botUserId: auth.user_id, ...(auth.bot_id ? { botId: auth.bot_id } : {}) };
-    } catch (e) {
-      this.state = 'failed';
-      throw toSlackChannelError(this.name, e, 'checking the bot token (auth.test)');
-    }
-    if (this.stopping) throw new ChannelError(this.name, 'other', 'stopped while starting');
-    const receiver = new SocketModeReceiver({
-      appToken: this.opts.appToken,
-      logger: sdkLogger(this.log.child('socket'), LogLevel.INFO),
-      autoReconnectEnabled: false,
-      clientPingTimeout: 5000,
-      installerOptions: { clientOptions: this.clientOptions() },
-    });
-    // Listeners return nothing to the emitter: every async path catches its own errors.
-    receiver.client.on('slack_event', (args: Envelope) => void this.onEnvelope(args));
-    receiver.client.on('disconnected', () => this.onDisconnected());
-    this.receiver = receiver;
-    try {
-      await this.connect();
-    } catch (e) {
-      this.state = 'failed';
-      await this.disconnect();
-      throw toSlackChannelError(this.name, e, 'opening the Socket Mode connection');
-    }
-    if (this.stopping) throw new ChannelError(this.name, 'other', 'stopped while starting');
-    this.state = 'connected';
-    this.log.info(`connected as ${this.me.botUserId}`);
-  }
-
   /** One connection attempt; resolves on Slack's `hello`. */
-  private async connect(): Promise<void> {
-    const client = this.receiver?.client;
+  async function connectOnce(): Promise<void> {
+    const client = receiver?.client;
     if (!client) throw new Error('not started');
     const pending = client.start();
-    this.attempt = pending.then(
+    attempt = pending.then(
       () => undefined,
       () => undefined,
     );
@@ -137,68 +133,15 @@ class SlackAdapter implements ChannelAdapter {
       // socket-mode rejects with `undefined` when the socket closes before hello.
       throw e ?? new Error(describe(e));
     } finally {
-      this.attempt = undefined;
+      attempt = undefined;
     }
     // stop() gave up waiting for this attempt and already ran: do not leave a live socket behind.
-    if (this.state === 'stopped') await this.disconnect();
-  }
-
-  private onDisconnected(): void {
-    // Failed attempts emit 'disconnected' too; only a drop of a live connection starts the loop.
-    if (this.stopping || this.state !== 'connected') return;
-    this.state = 'reconnecting';
-    this.ctx?.onStatus({ state: 'disconnected', reason: 'Socket Mode connection closed' });
-    void this.reconnectLoop();
-  }
-
-  private async reconnectLoop(): Promise<void> {
-    for (let failures = 0; !this.stopping; failures++) {
-      await this.sleep(BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)] as number);
-      if (this.stopping) return;
-      try {
-        await this.connect();
-        if (this.stopping) return;
-        this.state = 'connected';
-        this.ctx?.onStatus({ state: 'connected' });
-        return;
-      } catch (e) {
-        const err = toSlackChannelError(this.name, e, 'reconnecting');
-        if (err.kind === 'auth') {
-          this.state = 'failed';
-          this.ctx?.onStatus({ state: 'failed', reason: err.message });
-          return;
-        }
-        this.log.warn(`${err.message}; retrying`);
-      }
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.wake = undefined;
-        resolve();
-      }, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.stopping) return;
-    this.stopping = true;
-    this.wake?.();
-    if (this.attempt) await withTimeout(this.attempt, STOP_WAIT_MS);
-    await this.disconnect();
-    this.state = 'stopped';
+    if (state === 'stopped') await disconnect();
   }
 
   /** socket-mode's disconnect resolves on 'disconnected', i.e. after the close handshake. */
-  private async disconnect(): Promise<void> {
-    const client = this.receiver?.client;
+  async function disconnect(): Promise<void> {
+    const client = receiver?.client;
     if (!client) return;
     await withTimeout(
       client.disconnect().catch(() => undefined),
@@ -206,167 +149,232 @@ class SlackAdapter implements ChannelAdapter {
     );
   }
 
-  private async onEnvelope(args: Envelope): Promise<void> {
+  function onDisconnected(): void {
+    // Failed attempts emit 'disconnected' too; only a drop of a live connection starts the loop.
+    if (lifecycle.signal.aborted || state !== 'connected') return;
+    state = 'reconnecting';
+    ctx?.onStatus({ state: 'disconnected', reason: 'Socket Mode connection closed' });
+    void reconnectLoop();
+  }
+
+  async function reconnectLoop(): Promise<void> {
+    const stopped = lifecycle.signal;
+    for (let failures = 0; !stopped.aborted; failures++) {
+      await pause(BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)] as number);
+      if (stopped.aborted) return;
+      try {
+        await connectOnce();
+        if (stopped.aborted) return;
+        state = 'connected';
+        ctx?.onStatus({ state: 'connected' });
+        return;
+      } catch (e) {
+        const err = toSlackChannelError(name, e, 'reconnecting');
+        if (err.kind === 'auth') {
+          state = 'failed';
+          ctx?.onStatus({ state: 'failed', reason: err.message });
+          return;
+        }
+        log.warn(`${err.message}; retrying`);
+      }
+    }
+  }
+
+  /** A delay that release() cuts short. */
+  function pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        wake = undefined;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  // --- inbound ---
+
+  async function onEnvelope(args: Envelope): Promise<void> {
     try {
-      if (args.type === 'events_api') await this.onEvent(args.body ?? {});
+      if (args.type === 'events_api') await onEvent(args.body ?? {});
     } catch (e) {
       // Not acknowledged: Slack redelivers the envelope, and the bridge dedups by message id.
-      this.log.warn(`could not hand over a Slack event: ${describe(e)}`);
+      log.warn(`could not hand over a Slack event: ${describe(e)}`);
       return;
     }
     try {
       await args.ack();
     } catch (e) {
-      this.log.debug(`ack failed (Slack will redeliver): ${describe(e)}`);
+      log.debug(`ack failed (Slack will redeliver): ${describe(e)}`);
     }
   }
 
-  private async onEvent(body: { event?: SlackMessageEvent; event_id?: string }): Promise<void> {
+  async function onEvent(body: { event?: SlackMessageEvent; event_id?: string }): Promise<void> {
     const ev = body.event;
-    if (!ev || (ev.type !== 'message' && ev.type !== 'app_mention') || !ev.channel || !ev.ts || !this.me || !this.ctx) return;
+    if (!ev || (ev.type !== 'message' && ev.type !== 'app_mention') || !ev.channel || !ev.ts || !me || !ctx) return;
     // A mention arrives twice (message + app_mention, different event ids); a redelivery repeats
     // one event id. Hand over the first event of a message and its redeliveries, not its twin.
     const key = slackMessageId(ev.channel, ev.ts);
     const eventId = body.event_id ?? key;
-    const first = this.seen.get(key);
+    const first = seen.get(key);
     if (first !== undefined && first !== eventId) return;
     if (first === undefined) {
-      this.seen.set(key, eventId);
-      if (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.keys().next().value as string);
+      seen.set(key, eventId);
+      if (seen.size > SEEN_MAX) seen.delete(seen.keys().next().value as string);
     }
-    const human = ev.user && !ev.bot_id && ev.user !== this.me.botUserId;
-    const senderName = human ? await this.userName(ev.user as string) : undefined;
-    const msg = normaliseSlackMessage(this.name, ev, {
+    const human = ev.user && !ev.bot_id && ev.user !== me.botUserId;
+    const senderName = human ? await userName(ev.user as string) : undefined;
+    const msg = normaliseSlackMessage(name, ev, {
       channel: ev.channel,
-      me: this.me,
+      me,
       appMention: ev.type === 'app_mention',
       ...(senderName ? { senderName } : {}),
     });
-    if (msg) await this.ctx.onMessage(msg);
+    if (msg) await ctx.onMessage(msg);
   }
 
   /** Display name for group context; best effort, cached, never delays an ack for long. */
-  private async userName(user: string): Promise<string | undefined> {
-    if (this.names.has(user)) return this.names.get(user);
-    const lookup = this.web?.users
+  async function userName(user: string): Promise<string | undefined> {
+    if (names.has(user)) return names.get(user);
+    const lookup = web?.users
       .info({ user })
       .then((r) => r.user?.profile?.display_name || r.user?.real_name || r.user?.name || undefined)
       .catch(() => undefined);
-    const name = lookup ? await withTimeout(lookup, NAME_LOOKUP_MS) : undefined;
-    if (this.names.size >= SEEN_MAX) this.names.clear();
-    this.names.set(user, name);
-    return name;
+    const found = lookup ? await withTimeout(lookup, NAME_LOOKUP_MS) : undefined;
+    if (names.size >= SEEN_MAX) names.clear();
+    names.set(user, found);
+    return found;
   }
 
-  private client(): webApi.WebClient {
-    if (!this.web) throw new ChannelError(this.name, 'other', 'not started');
-    return this.web;
+  // --- outbound ---
+
+  function api(what: string): webApi.WebClient {
+    lifecycle.assertStarted(what);
+    if (!web) throw new ChannelError(name, 'not_connected', `${what}: not connected`);
+    return web;
   }
 
-  async reply(to: ReplyTarget, markdown: string): Promise<SentMessage | undefined> {
-    return this.post(to.chatId, markdown, to.threadId, 'reply');
-  }
-
-  async send(chatId: string, markdown: string): Promise<SentMessage | undefined> {
-    return this.post(chatId, markdown, undefined, 'send');
-  }
-
-  private async post(channel: string, markdown: string, thread: string | undefined, what: string): Promise<SentMessage | undefined> {
-    const text = this.render(markdown);
+  async function post(what: 'reply' | 'send', channel: string, markdown: string, thread: string | undefined): Promise<SentMessage | undefined> {
+    const client = api(what);
+    const text = renderSlackMrkdwn(markdown);
     if (!text.trim()) return undefined;
     try {
       // mrkdwn text is never refused for its formatting, so there is no plain-text retry here.
-      const res = await this.client().chat.postMessage({ channel, text, ...(thread ? { thread_ts: thread } : {}) });
+      const res = await client.chat.postMessage({ channel, text, ...(thread ? { thread_ts: thread } : {}) });
       return { chatId: res.channel ?? channel, messageId: res.ts ?? '', ...(thread ? { extra: { threadTs: thread } } : {}) };
     } catch (e) {
-      throw toSlackChannelError(this.name, e, `${what} to ${channel}`);
+      throw toSlackChannelError(name, e, `${what} to ${channel}`);
     }
   }
 
-  async edit(message: SentMessage, markdown: string): Promise<void> {
-    const text = this.render(markdown);
-    if (!text.trim()) return;
-    try {
-      await this.client().chat.update({ channel: message.chatId, ts: message.messageId, text });
-    } catch (e) {
-      throw toSlackChannelError(this.name, e, `edit of ${message.messageId}`);
-    }
-  }
+  return {
+    name,
+    // Slack truncates at 40 000 characters but asks for at most 4 000 per message for readability.
+    limit: { max: TEXT_LIMIT, unit: 'chars' },
+    render: renderSlackMrkdwn,
+    start: lifecycle.start,
+    stop: lifecycle.stop,
 
-  /**
-   * Bots have no typing indicator on Slack except the assistant-thread status, which exists
-   * only where the app is an AI app; elsewhere the first refusal turns typing off.
-   */
-  async typing(to: ReplyTarget): Promise<void> {
-    const thread = to.threadId;
-    if (this.typingOff || !thread) return;
-    try {
-      await this.client().assistant.threads.setStatus({ channel_id: to.chatId, thread_ts: thread, status: 'is typing…' });
-    } catch (e) {
-      const code = slackErrorCode(e);
-      if (code && code !== 'ratelimited') this.typingOff = true;
-      this.log.debug(`typing status unavailable: ${code ?? describe(e)}`);
-    }
-  }
+    reply: (to: ReplyTarget, markdown: string) => post('reply', to.chatId, markdown, to.threadId),
 
-  async readHistory(chatId: string, opts: { since: Date; limit: number }): Promise<InboundMessage[]> {
-    const me = this.me;
-    if (!me || opts.limit <= 0) return [];
-    const newestFirst: InboundMessage[] = [];
-    let cursor: string | undefined;
-    try {
-      do {
-        const page = await this.client().conversations.history({
-          channel: chatId,
-          oldest: (opts.since.getTime() / 1000).toFixed(6),
-          inclusive: true,
-          limit: Math.min(200, opts.limit),
-          ...(cursor ? { cursor } : {}),
-        });
-        for (const m of (page.messages ?? []) as SlackMessageEvent[]) {
-          const senderName = m.user && !m.bot_id ? await this.userName(m.user) : undefined;
-          const msg = normaliseSlackMessage(this.name, m, { channel: chatId, me, includeOwn: true, ...(senderName ? { senderName } : {}) });
-          if (msg) newestFirst.push(msg);
-          if (newestFirst.length >= opts.limit) break;
-        }
-        cursor = page.response_metadata?.next_cursor || undefined;
-      } while (cursor && newestFirst.length < opts.limit);
-    } catch (e) {
-      throw toSlackChannelError(this.name, e, `history of ${chatId}`);
-    }
-    return newestFirst.reverse();
-  }
+    send: (chatId: string, markdown: string) => post('send', chatId, markdown, undefined),
 
-  async downloadImage(image: InboundImage): Promise<{ data: Buffer; mimeType: string }> {
-    let url: URL;
-    try {
-      url = new URL(image.ref);
-    } catch {
-      throw new ChannelError(this.name, 'not_found', `not a Slack file URL: ${image.ref}`);
-    }
-    // The bot token goes only to Slack's own hosts (or the configured API host).
-    const apiHost = this.opts.apiUrl ? new URL(this.opts.apiUrl).host : undefined;
-    if (url.host !== apiHost && !/(^|\.)slack\.com$/.test(url.hostname) && !/(^|\.)slack-edge\.com$/.test(url.hostname)) {
-      throw new ChannelError(this.name, 'other', `refusing to send the bot token to ${url.host}`);
-    }
-    let res: Response;
-    try {
-      res = await fetch(url, { headers: { Authorization: `Bearer ${this.opts.botToken}` }, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
-    } catch (e) {
-      throw new ChannelError(this.name, 'network', `downloading ${image.fileName ?? 'a file'} failed: ${describe(e)}`, { cause: e });
-    }
-    const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
-    if (!res.ok || type === 'text/html') {
-      await res.body?.cancel();
-      // Slack answers a request without a usable token with its sign-in page, not an error status.
-      const kind = res.status === 404 ? 'not_found' : 'auth';
-      throw new ChannelError(
-        this.name,
-        kind,
-        `downloading ${image.fileName ?? 'a file'} failed: ${res.ok ? 'got a sign-in page (does the bot have files:read?)' : `HTTP ${res.status}`}`,
-      );
-    }
-    const data = Buffer.from(await res.arrayBuffer());
-    return { data, mimeType: image.mimeType ?? (type || 'application/octet-stream') };
+    async edit(message: SentMessage, markdown: string) {
+      const client = api('edit');
+      const text = renderSlackMrkdwn(markdown);
+      if (!text.trim()) return;
+      try {
+        await client.chat.update({ channel: message.chatId, ts: message.messageId, text });
+      } catch (e) {
+        throw toSlackChannelError(name, e, `edit of ${message.messageId}`);
+      }
+    },
+
+    /**
+     * Bots have no typing indicator on Slack except the assistant-thread status, which exists
+     * only where the app is an AI app; elsewhere the first refusal turns typing off.
+     */
+    async typing(to: ReplyTarget) {
+      const thread = to.threadId;
+      if (!lifecycle.isStarted() || !web || typingOff || !thread) return;
+      try {
+        await web.assistant.threads.setStatus({ channel_id: to.chatId, thread_ts: thread, status: 'is typing…' });
+      } catch (e) {
+        const code = slackErrorCode(e);
+        if (code && code !== 'ratelimited') typingOff = true;
+        log.debug(`typing status unavailable: ${code ?? describe(e)}`);
+      }
+    },
+
+    async readHistory(chatId: string, { since, limit }: { since: Date; limit: number }) {
+      const client = api('readHistory');
+      if (!me || limit <= 0) return [];
+      const newestFirst: InboundMessage[] = [];
+      let cursor: string | undefined;
+      try {
+        do {
+          const page = await client.conversations.history({
+            channel: chatId,
+            oldest: (since.getTime() / 1000).toFixed(6),
+            inclusive: true,
+            limit: Math.min(200, limit),
+            ...(cursor ? { cursor } : {}),
+          });
+          for (const m of (page.messages ?? []) as SlackMessageEvent[]) {
+            const senderName = m.user && !m.bot_id ? await userName(m.user) : undefined;
+            const msg = normaliseSlackMessage(name, m, { channel: chatId, me, includeOwn: true, ...(senderName ? { senderName } : {}) });
+            if (msg) newestFirst.push(msg);
+            if (newestFirst.length >= limit) break;
+          }
+          cursor = page.response_metadata?.next_cursor || undefined;
+        } while (cursor && newestFirst.length < limit);
+      } catch (e) {
+        throw toSlackChannelError(name, e, `history of ${chatId}`);
+      }
+      return newestFirst.reverse();
+    },
+
+    async downloadImage(image: InboundImage) {
+      lifecycle.assertStarted('downloadImage');
+      return downloadSlackFile(name, image, opts);
+    },
+  };
+}
+
+// --- internal ---
+
+/** A file attached to a message, fetched with the bot token (sent only to Slack's own hosts or the configured API host). */
+async function downloadSlackFile(name: string, image: InboundImage, opts: SlackOptions): Promise<{ data: Buffer; mimeType: string }> {
+  let url: URL;
+  try {
+    url = new URL(image.ref);
+  } catch {
+    throw new ChannelError(name, 'not_found', `not a Slack file URL: ${image.ref}`);
   }
+  const apiHost = opts.apiUrl ? new URL(opts.apiUrl).host : undefined;
+  if (url.host !== apiHost && !/(^|\.)slack\.com$/.test(url.hostname) && !/(^|\.)slack-edge\.com$/.test(url.hostname)) {
+    throw new ChannelError(name, 'other', `refusing to send the bot token to ${url.host}`);
+  }
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { Authorization: `Bearer ${opts.botToken}` }, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+  } catch (e) {
+    throw new ChannelError(name, 'network', `downloading ${image.fileName ?? 'a file'} failed: ${describe(e)}`, { cause: e });
+  }
+  const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
+  if (!res.ok || type === 'text/html') {
+    await res.body?.cancel();
+    // Slack answers a request without a usable token with its sign-in page, not an error status.
+    const kind = res.status === 404 ? 'not_found' : 'auth';
+    throw new ChannelError(
+      name,
+      kind,
+      `downloading ${image.fileName ?? 'a file'} failed: ${res.ok ? 'got a sign-in page (does the bot have files:read?)' : `HTTP ${res.status}`}`,
+    );
+  }
+  const data = Buffer.from(await res.arrayBuffer());
+  return { data, mimeType: image.mimeType ?? (type || 'application/octet-stream') };
 }

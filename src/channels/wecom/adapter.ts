@@ -3,6 +3,7 @@ import { format } from 'node:util';
 import { WSClient, type Logger as SdkLogger, type WsFrame } from '@wecom/aibot-node-sdk';
 import { errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { createLifecycle } from '../lifecycle.js';
 import type { ChannelAdapter, ChannelContext, ChannelDeps, ReplyStream, ReplyTarget, SentMessage } from '../types.js';
 import { ChannelError } from '../types.js';
 import { renderWecomMarkdown } from './format.js';
@@ -44,76 +45,63 @@ interface ReplyState {
 }
 
 export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, tuning: WecomTuning = {}): Promise<ChannelAdapter> {
+  // --- state ---
   const name = deps.name;
-  const log = deps.log;
+  const lifecycle = createLifecycle(name, { connect, release });
+  let log: Logger = deps.log;
   let client: WSClient | undefined;
   let ctx: ChannelContext | undefined;
   let pendingStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
   let last: { state: string; reason?: string } = { state: 'idle' };
   const replies = new Map<string, ReplyState>();
 
-  const report = (state: 'connected' | 'disconnected' | 'failed', reason?: string) => {
-    if (last.state === state && last.reason === reason) return;
-    last = reason === undefined ? { state } : { state, reason };
-    ctx?.onStatus(reason === undefined ? { state } : { state, reason });
-  };
-  const settleStart = (err?: Error) => {
-    const p = pendingStart;
-    pendingStart = undefined;
-    if (err) p?.reject(err);
-    else p?.resolve();
-  };
-  const connected = (): WSClient => {
-    if (!client) throw new ChannelError(name, 'network', 'not started');
-    return client;
-  };
-  const remember = (messageId: string, state: ReplyState) => {
-    replies.delete(messageId);
-    replies.set(messageId, state);
-    if (replies.size > REMEMBERED_REPLIES) replies.delete(replies.keys().next().value as string);
-  };
-  const frameOf = (reqId: string) => ({ headers: { req_id: reqId } });
+  // --- connection ---
 
-  const onCallback = async (frame: WsFrame): Promise<void> => {
-    const msg = normalizeCallback(name, frame as CallbackFrame);
-    if (!msg) {
-      log.info(`ignoring a ${String((frame.body as { msgtype?: string } | undefined)?.msgtype)} message: only text, mixed text and voice are supported`);
-      return;
-    }
-    try {
-      // WeCom has no acknowledgement frame: the first reply frame is what stops re-pushes.
-      await ctx?.onMessage(msg);
-    } catch (err) {
-      log.warn(`message ${msg.messageId} not accepted (WeCom will push it again): ${errorMessage(err)}`);
-    }
-  };
+  async function connect(context: ChannelContext): Promise<void> {
+    ctx = context;
+    log = context.log;
+    last = { state: 'starting' };
+    // A fresh WSClient per adapter: after the SDK gives up it ignores connect() until disconnect().
+    const wc = new WSClient({
+      botId: opts.botId,
+      secret: opts.secret,
+      wsUrl: opts.websocketUrl ?? '',
+      logger: sdkLogger(log),
+      reconnectInterval: tuning.reconnectMs ?? 1_000,
+      maxReconnectAttempts: -1, // drops are retried forever (backoff capped at 30 s by the SDK)
+      maxAuthFailureAttempts: tuning.maxAuthFailureAttempts ?? 5,
+      heartbeatInterval: tuning.heartbeatMs ?? 30_000,
+    });
+    client = wc;
+    wireEvents(wc);
+    await new Promise<void>((resolve, reject) => {
+      pendingStart = { resolve, reject };
+      wc.connect(); // synchronous; the outcome arrives as 'authenticated' or 'error'
+    });
+  }
 
-  const sendMarkdown = async (chatId: string, content: string): Promise<SentMessage> => {
-    try {
-      const receipt = await connected().sendMessage(chatId, { msgtype: 'markdown', markdown: { content } });
-      return { chatId, messageId: receipt.headers.req_id };
-    } catch (err) {
-      throw toChannelError(name, err, 'aibot_send_msg');
-    }
-  };
+  async function release(): Promise<void> {
+    const wc = client;
+    client = undefined;
+    settleStart(new ChannelError(name, 'network', 'stopped before connecting'));
+    last = { state: 'idle' };
+    if (!wc) return;
+    const closed = wc.isConnected
+      ? new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, CLOSE_GRACE_MS);
+          wc.once('disconnected', () => {
+            clearTimeout(t);
+            resolve();
+          });
+        })
+      : undefined;
+    wc.disconnect(); // terminates the socket; clears heartbeat, receipt timers and the reconnect timer
+    await closed;
+    wc.removeAllListeners();
+    replies.clear();
+  }
 
-  /**
-   * Claims the inbound message's stream bubble for one visible reply: the one typing() opened, or a
-   * new one. Undefined when the message has no usable req_id or its bubble was already used (a
-   * second part of a split reply): the caller then sends a separate proactive message.
-   */
-  const claimStream = (to: ReplyTarget): { reqId: string; streamId: string } | undefined => {
-    const reqId = readReplyExtra(to.extra).reqId;
-    const key = to.messageId;
-    if (!reqId || !key) return undefined;
-    const prior = replies.get(key);
-    if (prior?.state === 'used') return undefined;
-    const streamId = prior?.streamId ?? randomUUID();
-    remember(key, { streamId, state: 'used' });
-    return { reqId, streamId };
-  };
-
-  const wireEvents = (c: WSClient) => {
+  function wireEvents(c: WSClient): void {
     let lastAuthError: string | undefined;
     let kicked = false;
     c.on('authenticated', () => {
@@ -167,58 +155,86 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
     c.on('message', (frame) => {
       void onCallback(frame);
     });
-  };
+  }
 
-  const adapter: ChannelAdapter = {
+  function settleStart(err?: Error): void {
+    const p = pendingStart;
+    pendingStart = undefined;
+    if (err) p?.reject(err);
+    else p?.resolve();
+  }
+
+  function report(state: 'connected' | 'disconnected' | 'failed', reason?: string): void {
+    if (last.state === state && last.reason === reason) return;
+    last = reason === undefined ? { state } : { state, reason };
+    ctx?.onStatus(reason === undefined ? { state } : { state, reason });
+  }
+
+  // --- inbound ---
+
+  async function onCallback(frame: WsFrame): Promise<void> {
+    const msg = normalizeCallback(name, frame as CallbackFrame);
+    if (!msg) {
+      log.info(`ignoring a ${String((frame.body as { msgtype?: string } | undefined)?.msgtype)} message: only text, mixed text and voice are supported`);
+      return;
+    }
+    try {
+      // WeCom has no acknowledgement frame: the first reply frame is what stops re-pushes.
+      await ctx?.onMessage(msg);
+    } catch (err) {
+      log.warn(`message ${msg.messageId} not accepted (WeCom will push it again): ${errorMessage(err)}`);
+    }
+  }
+
+  // --- outbound ---
+
+  function connected(): WSClient {
+    if (!client) throw new ChannelError(name, 'not_connected', 'not connected (the adapter was stopped)');
+    return client;
+  }
+
+  function remember(messageId: string, state: ReplyState): void {
+    replies.delete(messageId);
+    replies.set(messageId, state);
+    if (replies.size > REMEMBERED_REPLIES) replies.delete(replies.keys().next().value as string);
+  }
+
+  const frameOf = (reqId: string) => ({ headers: { req_id: reqId } });
+
+  async function sendMarkdown(chatId: string, content: string): Promise<SentMessage> {
+    try {
+      const receipt = await connected().sendMessage(chatId, { msgtype: 'markdown', markdown: { content } });
+      return { chatId, messageId: receipt.headers.req_id };
+    } catch (err) {
+      throw toChannelError(name, err, 'aibot_send_msg');
+    }
+  }
+
+  /**
+   * Claims the inbound message's stream bubble for one visible reply: the one typing() opened, or a
+   * new one. Undefined when the message has no usable req_id or its bubble was already used (a
+   * second part of a split reply): the caller then sends a separate proactive message.
+   */
+  function claimStream(to: ReplyTarget): { reqId: string; streamId: string } | undefined {
+    const reqId = readReplyExtra(to.extra).reqId;
+    const key = to.messageId;
+    if (!reqId || !key) return undefined;
+    const prior = replies.get(key);
+    if (prior?.state === 'used') return undefined;
+    const streamId = prior?.streamId ?? randomUUID();
+    remember(key, { streamId, state: 'used' });
+    return { reqId, streamId };
+  }
+
+  return {
     name,
     limit: { max: WECOM_MAX_BYTES, unit: 'bytes' },
     render: renderWecomMarkdown,
-
-    start(c) {
-      if (client) return Promise.reject(new Error(`${name}: already started`));
-      ctx = c;
-      last = { state: 'starting' };
-      // A fresh WSClient per start: after the SDK gives up it ignores connect() until disconnect().
-      const wc = new WSClient({
-        botId: opts.botId,
-        secret: opts.secret,
-        wsUrl: opts.websocketUrl ?? '',
-        logger: sdkLogger(log),
-        reconnectInterval: tuning.reconnectMs ?? 1_000,
-        maxReconnectAttempts: -1, // drops are retried forever (backoff capped at 30 s by the SDK)
-        maxAuthFailureAttempts: tuning.maxAuthFailureAttempts ?? 5,
-        heartbeatInterval: tuning.heartbeatMs ?? 30_000,
-      });
-      client = wc;
-      wireEvents(wc);
-      return new Promise<void>((resolve, reject) => {
-        pendingStart = { resolve, reject };
-        wc.connect(); // synchronous; the outcome arrives as 'authenticated' or 'error'
-      });
-    },
-
-    async stop() {
-      const wc = client;
-      client = undefined;
-      settleStart(new ChannelError(name, 'network', 'stopped before connecting'));
-      last = { state: 'idle' };
-      if (!wc) return;
-      const closed = wc.isConnected
-        ? new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, CLOSE_GRACE_MS);
-            wc.once('disconnected', () => {
-              clearTimeout(t);
-              resolve();
-            });
-          })
-        : undefined;
-      wc.disconnect(); // terminates the socket; clears heartbeat, receipt timers and the reconnect timer
-      await closed;
-      wc.removeAllListeners();
-      replies.clear();
-    },
+    start: lifecycle.start,
+    stop: lifecycle.stop,
 
     async reply(to, markdown) {
+      lifecycle.assertStarted('reply');
       const content = renderWecomMarkdown(markdown);
       const claim = claimStream(to);
       if (claim) {
@@ -236,7 +252,8 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
       return sendMarkdown(to.chatId, content);
     },
 
-    send(chatId, markdown) {
+    async send(chatId, markdown) {
+      lifecycle.assertStarted('send');
       // aibot_send_msg takes a userid (one-to-one) or a group chatid alike.
       return sendMarkdown(chatId, renderWecomMarkdown(markdown));
     },
@@ -244,7 +261,7 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
     /** Opens the reply bubble early (an empty, unfinished stream frame); reply/openStream reuse it. */
     async typing(to) {
       const reqId = readReplyExtra(to.extra).reqId;
-      if (!reqId || !to.messageId || replies.has(to.messageId) || !client) return;
+      if (!lifecycle.isStarted() || !reqId || !to.messageId || replies.has(to.messageId) || !client) return;
       const streamId = randomUUID();
       remember(to.messageId, { streamId, state: 'open' });
       try {
@@ -258,6 +275,7 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
     },
 
     async openStream(to) {
+      lifecycle.assertStarted('openStream');
       const claim = claimStream(to);
       let dead = !claim;
       let closed = false;
@@ -292,8 +310,9 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
       return stream;
     },
   };
-  return adapter;
 }
+
+// --- internal ---
 
 /**
  * The SDK logs every connection step at info and every drop at warn; those reach the operator as

@@ -14,8 +14,11 @@ export interface ImageInput {
   fileName?: string;
 }
 
-/** Documented limits: at most 5 images per message, 10 MB each once decoded. */
-export const IMAGE_LIMITS = { maxCount: 5, maxBytes: 10 * 1024 * 1024 } as const;
+/**
+ * Documented limits (docs/api.md): at most 5 images per message, 5 MB each once decoded (what
+ * image-capable engines accept; five of them, base64-encoded, fit the 36 MB body limit).
+ */
+export const IMAGE_LIMITS = { maxCount: 5, maxBytes: 5 * 1024 * 1024 } as const;
 
 export const IMAGE_TYPES: Readonly<Record<string, string>> = {
   'image/png': 'png',

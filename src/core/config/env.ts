@@ -15,16 +15,24 @@ export interface ResolvedEnv<T> {
   missing: MissingVariable[];
   /** Dotted paths whose value came (wholly or partly) from a placeholder. */
   placeholderPaths: Set<string>;
+  /** Every value a placeholder was replaced with: masked wherever it would be shown (secrets.ts). */
+  substituted: Set<string>;
 }
 
 export function hasPlaceholder(value: string): boolean {
   return new RegExp(PLACEHOLDER.source).test(value);
 }
 
+/** The variable names a string refers to. */
+export function placeholderNames(value: string): string[] {
+  return [...value.matchAll(new RegExp(PLACEHOLDER.source, 'g'))].map((m) => m[1] as string);
+}
+
 /** Replace placeholders in every string of a plain JSON-like tree; unknown variables are reported, left empty. */
 export function resolvePlaceholders<T>(tree: T, env: NodeJS.ProcessEnv): ResolvedEnv<T> {
   const missing: MissingVariable[] = [];
   const placeholderPaths = new Set<string>();
+  const substituted = new Set<string>();
 
   const walk = (node: unknown, path: Array<string | number>): unknown => {
     if (typeof node === 'string') {
@@ -36,6 +44,7 @@ export function resolvePlaceholders<T>(tree: T, env: NodeJS.ProcessEnv): Resolve
           missing.push({ path, variable: name });
           return '';
         }
+        substituted.add(v);
         return v;
       });
     }
@@ -46,7 +55,7 @@ export function resolvePlaceholders<T>(tree: T, env: NodeJS.ProcessEnv): Resolve
     return node;
   };
 
-  return { value: walk(tree, []) as T, missing, placeholderPaths };
+  return { value: walk(tree, []) as T, missing, placeholderPaths, substituted };
 }
 
 export function formatMissing(m: MissingVariable): string {

@@ -6,6 +6,8 @@ import { CONFIG_FILE_NAME, resolveAssistantPaths } from '../paths.js';
 import { formatMissing, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
 import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
+import { collectSecretEnvValues, collectSecretValues } from './secrets.js';
+import { findUnsafeValues } from './unsafe-values.js';
 
 export interface LoadedConfig {
   file: string;
@@ -18,6 +20,11 @@ export interface LoadedConfig {
   placeholderPaths: Set<string>;
   /** The file's content as plain data, placeholders unresolved. */
   raw: Record<string, unknown>;
+  /**
+   * Values never to be shown: every placeholder resolution, every secret field's value, and the
+   * environment's credential variables (secrets.ts). Responses, events and logs mask them.
+   */
+  secretValues: ReadonlySet<string>;
 }
 
 /** A check that only a plugin can make (engine_c's model format), returning problems with their paths. */
@@ -74,12 +81,16 @@ export function parseYaml(text: string, file: string): Document {
 // --- internal ---
 
 function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): LoadedConfig {
-  const problems: string[] = [];
+  // NUL and prototype keys first, on the raw values: nothing below may act on them.
+  const problems: string[] = findUnsafeValues(raw).map((u) => `${formatPath(u.path)}: ${u.message}`);
   const warnings: string[] = [];
   const disabledChannels: LoadedConfig['disabledChannels'] = [];
 
-  const resolved = resolvePlaceholders(raw, opts.env ?? process.env);
+  const env = opts.env ?? process.env;
+  const resolved = resolvePlaceholders(raw, env);
   const value = resolved.value;
+  // Collected before disabled channels are dropped: their literal secrets are still secrets.
+  const secretValues = new Set([...resolved.substituted, ...collectSecretValues(value), ...collectSecretEnvValues(env)]);
   for (const m of resolved.missing) {
     const [top, channel] = m.path;
     if (top === 'channels' && typeof channel === 'string') {
@@ -129,6 +140,7 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
     disabledChannels,
     placeholderPaths: resolved.placeholderPaths,
     raw,
+    secretValues,
   };
 }
 

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { resolvePlaceholders } from './env.js';
+import { placeholderNames, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
 import { type LoadedConfig, parseYaml } from './load.js';
 import { createConfigSchema, isExtensionKey } from './schema.js';
-import { maskSecrets } from './secrets.js';
+import { isSecretPath, MASK, maskSecrets } from './secrets.js';
 import type { ConfigSource } from './source.js';
 import { mergePatch } from './write-back.js';
 
@@ -53,6 +53,8 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
   if (leaves.length === 0) throw new PatchRejected([{ path: '(root)', message: 'nothing to change' }]);
 
   const before = source.current();
+  const introduced = checkIntroducedValues(body, before.raw);
+  if (introduced.length > 0) throw new PatchRejected(introduced);
   const merged = deepMerge(before.raw, body);
   const resolved = resolvePlaceholders(merged, source.env).value;
   const schema = createConfigSchema(source.parts, { coerceScalars: false });
@@ -96,6 +98,46 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
 // --- internal ---
 
 type Path = Array<string | number>;
+
+/**
+ * Two things a PATCH may not write:
+ * - a new `${VAR}` outside the fields meant for secrets (tokens, keys, passwords, `env`,
+ *   `headers`): the API cannot turn an arbitrary environment variable of the gateway into a
+ *   setting (a name, a URL, an argument); a placeholder the field already has may be sent back;
+ * - the mask anywhere but as a whole secret value (which keeps the current one): inside an
+ *   array or a longer string it would be written as eight asterisks.
+ */
+function checkIntroducedValues(patch: Record<string, unknown>, raw: Record<string, unknown>): Array<{ path: string; message: string }> {
+  const issues: Array<{ path: string; message: string }> = [];
+  const walk = (node: unknown, path: Path, leaf: Path, inArray: boolean) => {
+    if (typeof node === 'string') {
+      if (node.includes(MASK) && (node !== MASK || inArray)) {
+        issues.push({ path: formatPath(path), message: `holds the mask ${MASK}; send the real value, or leave the field out to keep the current one` });
+      }
+      const existing = new Set(collectPlaceholderNames(valueAt(raw, leaf)));
+      const added = placeholderNames(node).filter((name) => !existing.has(name));
+      if (added.length > 0 && !isSecretPath(path)) {
+        issues.push({
+          path: formatPath(path),
+          message: `a \${${added[0]}} placeholder can be added through the API only to secret fields (tokens, keys, passwords, env, headers); write it into service.yaml by hand`,
+        });
+      }
+    } else if (Array.isArray(node)) {
+      for (const [i, v] of node.entries()) walk(v, [...path, i], leaf, true);
+    } else if (node !== null && typeof node === 'object') {
+      for (const [k, v] of Object.entries(node)) walk(v, [...path, k], inArray ? leaf : [...path, k], inArray);
+    }
+  };
+  for (const [k, v] of Object.entries(patch)) walk(v, [k], [k], false);
+  return issues;
+}
+
+function collectPlaceholderNames(node: unknown): string[] {
+  if (typeof node === 'string') return placeholderNames(node);
+  if (Array.isArray(node)) return node.flatMap(collectPlaceholderNames);
+  if (node !== null && typeof node === 'object') return Object.values(node).flatMap(collectPlaceholderNames);
+  return [];
+}
 
 /** Paths of the values the patch sets: objects are walked, arrays and scalars are leaves. */
 function leafPaths(obj: Record<string, unknown>, prefix: Path = []): Path[] {

@@ -5,6 +5,7 @@ import { ConfigError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { loadConfig, parseConfigText, type ConfigCheck, type LoadedConfig } from './load.js';
 import type { ConfigSchemaParts } from './schema.js';
+import { holdsLiteralSecret } from './secrets.js';
 import { editConfigText, type DocumentEdit } from './write-back.js';
 
 /**
@@ -79,7 +80,8 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
       const current = fs.readFileSync(loaded.file, 'utf8');
       const nextText = editConfigText(current, loaded.file, edit);
       const next = parseConfigText(nextText, { ...opts, file: loaded.file });
-      if (nextText !== current) writeFileAtomic(loaded.file, nextText);
+      // A literal secret in the file (a PATCHed token) makes it 0600; otherwise its mode is kept.
+      if (nextText !== current) writeFileAtomic(loaded.file, nextText, holdsLiteralSecret(next.raw) ? { mode: 0o600 } : {});
       adopt(next, nextText);
       return next;
     },

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { isMap, isScalar, isSeq, type Document } from 'yaml';
+import { isMap, isNode, isScalar, isSeq, type Document } from 'yaml';
 import { writeFileAtomic } from '../atomic-write.js';
 import { AppError } from '../errors.js';
 import { hasPlaceholder, resolvePlaceholders } from './env.js';
@@ -115,6 +115,8 @@ function mergeAt(doc: Document, path: Array<string | number>, patch: Record<stri
 
 function keepsCurrent(existing: unknown, value: unknown, env: NodeJS.ProcessEnv): boolean {
   if (value === MASK) return true;
+  // An equal value (an array sent back as it was) keeps the node and so its layout and comments.
+  if (isNode(existing) && JSON.stringify(existing.toJSON()) === JSON.stringify(value)) return true;
   if (!isScalar(existing) || typeof existing.value !== 'string' || !hasPlaceholder(existing.value)) return false;
   return resolvePlaceholders(existing.value, env).value === value;
 }

@@ -2,10 +2,10 @@ import path from 'node:path';
 import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
-import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
+import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
 import type { EngineDefinition } from './types.js';
-import { syncSkillLinks, writeJsonIfChanged, writeManagedSection } from './workspace-files.js';
+import { SECRET_FILE_MODE, syncSkillLinks, writeJsonIfChanged, writeManagedSection } from './workspace-files.js';
 
 /** Models `/model list` offers for Claude Code, which has no listing command (aliases the CLI accepts). */
 const DOCUMENTED_MODELS = ['sonnet', 'opus', 'haiku', 'opusplan', 'sonnet[1m]'];
@@ -31,7 +31,7 @@ export const claudeCode: EngineDefinition = {
   prepareWorkspace(ws) {
     writeManagedSection(path.join(ws.dir, 'CLAUDE.md'), ws.context);
     syncSkillLinks(path.join(ws.dir, '.claude', 'skills'), path.join(ws.dir, 'skills'), ws.skills);
-    if (ws.config.mcp) writeJsonIfChanged(mcpFile(ws.stateDir), { mcpServers: toMcpServersJson(ws.config.mcp) });
+    if (ws.config.mcp) writeJsonIfChanged(mcpFile(ws.stateDir), { mcpServers: toMcpServersJson(ws.config.mcp) }, { mode: SECRET_FILE_MODE });
   },
 
   buildInvocation(turn) {
@@ -181,7 +181,7 @@ export function createClaudeParser(): LineParser {
         .split('\n')
         .filter((l) => l.trim())
         .pop();
-      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `claude exited with code ${exit.code}` }];
+      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: describeSilentFailure('claude', exit, last) }];
     },
   };
 }

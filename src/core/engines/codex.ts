@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type FieldBuilders, fieldBuilders } from '../config/schema.js';
 import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
-import { createTextJoiner, num, obj, parseJsonLine, str } from './parse-helpers.js';
+import { createTextJoiner, num, obj, parseJsonLine, str, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
 import { type EngineDefinition, type EngineOptionsBlock, type EngineTurn, readEngineOptions } from './types.js';
 import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
@@ -231,7 +231,7 @@ export function createCodexParser(): LineParser {
           .split('\n')
           .filter((l) => l.trim() && !/^WARNING: |^Reading additional input/.test(l))
           .pop();
-      return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: last ?? `codex exited with code ${exit.code}` }];
+      return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: describeSilentFailure('codex', exit, last) }];
     },
   };
 }

@@ -5,10 +5,10 @@ import type { ServiceConfig } from '../config/schema.js';
 import { writeFileIfChanged } from '../atomic-write.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
-import { arr, createTextJoiner, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
+import { arr, createTextJoiner, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
 import type { EngineDefinition } from './types.js';
-import { writeJsonIfChanged } from './workspace-files.js';
+import { SECRET_FILE_MODE, writeJsonIfChanged } from './workspace-files.js';
 
 const DOCUMENTED_MODELS = ['auto', 'sonnet-4', 'sonnet-4-thinking', 'gpt-5', 'opus-4.1', 'grok'];
 /** Our own rules file: the Cursor agent applies `.cursor/rules/*.mdc` with alwaysApply. */
@@ -98,7 +98,7 @@ function mergeOwnedMcp(dir: string, stateDir: string, config: ServiceConfig): vo
   for (const name of arr(read(ledger, []))) delete servers[String(name)];
   const ours = toMcpServersJson(config.mcp);
   Object.assign(servers, ours);
-  writeJsonIfChanged(file, { ...current, mcpServers: servers });
+  writeJsonIfChanged(file, { ...current, mcpServers: servers }, { mode: SECRET_FILE_MODE });
   writeJsonIfChanged(ledger, Object.keys(ours));
 }
 
@@ -160,7 +160,7 @@ export function createCursorParser(): LineParser {
         ?.trim();
       // Unverified wording (the CLI cannot run here): an unknown --resume id is reported on stderr.
       const notFound = /\b(chat|conversation|session)\b[^\n]*\bnot found\b/i.test(exit.stderrTail);
-      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `agent exited with code ${exit.code}` }];
+      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: describeSilentFailure('agent', exit, last) }];
     },
   };
 }

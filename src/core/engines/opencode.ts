@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths } from './mcp.js';
-import { createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
+import { createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
 import { runCapture, type LineParser } from './runner.js';
 import type { EngineDefinition, EngineTurn } from './types.js';
 import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
@@ -193,7 +193,7 @@ export function createOpenCodeParser(): LineParser {
         .pop()
         ?.trim();
       const notFound = exit.code === 1 && /^Error: Session not found$/m.test(exit.stderrTail);
-      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: last ?? `opencode exited with code ${exit.code}` }];
+      return [{ type: 'failure', kind: notFound ? 'session_not_found' : 'engine', message: describeSilentFailure('opencode', exit, last) }];
     },
   };
 }

@@ -54,3 +54,18 @@ export function createTextJoiner() {
 export function isProviderStatus(status: number | undefined | null): boolean {
   return status === 401 || status === 403 || status === 429 || (status !== undefined && status !== null && status >= 500 && status <= 599);
 }
+
+/** "claude exited with code 3" or, when a signal ended it, "claude was killed by SIGKILL" (never "code null"). */
+export function describeExit(binary: string, exit: { code: number | null; signal: string | null }): string {
+  if (exit.code === null) return `${binary} was killed by ${exit.signal ?? 'a signal'}`;
+  return `${binary} exited with code ${exit.code}`;
+}
+
+/**
+ * The message of a run that failed without reporting why: the last stderr line, or how the
+ * process ended. A signal is always named (an OOM kill leaves stderr lines that do not say so).
+ */
+export function describeSilentFailure(binary: string, exit: { code: number | null; signal: string | null }, lastStderr: string | undefined): string {
+  if (exit.code === null) return `${describeExit(binary, exit)}${lastStderr ? `: ${lastStderr}` : ''}`;
+  return lastStderr ?? describeExit(binary, exit);
+}

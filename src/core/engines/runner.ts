@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { errorMessage } from '../errors.js';
 import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
 import type { ProcessIdentity } from '../store/types.js';
+import { describeExit } from './parse-helpers.js';
 import { createProcessTree, trackTree, watchTree } from './process-tree.js';
 
 /**
@@ -54,13 +56,24 @@ const STDERR_BYTES = 8 * 1024;
 
 export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable<AgentEvent> {
   const queue = createAsyncQueue<AgentEvent>();
-  void supervise(spec, parser, (e) => queue.push(e)).finally(() => queue.end());
+  let ended = false;
+  const emit = (e: AgentEvent) => {
+    if (ended) return;
+    if (e.type === 'done' || e.type === 'error') ended = true;
+    queue.push(e);
+  };
+  // supervise() handles every failure it can name; whatever else throws in it is still this run's
+  // failure (its error event says so), never an unhandled rejection that ends the process.
+  void supervise(spec, parser, emit)
+    .catch((err: unknown) => emit({ type: 'error', code: 'internal', message: `the engine run failed: ${errorMessage(err)}`, kind: 'engine' }))
+    .finally(() => queue.end());
   return queue;
 }
 
 /** `<binary> --version`, first line, bounded so a broken CLI cannot hang `doctor`. */
 export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<{ ok: boolean; text: string }> {
   try {
+    // execa only here and in runCapture (doctor, model listings): a gateway never loads it.
     const { execa } = await import('execa');
     const r = await execa(binary, ['--version'], { timeout: timeoutMs, reject: false, stdin: 'ignore', all: true });
     const first =
@@ -101,6 +114,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   let finalText: string | undefined;
   let failure: { message: string; kind: FailureKind } | undefined;
 
+  const name = path.basename(spec.binary);
   const take = (events: AgentEvent[]) => {
     for (const e of events) {
       if (e.type === 'text') texts.push(e.delta);
@@ -109,9 +123,27 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       if (e.type !== 'final' && e.type !== 'failure') emit(e);
     }
   };
+  // A parser that throws (a bug, or output it cannot cope with) ends this run: the engine is
+  // stopped and the turn fails with the reason; later lines are not read.
+  let parserFailure: string | undefined;
+  const parse = (read: () => AgentEvent[]) => {
+    if (parserFailure !== undefined) return;
+    try {
+      take(read());
+    } catch (err) {
+      parserFailure = `could not read the output of ${name}: ${errorMessage(err)}`;
+      stop('failed');
+    }
+  };
+  let stop: (reason: 'timeout' | 'aborted' | 'failed') => void = () => undefined;
 
   if (spec.signal?.aborted) {
     emit({ type: 'error', code: 'aborted', message: 'Aborted before the engine started' });
+    return;
+  }
+  const refused = findUnspawnable(spec);
+  if (refused) {
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${refused}` });
     return;
   }
 
@@ -126,7 +158,8 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       windowsHide: true,
     });
   } catch (err) {
-    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${path.basename(spec.binary)}: ${(err as Error).message}` });
+    // spawn() validates its arguments synchronously (and throws) before anything is started.
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${errorMessage(err)}` });
     return;
   }
   if (spec.stdin !== undefined) {
@@ -134,9 +167,12 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(spec.stdin);
   }
+  // Stream errors end the output early at worst; they must never become uncaught exceptions.
+  child.stdout?.on('error', () => undefined);
+  child.stderr?.on('error', () => undefined);
 
   const stderr = createTail();
-  const splitter = createLineSplitter((line) => take(parser.parseLine(line)), {
+  const splitter = createLineSplitter((line) => parse(() => parser.parseLine(line)), {
     onOverflow: (n) => emit({ type: 'warning', message: `dropped an output line longer than ${n} characters` }),
   });
   child.stdout?.setEncoding('utf8');
@@ -144,17 +180,14 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
   child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
 
-  // Stream errors end the output early at worst; they must never become uncaught exceptions.
-  child.stdout?.on('error', () => undefined);
-  child.stderr?.on('error', () => undefined);
-  const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException }>((resolve) => {
+  const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException | undefined }>((resolve) => {
     child.once('spawn', () => resolve({ ok: true }));
     child.on('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
   });
   if (!spawned.ok || child.pid === undefined) {
     const err = spawned.ok ? undefined : spawned.error;
     const why = err?.code === 'ENOENT' ? 'not found on PATH' : (err?.message ?? 'no process id');
-    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${path.basename(spec.binary)}: ${why}` });
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${why}` });
     return;
   }
   const tree = createProcessTree(child.pid);
@@ -163,13 +196,14 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   spec.onProcesses?.(tree.tracked());
   const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
 
-  let stopReason: 'timeout' | 'aborted' | undefined;
+  let stopReason: 'timeout' | 'aborted' | 'failed' | undefined;
   let killing: Promise<boolean> | undefined;
-  const stop = (reason: 'timeout' | 'aborted') => {
+  stop = (reason) => {
     if (stopReason) return;
     stopReason = reason;
     killing = tree.terminate(graceMs);
   };
+  if (parserFailure !== undefined) stop('failed'); // a line arrived (and failed) before the pid was known
   const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
   const onAbort = () => stop('aborted');
   spec.signal?.addEventListener('abort', onAbort, { once: true });
@@ -190,13 +224,15 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   splitter.flush();
 
   const exitInfo: ExitInfo = { ...exit, stderrTail: stderr.text() };
-  if (!stopReason) take(parser.finish(exitInfo));
+  if (!stopReason) parse(() => parser.finish(exitInfo));
   const durationMs = Date.now() - started;
 
   if (stopReason === 'aborted') {
     emit({ type: 'error', code: 'aborted', message: 'Aborted' });
   } else if (stopReason === 'timeout') {
     emit({ type: 'error', code: 'timeout', message: TIMEOUT_MESSAGE });
+  } else if (parserFailure !== undefined) {
+    emit({ type: 'error', code: 'internal', message: parserFailure, kind: 'engine', stderrTail: exitInfo.stderrTail, exitCode: exit.code });
   } else if (failure) {
     emit({ type: 'error', code: 'engine_reported', message: failure.message, kind: failure.kind, stderrTail: exitInfo.stderrTail, exitCode: exit.code });
   } else if (exit.code !== 0) {
@@ -204,11 +240,10 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       .split('\n')
       .filter((l) => l.trim())
       .pop();
-    const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
     emit({
       type: 'error',
       code: 'exit_nonzero',
-      message: `${path.basename(spec.binary)} ${how}${last ? `: ${last.trim()}` : ''}`,
+      message: `${describeExit(name, exit)}${last ? `: ${last.trim()}` : ''}`,
       kind: 'engine',
       stderrTail: exitInfo.stderrTail,
       exitCode: exit.code,
@@ -218,6 +253,22 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     texts = [];
     emit({ type: 'done', text, durationMs });
   }
+}
+
+/**
+ * What the OS would refuse to spawn, said without echoing the value (it may be a secret). Config
+ * and request validation reject NUL where values enter; this covers values from anywhere else
+ * (an engine's own session id, a channel message on an engine that takes the prompt as argv).
+ */
+function findUnspawnable(spec: ProcessSpec): string | undefined {
+  const at = spec.args.findIndex((a) => a.includes('\0'));
+  if (at >= 0) return `argument ${at + 1} contains a NUL byte, which no program can receive`;
+  for (const [key, value] of Object.entries(spec.env)) {
+    if (key.includes('\0')) return 'an environment variable name contains a NUL byte, which no program can receive';
+    if (value?.includes('\0')) return `environment variable ${key} contains a NUL byte, which no program can receive`;
+  }
+  if (spec.binary.includes('\0') || spec.cwd.includes('\0')) return 'its path contains a NUL byte';
+  return undefined;
 }
 
 function waitForEnd(stream: NodeJS.ReadableStream | null | undefined, ms: number): Promise<void> {

@@ -63,6 +63,9 @@ function isDanglingLink(p: string): boolean {
 }
 
 /** Write JSON we own (pretty, trailing newline) only when its content changed. */
-export function writeJsonIfChanged(file: string, value: unknown): boolean {
-  return writeFileIfChanged(file, `${JSON.stringify(value, null, 2)}\n`);
+export function writeJsonIfChanged(file: string, value: unknown, opts: { mode?: number } = {}): boolean {
+  return writeFileIfChanged(file, `${JSON.stringify(value, null, 2)}\n`, opts);
 }
+
+/** Mode of every file we write that holds a resolved secret (MCP configs with env and headers). */
+export const SECRET_FILE_MODE = 0o600;

@@ -2,6 +2,7 @@ import { commandResult, type CommandResult, type SlashCommand } from '../assista
 import type { ConfigSource } from '../config/source.js';
 import { editTask } from '../config/write-back.js';
 import { nextCronTime } from './cron.js';
+import { formatRunHistory, formatTaskList } from './task-format.js';
 import type { TaskRunner } from './task-runner.js';
 
 /**
@@ -32,10 +33,20 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
     if (!sub || sub === 'list') {
       if (tasks.length === 0) return commandResult('No scheduled tasks (add them under `tasks:` in service.yaml).', { tasks: [] });
       const rows = tasks.map((t) => {
-        const next = t.enabled ? nextRun(t.id) : undefined;
-        return `  ${t.id}  ${t.enabled ? 'enabled ' : 'disabled'}  ${t.schedule}  ${t.name}${next ? `  (next ${next.toISOString()})` : ''}`;
+        const [last] = deps.tasks.history(t.id, 1);
+        return {
+          id: t.id,
+          name: t.name,
+          schedule: t.schedule,
+          enabled: t.enabled,
+          nextRun: t.enabled ? (nextRun(t.id)?.toISOString() ?? null) : null,
+          lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
+        };
       });
-      return commandResult(`Tasks:\n${rows.join('\n')}`, { tasks: tasks.map((t) => ({ id: t.id, name: t.name, schedule: t.schedule, enabled: t.enabled })) });
+      // The same table as `service cron list`.
+      return commandResult(`Tasks:\n${formatTaskList(rows).join('\n')}`, {
+        tasks: tasks.map((t) => ({ id: t.id, name: t.name, schedule: t.schedule, enabled: t.enabled })),
+      });
     }
     if (!SUBCOMMANDS.includes(sub)) {
       return commandResult(`Unknown /cron subcommand "${sub}". Use list, run, enable, disable, del or history.`, { error: 'unknown_command' });
@@ -57,7 +68,7 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
       return commandResult(`Task ${id} ${outcome.run.status}: ${text}`, { id, status: outcome.run.status });
     }
     const runs = deps.tasks.history(id, 20);
-    const lines = runs.map((r) => `  ${new Date(r.startedAt).toISOString()}  ${r.status.padEnd(9)} ${r.durationMs}ms  ${r.preview || r.error || ''}`);
+    const lines = formatRunHistory(runs);
     const iso = runs.map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() }));
     return commandResult(runs.length ? `Last runs of ${id}:\n${lines.join('\n')}` : `Task ${id} has not run yet.`, { id, runs: iso });
   };

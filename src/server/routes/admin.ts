@@ -6,7 +6,7 @@ import { resolveAssistantPaths } from '../../core/paths.js';
 import { scanSkills } from '../../core/skills/skills.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { readJson, readValidated } from '../body.js';
-import { HttpFailure, json } from '../http.js';
+import { formatHttpLine, HttpFailure, json } from '../http.js';
 
 const sendBody = z.strictObject({
   channel: z.string().min(1),
@@ -43,7 +43,7 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
     if (result.ok) return { ok: true };
     const { ok: _ok, ...rest } = result;
     const status = SEND_STATUS[result.reason];
-    deps.log.info(`${status} POST /api/send to ${body.channel}: ${rest.error}`);
+    deps.log.child('http').info(formatHttpLine(status, 'POST', `/api/send to ${body.channel}`, rest.error));
     return json(status, rest);
   });
 }

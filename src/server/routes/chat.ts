@@ -47,6 +47,7 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     // queued turn's first event can be minutes away.
     return streamJson(event, turn, {
       heartbeatMs,
+      redact: table.redact,
       openingComment: 'accepted',
       track: table.trackStream,
       onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`),
@@ -57,6 +58,6 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     const body = await readValidated(event, commandBody, { limit: deps.maxBodyBytes });
     const name = body.command.replace(/^\//, '');
     const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
-    return streamJson(event, turn, { heartbeatMs, openingComment: 'accepted', track: table.trackStream });
+    return streamJson(event, turn, { heartbeatMs, redact: table.redact, openingComment: 'accepted', track: table.trackStream });
   });
 }

@@ -1,4 +1,4 @@
-import { maskSecrets } from '../../core/config/secrets.js';
+import { maskSecrets, restorePlaceholders } from '../../core/config/secrets.js';
 import { probeHealth } from '../../core/fleet/health.js';
 import type { ActivityRecord, TimelineBucket } from '../../core/store/types.js';
 import type { RouteTable, ServerDeps } from '../types.js';
@@ -19,8 +19,12 @@ export type EscalationKind = 'failed' | 'aborted' | 'escalated';
 
 export function registerDashboardDataRoutes(table: RouteTable, deps: ServerDeps): void {
   // The validated configuration with every default filled in, so the settings panel can show
-  // the value in force for keys the file leaves out. Secrets masked as everywhere else.
-  table.add('GET', '/api/config/effective', () => ({ config: maskSecrets(deps.config.current().config) }));
+  // the value in force for keys the file leaves out. Secret fields masked, and every value that
+  // came from a placeholder shown as the placeholder (as in GET /api/config), never resolved.
+  table.add('GET', '/api/config/effective', () => {
+    const { config, raw } = deps.config.current();
+    return { config: restorePlaceholders(maskSecrets(config), raw) };
+  });
 
   table.add('GET', '/api/metrics/timeline', (event) => {
     const range = event.url.searchParams.get('range') ?? '24h';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatCost, formatDuration, formatLocalTime, formatRunHistory, formatTaskList } from '../../src/commands/cron-format.js';
-import { formatTable, measureWidth } from '../../src/commands/table.js';
-import type { TaskRun } from '../../src/core/store/types.js';
+import { formatCost, formatDuration, formatLocalTime, formatRunHistory, formatTaskList } from '../../../src/core/scheduler/task-format.js';
+import { formatTable, measureWidth } from '../../../src/core/util/text-table.js';
+import type { TaskRun } from '../../../src/core/store/types.js';
 
 describe('formatTable', () => {
   it('pads every column but the last to its widest cell, right-aligns the asked ones, no trailing spaces', () => {

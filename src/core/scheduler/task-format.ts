@@ -1,5 +1,5 @@
-import type { TaskRun } from '../core/store/types.js';
-import { formatTable } from './table.js';
+import type { TaskRun } from '../store/types.js';
+import { formatTable } from '../util/text-table.js';
 
 /** A row of `service cron list` (its --json shape). */
 export interface TaskListRow {
