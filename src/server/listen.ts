@@ -19,8 +19,20 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function listenApp(app: H3, opts: { host: string; port: number }): Promise<RunningServer> {
-  const server = http.createServer(toNodeHandler(app));
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /**
+   * Requests the listener answers itself, before the app (the gateway's GET /health): true when
+   * it did. Everything else goes to the app.
+   */
+  answerFirst?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+}
+
+export async function listenApp(app: H3, opts: ListenOptions): Promise<RunningServer> {
+  const handle = toNodeHandler(app);
+  const first = opts.answerFirst;
+  const server = http.createServer(first ? (req, res) => first(req, res) || handle(req, res) : handle);
   await new Promise<void>((resolve, reject) => {
     const fail = (err: NodeJS.ErrnoException) => reject(explainListenFailure(opts, err));
     server.once('error', fail);
@@ -70,7 +82,7 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: import('node:stream
 }
 
 /** A bind failure said so the user reads what to do (an ordinary error, exit 1, never a bug report). */
-function explainListenFailure(opts: { host: string; port: number }, err: NodeJS.ErrnoException): AppError {
+function explainListenFailure(opts: ListenOptions, err: NodeJS.ErrnoException): AppError {
   const { host, port } = opts;
   if (err.code === 'EADDRINUSE') {
     return new AppError('port_in_use', `port ${port} on ${host} is already in use; stop what is using it or choose another port with --port`);

@@ -191,6 +191,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       if (opts.signal?.aborted) ctl.abort();
       try {
         await Promise.race([admission.ticket.ready, new Promise((r) => ctl.signal.addEventListener('abort', r, { once: true }))]);
+        // Starting a turn costs milliseconds of this thread (database writes, workspace files, the
+        // fork of the engine): requests that arrived together with this one are taken first, so a
+        // burst on one key gets every queued stream opened at once, not one fork later each.
+        await new Promise((r) => setImmediate(r));
         if (ctl.signal.aborted) {
           const completion: Completion = { status: 'aborted', finalText: '', message: 'Aborted before it started', durationMs: 0 };
           emit({ type: 'done', durationMs: 0 });
