@@ -6,7 +6,7 @@
 //    a wrapper named `claude`, as test/helpers/stand-in.ts makes them) is run through
 //    createEngineRunner and, interleaved, spawned directly with child_process.spawn reading its
 //    stdout. Same binary, same argv shape, same stdin: the difference is what our layer adds
-//    (workspace prepare, execa, the process-tree bookkeeping, parsing, the post-exit drain).
+//    (workspace prepare, the spawn, the process-tree bookkeeping, parsing, the post-exit drain).
 // 2. Each real CLI's full RUN-TOOL turn (one shell tool call + final text) against the scripted fake
 //    LLM on 127.0.0.1, through our runner, in a fresh HOME: one cold turn, then the median of N.
 //
@@ -35,11 +35,11 @@ const { values: opts } = parseArgs({
 const TURNS = Number(opts.turns);
 const REAL_TURNS = Number(opts.real);
 
-if (!fs.existsSync(path.join(DIST, 'core', 'engines', 'turn.js'))) {
+if (!fs.existsSync(path.join(DIST, 'core', 'engines', 'engine-runner.js'))) {
   console.error('dist/ is missing: run `npm run build` first');
   process.exit(1);
 }
-const { createEngineRunner } = await import(pathToFileURL(path.join(DIST, 'core/engines/turn.js')).href);
+const { createEngineRunner } = await import(pathToFileURL(path.join(DIST, 'core/engines/engine-runner.js')).href);
 const { createMemoryFailoverStore } = await import(pathToFileURL(path.join(DIST, 'core/engines/failover.js')).href);
 const { createSilentLogger } = await import(pathToFileURL(path.join(DIST, 'core/logger.js')).href);
 const { resolveAssistantPaths } = await import(pathToFileURL(path.join(DIST, 'core/paths.js')).href);

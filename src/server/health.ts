@@ -13,18 +13,20 @@ export function readHealth(deps: Pick<ServerDeps, 'assistant' | 'version'>): Rec
 }
 
 /**
- * The listener answers a plain `GET /health` (or HEAD) itself, before the app: the most frequent
+ * The listener answers a plain `GET /health` itself, before the app: the most frequent
  * request a gateway gets, and one that needs neither the token nor a body, so it skips the web
  * Request/Response machinery every other route goes through (measured: about half the CPU per
  * request). Same status, headers and masked body as the app's route
  * (test/integration/server/health-fast-path.test.ts holds them equal); anything else about the
- * request (a query, another path or method, a preflight) goes to the app.
+ * request (a query, another path or method, HEAD, a preflight) goes to the app.
  */
-export function createHealthAnswer(deps: Pick<ServerDeps, 'assistant' | 'version' | 'config' | 'token'>): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createHealthAnswer(
+  deps: Pick<ServerDeps, 'assistant' | 'version' | 'config' | 'token'>,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   let basis: unknown;
   let secrets: string[] = [];
   return (req, res) => {
-    if (req.url !== '/health' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+    if (req.url !== '/health' || req.method !== 'GET') return false;
     const current = deps.config.current();
     if (current !== basis) {
       basis = current;
@@ -37,7 +39,7 @@ export function createHealthAnswer(deps: Pick<ServerDeps, 'assistant' | 'version
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
     });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    res.end(body);
     return true;
   };
 }

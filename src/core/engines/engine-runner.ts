@@ -50,7 +50,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
   const env = deps.env ?? process.env;
   const now = deps.now ?? Date.now;
   const warnedPermissions = new Set<string>();
-  const scanSkills = createSkillScanner();
+  const scanSkills = createSkillScanner(now);
 
   const prepare = (config: ServiceConfig): Skill[] => {
     const engine = getEngine(config.engine);

@@ -280,26 +280,34 @@ function readSnapshot(mark: Mark | undefined): Snapshot {
   }
   for (const pid of mark.retry) add(pid);
   const max = readPidMax();
-  // The cyclic range (after, through]: after pid_max - 1 the kernel starts again from low pids.
-  const count = through >= mark.after ? through - mark.after : max - 1 - mark.after + through;
-  if (count > MAX_PIDS_TRIED) {
+  const range = pidsAfter(mark.after, through, max, MAX_PIDS_TRIED);
+  if (!range) {
     for (const pid of listPids()) if (inRange(pid, mark.after, through)) add(pid);
-    let pid = through - RETRY_NEWEST < 1 ? max - 1 - (RETRY_NEWEST - through) : through - RETRY_NEWEST;
-    for (let i = 0; i < RETRY_NEWEST; i++) {
-      pid = nextPid(pid, max);
-      if (!table.has(pid)) missing.push(pid);
-    }
+    // The newest pids of the range that were not listed are tried again next time.
+    const newest = pidsAfter(through - RETRY_NEWEST < 1 ? max - 1 - (RETRY_NEWEST - through) : through - RETRY_NEWEST, through, max, RETRY_NEWEST) ?? [];
+    for (const pid of newest) if (!table.has(pid)) missing.push(pid);
     return { table, through, missing };
   }
-  for (let i = 0, pid = mark.after; i < count; i++) {
-    pid = nextPid(pid, max);
-    if (!add(pid) && count - i <= RETRY_NEWEST) missing.push(pid);
-  }
+  range.forEach((pid, i) => {
+    if (!add(pid) && range.length - i <= RETRY_NEWEST) missing.push(pid);
+  });
   return { table, through, missing };
 }
 
-function nextPid(pid: number, max: number): number {
-  return pid + 1 >= max ? 1 : pid + 1;
+/**
+ * The pids the kernel hands out after `after` up to `through`, in that order: the cyclic range
+ * (after, through], where after pid_max - 1 numbering starts again low (at 300 on Linux; from 1
+ * here, which only adds pids that do not exist). Undefined when there are more than `limit`.
+ */
+export function pidsAfter(after: number, through: number, pidMax: number, limit: number): number[] | undefined {
+  const count = through >= after ? through - after : pidMax - 1 - after + through;
+  if (count > limit) return undefined;
+  const pids: number[] = [];
+  for (let i = 0, pid = after; i < count; i++) {
+    pid = pid + 1 >= pidMax ? 1 : pid + 1;
+    pids.push(pid);
+  }
+  return pids;
 }
 
 function inRange(pid: number, after: number, through: number): boolean {

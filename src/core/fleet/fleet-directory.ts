@@ -32,6 +32,8 @@ export interface FleetDirectoryOptions {
   dir: string;
   /** Injected so tests can declare a pid dead without killing anything. */
   isAlive?: (pid: number) => boolean;
+  /** The clock the folder's change time is judged by (tests move it on). */
+  now?: () => number;
 }
 
 /** Documented default `~/.service/fleet/`; `SERVICE_FLEET_DIR` overrides it (tests use a temp one). */
@@ -43,6 +45,7 @@ export function resolveFleetDir(env: NodeJS.ProcessEnv, home: string = os.homedi
 export function createFleetDirectory(opts: FleetDirectoryOptions): FleetDirectory {
   const dir = path.resolve(opts.dir);
   const alive = opts.isAlive ?? isProcessAlive;
+  const now = opts.now ?? Date.now;
 
   let read: { stamp: string; found: Array<{ file: string; entry: FleetEntry }> } | undefined;
 
@@ -72,7 +75,7 @@ export function createFleetDirectory(opts: FleetDirectoryOptions): FleetDirector
     list() {
       // The folder changes whenever an entry is written (atomically: a rename), replaced or
       // removed, so its files are read and parsed again only then; liveness is checked every time.
-      const { stamp, settled } = readStamp(dir);
+      const { stamp, settled } = readStamp(dir, now());
       const found = read?.stamp === stamp ? read.found : readEntries(dir);
       read = settled ? { stamp, found } : undefined;
       const entries: FleetEntry[] = [];

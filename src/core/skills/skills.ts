@@ -89,10 +89,10 @@ export function readSkill(dir: string): Skill | { problem: string } {
  * its stamp (inode, size, times) changed. The folder listing is read every time, so a skill added
  * or removed counts at once.
  */
-export function createSkillScanner(): (skillsDir: string) => SkillScan {
+export function createSkillScanner(now: () => number = Date.now): (skillsDir: string) => SkillScan {
   const parsed = new Map<string, { stamp: string; result: Skill | { problem: string } }>();
   const read = (dir: string) => {
-    const { stamp, settled } = readStamp(path.join(dir, SKILL_FILE));
+    const { stamp, settled } = readStamp(path.join(dir, SKILL_FILE), now());
     const cached = parsed.get(dir);
     if (cached?.stamp === stamp) return cached.result;
     const result = readSkill(dir);

@@ -23,7 +23,6 @@ export function readStamp(file: string, now: number = Date.now()): FileStamp {
     st = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
   } catch {
     return { stamp: 'unreadable', settled: false }; // never reused
-
   }
   if (!st) return { stamp: 'missing', settled: true };
   const changedMs = Number(st.ctimeNs / 1_000_000n);
