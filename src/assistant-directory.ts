@@ -1,3 +1,5 @@
+import { type AccessAdmin, createAccessAdmin } from './core/access/access-admin.js';
+import { createApproveCommand } from './core/access/approve-command.js';
 import { type Assistant, createAssistant } from './core/assistant/assistant.js';
 import { type CommandTable, createCommandTable } from './core/assistant/slash-commands.js';
 import type { ChannelHub } from './core/channel-hub.js';
@@ -14,7 +16,8 @@ import { configChecks, configParts } from './definitions.js';
 /**
  * One assistant directory opened for use, the base every entry point builds on (`service chat`,
  * `service cron`, the gateway, embedding): in this order its live configuration, its state
- * database, the slash-command table and the assistant (which adds its built-in commands).
+ * database, the slash-command table, the assistant (which adds its built-in commands) and the
+ * access admin (which adds `/approve`).
  */
 export interface AssistantDirectory {
   /** The resolved directory. */
@@ -25,6 +28,8 @@ export interface AssistantDirectory {
   /** The slash commands of this assistant; modules that run tasks add `/cron`. */
   commands: CommandTable;
   assistant: Assistant;
+  /** Pairings and approvals (`service access`, the HTTP API, `/approve`). */
+  access: AccessAdmin;
   /** Stop watching the config and close the database (after draining turns). */
   close(): void;
 }
@@ -67,6 +72,8 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.peers ? { peers: opts.peers } : {}),
   });
+  const access = createAccessAdmin({ store, access: () => config.current().config.access });
+  commands.add(createApproveCommand(access));
   return {
     dir: paths.dir,
     config,
@@ -74,6 +81,7 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     log,
     commands,
     assistant,
+    access,
     close() {
       unwatch();
       store.close();

@@ -105,6 +105,31 @@ for (const [name, description] of [
     );
 }
 
+const access = command('access', 'who may use the assistant from the channels: pairing codes, approvals');
+const accessSub = (name: string, description: string) => access.command(name).description(description).option('-d, --dir <path>', 'assistant directory');
+accessSub('list', 'allowed senders and chats (service.yaml and approved), admins, pending pairing codes')
+  .option('--json', 'print JSON')
+  .action(
+    act(async (opts: { json?: boolean }, cmd: Command) => {
+      const { runAccess } = await import('./commands/access.js');
+      return runAccess({ action: 'list', dir: dirOf(cmd), json: opts.json }, processIO);
+    }),
+  );
+for (const [name, argument, description] of [
+  ['approve', '<code>', 'approve a pairing code: that sender (or group chat) may use the assistant from its next message'],
+  ['deny', '<code>', 'drop a pending pairing code'],
+  ['revoke', '<channel:id>', 'take an approval back (a sender or a group chat)'],
+] as const) {
+  accessSub(name, description)
+    .argument(argument, name === 'revoke' ? 'the approved sender or chat as <channel>:<id>' : 'the pairing code the bot sent')
+    .action(
+      act(async (arg: string, _opts: unknown, cmd: Command) => {
+        const { runAccess } = await import('./commands/access.js');
+        return runAccess({ action: name, arg, dir: dirOf(cmd) }, processIO);
+      }),
+    );
+}
+
 const skill = command('skill', 'list, add and remove skills');
 skill
   .command('list')

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
 import { type ChannelRuntime, createChannelRuntime } from './channels/channel-runtime.js';
+import { formatAccessNotices } from './core/access/notices.js';
 import type { Assistant } from './core/assistant/assistant.js';
 import { resolveGatewayBind } from './core/config/bind.js';
 import { errorMessage } from './core/errors.js';
@@ -12,6 +13,7 @@ import { packageVersion, resolveAssistantPaths, templatesDir } from './core/path
 import { systemClock } from './core/scheduler/clock.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler } from './core/scheduler/scheduler.js';
+import { createTaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner } from './core/scheduler/task-runner.js';
 import { acquireGatewayLock } from './core/store/gateway-lock.js';
 import { once } from './core/util/once.js';
@@ -114,20 +116,25 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   await reapInterruptedTurns({ store, log }).catch((err: unknown) => log.error(`cannot check for interrupted turns: ${errorMessage(err)}`));
 
   const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
+  for (const line of formatAccessNotices({ raw: config.current().raw, config: config.current().config, dir: directory.dir })) log.warn(line);
   const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
+  const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({
     tasks: () => config.current().config.tasks,
     clock: systemClock,
-    run: (task) => tasks.run(task),
+    run: (task) => taskControl.runScheduled(task),
     onSkipped: (task, at) => tasks.recordSkipped(task, at),
     log: log.child('scheduler'),
   });
   directory.commands.add(createCronCommand({ config, tasks, nextRun: (id) => scheduler.nextRun(id) }));
   const { app, streamsFlushed } = createServerApp({
     assistant,
+    commands: directory.commands,
     config,
     channels: channels.hub,
+    tasks: taskControl,
     activity: store,
+    access: directory.access,
     token: auth.token,
     log,
     version,

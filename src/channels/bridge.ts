@@ -5,6 +5,7 @@ import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
+import type { AccessGate } from './access/gate.js';
 import { deliverTurn } from './delivery.js';
 import { contextBefore, conversationKeyOf, decide, groupPrompt, sessionKeyOf } from './group.js';
 import { splitMessage } from './split.js';
@@ -28,6 +29,8 @@ export interface BridgeDeps {
   sent: SentLedger;
   /** This run's identity in the inbox ledger: messages it claims are its own; recovery takes over only earlier runs' messages. */
   runId: string;
+  /** Who may use the assistant (pairing, allowlists, admins) and how often (rate limit). */
+  access: AccessGate;
   now?: () => number;
 }
 
@@ -42,6 +45,9 @@ export interface Bridge {
   /** Resolves when every accepted message has been processed. */
   idle(): Promise<void>;
 }
+
+/** How long a message waits for its channel's adapter to (re)connect before it is left pending. */
+const ADAPTER_WAIT_MS = 120_000;
 
 export function createBridge(deps: BridgeDeps): Bridge {
   const now = deps.now ?? Date.now;
@@ -61,17 +67,10 @@ export function createBridge(deps: BridgeDeps): Bridge {
     const cfg = deps.config.current().config;
     const chat = conversationKeyOf(msg);
     try {
-      const adapter = deps.adapters.get(msg.channel);
+      // A platform may deliver while its adapter is still connecting (or reconnecting): wait for it.
+      const adapter = await deps.adapters.whenRunning(msg.channel, ADAPTER_WAIT_MS);
       if (!adapter) {
         log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
-        return;
-      }
-      if (msg.chatType === 'group' && !msg.fromBot) deps.store.setGroupBotTurns(chat, 0);
-      const botTurns = deps.store.groupBotTurns(chat);
-      const decision = decide(msg, cfg.groupChat, botTurns);
-      if (!decision.respond) {
-        log.debug(`${msg.channel} ${msg.messageId}: not answering (${decision.why})`);
-        deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
       const onSent = (s: { messageId: string } | undefined, text: string) => {
@@ -79,11 +78,36 @@ export function createBridge(deps: BridgeDeps): Bridge {
         if (msg.chatType === 'group')
           deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
       };
+      const say = async (text: string) => {
+        for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) onSent(await adapter.reply(msg.replyTarget, part), part);
+      };
+      // Access first (an unpaired group hears only a pairing reply, and only when it mentions the
+      // bot), then group policy, then the rate limit on what the bot is about to answer.
+      const access = await deps.access.admit(msg, say);
+      if (!access.admitted) {
+        deps.store.markMessageDone(msg.channel, msg.messageId);
+        return;
+      }
+      if (msg.chatType === 'group' && !msg.fromBot) deps.store.setGroupBotTurns(chat, 0);
+      const botTurns = deps.store.groupBotTurns(chat);
+      const decision = decide(msg, cfg.groupChat, botTurns);
+      if (!decision.respond || !(await deps.access.throttle(msg, say))) {
+        if (!decision.respond) log.debug(`${msg.channel} ${msg.messageId}: not answering (${decision.why})`);
+        deps.store.markMessageDone(msg.channel, msg.messageId);
+        return;
+      }
 
       const sender = msg.senderName ?? msg.senderId;
       if (isSlashCommand(msg.text)) {
-        const result = await deps.assistant.runCommand(msg.text, { sessionKey: key, allowConfigChanges: false, source: msg.channel, sender });
-        for (const part of splitMessage(result.text, adapter.limit, (md) => adapter.render(md))) onSent(await adapter.reply(msg.replyTarget, part), part);
+        // Commands that change the configuration (/engine, /model <name>, /cron run…, /approve) only for admins.
+        const result = await deps.assistant.runCommand(msg.text, {
+          sessionKey: key,
+          allowConfigChanges: access.admin,
+          source: msg.channel,
+          sender,
+          caller: `${msg.channel}:${msg.senderId}`,
+        });
+        await say(result.text);
         deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }

@@ -4,7 +4,8 @@ import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
+import type { AccessStore, GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
+import { createAccessGate } from './access/gate.js';
 import { type Bridge, createBridge } from './bridge.js';
 import { createHistoryFetcher } from './history-fetch.js';
 import { createChannelHub } from './hub.js';
@@ -26,7 +27,7 @@ export interface ChannelRuntimeDeps {
   dir: string;
   assistant: Assistant;
   config: ConfigSource;
-  store: InboxLedger & GroupStateStore & KnownChatStore;
+  store: InboxLedger & GroupStateStore & KnownChatStore & AccessStore;
   log: Logger;
   /** Connect deadline per attempt (default 30 s). */
   connectTimeoutMs?: number;
@@ -56,7 +57,8 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
   const adapters = createRunningAdapters();
   const sent = createSentLedger();
   // Each run (process) claims inbox entries under its own id; recovery takes over only other runs' entries.
-  const bridge = createBridge({ assistant: deps.assistant, config, store, log, adapters, sent, runId: randomUUID() });
+  const access = createAccessGate({ config, store, assistant: deps.assistant, log });
+  const bridge = createBridge({ assistant: deps.assistant, config, store, log, adapters, sent, runId: randomUUID(), access });
   const hub = createChannelHub({
     dir: deps.dir,
     config,

@@ -1,6 +1,6 @@
 import readline from 'node:readline';
 import type { Assistant } from '../core/assistant/assistant.js';
-import { isSlashCommand } from '../core/assistant/slash-commands.js';
+import { commandResult, isSlashCommand } from '../core/assistant/slash-commands.js';
 import { createLogger } from '../core/logger.js';
 import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
@@ -21,6 +21,14 @@ export interface ChatOptions {
 export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number> {
   const opened = openAssistantDirectory({ dir: opts.dir, log: createLogger({ level: 'warn' }) });
   addTaskRunner(opened);
+  // The terminal's own command, in the same table, so /help lists it (the REPL acts on it before sending).
+  opened.commands.add({
+    name: 'exit',
+    usage: '/exit',
+    help: 'leave the chat (also /quit, Ctrl-D)',
+    changesConfig: () => false,
+    run: async () => commandResult('Bye.'),
+  });
   const renderer = createChatRenderer(io, { json: Boolean(opts.json), tty: io.isTTY });
   try {
     if (opts.message !== undefined) return await oneTurn(opened.assistant, renderer, opts.message, opts.session);

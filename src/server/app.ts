@@ -1,15 +1,17 @@
-import { EventStream, H3, handleCors } from 'h3';
+import { H3, handleCors } from 'h3';
 import type { LoadedConfig } from '../core/config/load.js';
 import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
 import { presentedToken, tokensMatch } from './auth.js';
 import { formatHttpLine, HttpFailure, json } from './http.js';
+import { registerAccessRoutes } from './routes/access.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
+import { registerTaskRoutes } from './routes/tasks.js';
 import type { RouteTable, ServerDeps } from './types.js';
 
 /**
@@ -98,6 +100,8 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerAdminRoutes(table, deps);
   registerEventRoutes(table, deps);
   registerDashboardDataRoutes(table, deps);
+  registerTaskRoutes(table, deps);
+  registerAccessRoutes(table, deps);
 
   app.all('/**', (event) => {
     const allowed = methods.get(event.url.pathname);
@@ -135,9 +139,8 @@ function createRedactor(deps: ServerDeps): <T>(value: T) => T {
   };
 }
 
-/** Objects become JSON with secrets masked; JSON Responses are re-read and masked; streams mask per event. */
+/** Objects become JSON with secrets masked; JSON Responses are re-read and masked; streams (sse.ts) mask per event. */
 async function redactResult(out: unknown, redact: <T>(value: T) => T): Promise<unknown> {
-  if (out instanceof EventStream) return out;
   if (out instanceof Response) {
     if (!(out.headers.get('content-type') ?? '').includes('application/json')) return out;
     return new Response(JSON.stringify(redact(JSON.parse(await out.text()) as unknown)), { status: out.status, headers: out.headers });

@@ -1,17 +1,26 @@
 import type { H3Event } from 'h3';
+import type { AccessAdmin } from '../core/access/access-admin.js';
 import type { Assistant } from '../core/assistant/assistant.js';
+import type { CommandTable } from '../core/assistant/slash-commands.js';
 import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';
+import type { TaskControl } from '../core/scheduler/task-control.js';
 import type { ActivityStore } from '../core/store/types.js';
 
 /** What the HTTP API is built from: everything it serves is handed in by the composition root. */
 export interface ServerDeps {
   assistant: Assistant;
+  /** The assistant's slash commands (POST /command refuses their names: they belong on POST /chat). */
+  commands: Pick<CommandTable, 'list'>;
   config: ConfigSource;
   channels: ChannelHub;
+  /** The scheduled tasks: list, run now, enable/disable, history (GET|POST /api/tasks...). */
+  tasks: TaskControl;
   /** The activity queries the dashboard needs beyond what the assistant exposes (the state store). */
   activity: Pick<ActivityStore, 'recentActivity' | 'activityTimeline'>;
+  /** Pairings and approvals (GET /api/access, approve, deny, revoke). */
+  access: AccessAdmin;
   token: string;
   log: Logger;
   version: string;

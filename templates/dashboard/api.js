@@ -39,6 +39,30 @@ export async function api(path, init = {}) {
   return body;
 }
 
+/**
+ * The `data:` payloads of an SSE body as they arrive (POST streams: EventSource cannot POST).
+ * Lines starting with `:` are comments (heartbeats) and are skipped, as the SSE format says.
+ */
+export async function* readSseData(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = block
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
+      if (data) yield data;
+    }
+  }
+}
+
 /** Build an element: `text` becomes textContent, `attrs` plain attributes, `on` listeners. */
 export function el(tag, props = {}, children = []) {
   const node = document.createElement(tag);

@@ -58,6 +58,19 @@ export const CONFIG_GROUPS = [
     ],
   },
   {
+    title: 'Access from the channels',
+    fields: [
+      f('access.dm', 'enum', { options: ['pairing', 'allowlist', 'open'], help: 'direct messages from people not allowed yet' }),
+      f('access.groups', 'enum', { options: ['pairing', 'allowlist', 'open'], help: 'group chats not allowed yet (paired as a whole)' }),
+      f('access.allow', 'list', { help: '<channel>:<userId> or <channel>:*, one per line' }),
+      f('access.chats', 'list', { help: '<channel>:<chatId>, one per line' }),
+      f('access.admins', 'list', { help: 'may change the configuration and /approve from a chat' }),
+      f('access.rateLimit.messages', 'int', { help: 'per sender; 0 = no limit' }),
+      f('access.rateLimit.perSeconds', 'number'),
+      f('access.dailyBudgetUsd', 'number', { help: '0 = no cap' }),
+    ],
+  },
+  {
     title: 'Permissions (engine_a)',
     fields: [
       f('permissions.allowedPaths', 'list'),

@@ -1,5 +1,6 @@
 // The dashboard's entry: the public status panel always; the menu and every other view only once
 // a token the API accepts is known (from #token=… or the form), kept in sessionStorage for this tab.
+import { createAccessPanel, renderBudget } from './access.js';
 import { $, api, createSourceLabels, token } from './api.js';
 import { createActivityFeed, isEscalation, loadEscalations } from './activity.js';
 import { createConfigPanel } from './config-panel.js';
@@ -8,6 +9,7 @@ import { loadFleet, renderChannels, renderSkills, renderStatusExtras, showPublic
 import { setupQuickTest } from './quick-test.js';
 import { createRouter } from './router.js';
 import { renderSamples } from './samples.js';
+import { createTasksPanel } from './tasks.js';
 
 const REFRESH_MS = 10_000;
 
@@ -35,6 +37,8 @@ function start() {
   const feed = createActivityFeed({ onRecord: (r) => onActivity(r), labelOf: labels.of });
   const metrics = createMetricsPanel({ labelOf: labels.of });
   const config = createConfigPanel();
+  const tasks = createTasksPanel();
+  const access = createAccessPanel({ labelOf: labels.of, onChange: () => void refreshStatus().catch(report('status')) });
   let unlocked = false;
   let samplesShown = false;
 
@@ -44,6 +48,7 @@ function start() {
     renderChannels(s.channels);
     renderSkills(s.skills);
     metrics.render(s.metrics);
+    renderBudget(s.budget);
     renderStatusExtras(s);
     if (!samplesShown) {
       renderSamples(s);
@@ -54,9 +59,11 @@ function start() {
   const reloadEscalations = () => loadEscalations(labels.of);
   const refreshCharts = debounce(() => void Promise.all([refreshStatus(), metrics.loadTimeline()]).catch(report('metrics')), 300);
   const refreshEscalations = debounce(() => void reloadEscalations().catch(report('escalations')), 300);
+  const refreshAccess = debounce(() => void Promise.all([access.load(), access.loadRefusals()]).catch(report('access')), 300);
   function onActivity(r) {
     refreshCharts();
     if (isEscalation(r)) refreshEscalations();
+    if (r.status === 'refused') refreshAccess();
   }
 
   const unlock = async () => {
@@ -68,7 +75,7 @@ function start() {
       $('token-error').hidden = true;
       feed.fill(s.recentMessages ?? []);
       feed.connect();
-      await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load()]);
+      await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load(), tasks.load(), access.load(), access.loadRefusals()]);
     } catch (err) {
       if (err.status === 401) {
         token.clear();
@@ -101,7 +108,9 @@ function start() {
     // A #token= link pasted into an open tab unlocks it; any other fragment picks a view.
     if (token.takeFromFragment()) void unlock();
     router.follow();
+    if (unlocked && router.view === 'tasks') void tasks.load().catch(report('tasks'));
   });
+  $('tasks-reload').addEventListener('click', () => void tasks.load().catch(report('tasks')));
   $('timeline-range').addEventListener('change', () => void metrics.loadTimeline().catch(report('timeline')));
   setupQuickTest();
 
@@ -112,7 +121,7 @@ function start() {
     } catch {
       setPill('offline', 'bad');
     }
-    if (unlocked) await Promise.all([refreshStatus(), loadFleet()]).catch(report('refresh'));
+    if (unlocked) await Promise.all([refreshStatus(), loadFleet(), access.load(), router.view === 'tasks' ? tasks.load() : null]).catch(report('refresh'));
   };
 
   router.apply();

@@ -1,27 +1,6 @@
 // Quick test: POST /chat through fetch and a stream reader (EventSource cannot POST), showing
 // the reply as it streams, each tool call, and the completion status.
-import { $, api, el, formatDuration, token } from './api.js';
-
-/** Split an SSE body into `data:` payloads as they arrive; comments (heartbeats) are skipped. */
-async function* sseData(body) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      const data = block
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice(6))
-        .join('\n');
-      if (data) yield data;
-    }
-  }
-}
+import { $, api, el, formatDuration, readSseData, token } from './api.js';
 
 export function setupQuickTest() {
   const form = $('qt-form');
@@ -73,7 +52,7 @@ export function setupQuickTest() {
         setStatus('command', 'ok');
         return;
       }
-      for await (const data of sseData(res.body)) {
+      for await (const data of readSseData(res.body)) {
         try {
           handle(JSON.parse(data));
         } catch {

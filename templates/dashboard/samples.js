@@ -66,6 +66,20 @@ for await (const event of bot.chat('Hello', { sessionKey: 'user-42' })) {
 }
 await bot.close();`,
     },
+    {
+      id: 'embed-server',
+      title: 'Node.js: this API and dashboard from your own program (startServer; startGateway runs channels and tasks too)',
+      code: `import { createAssistant, startServer } from 'service';
+
+const bot = createAssistant({ dir: ${q(dir || './my-assistant')} });
+// port: SERVICE_PORT or 3000; token: SERVICE_TOKEN or the one in .service/gateway-token
+const server = await startServer(bot, { port: 3001 });
+console.log(server.url);
+process.once('SIGTERM', async () => {
+  await server.close(); // running turns finish first, as on SIGTERM for the gateway
+  await bot.close();
+});`,
+    },
   ];
 }
 

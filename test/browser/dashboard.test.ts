@@ -55,13 +55,31 @@ const fleet = () => [
 /** The panels each view shows (router.js); every other panel is hidden in that view. */
 const VIEWS: Record<string, string[]> = {
   overview: ['status', 'channels', 'metrics', 'activity', 'escalations'],
-  activity: ['activity', 'escalations', 'quick-test'],
+  activity: ['activity', 'escalations', 'refusals', 'quick-test'],
+  tasks: ['tasks'],
+  access: ['refusals', 'pairings', 'allowed'],
   config: ['config'],
   skills: ['skills'],
   fleet: ['fleet'],
   api: ['samples'],
 };
-const PANELS = ['status', 'token', 'channels', 'metrics', 'activity', 'escalations', 'quick-test', 'config', 'skills', 'fleet', 'samples'];
+const PANELS = [
+  'status',
+  'token',
+  'channels',
+  'metrics',
+  'activity',
+  'escalations',
+  'refusals',
+  'quick-test',
+  'tasks',
+  'config',
+  'skills',
+  'fleet',
+  'samples',
+  'pairings',
+  'allowed',
+];
 
 interface Watched {
   page: Page;
@@ -259,7 +277,7 @@ describe('dashboard in chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it('390 px: the menu fits the phone and opens every view; nothing scrolls sideways; the menu stays on screen; screenshots of each view', async () => {
+  it('390 px: the menu fits the phone (two rows at most) and opens every view; nothing scrolls sideways; the menu stays on screen; screenshots of each view', async () => {
     s = await startTestServer({ hub, fleet, files: { 'skills/notes/SKILL.md': '---\nname: notes\ndescription: Keeps notes.\n---\n' } });
     await seed(s);
     const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`, { width: 390, height: 844 });
@@ -276,7 +294,14 @@ describe('dashboard in chromium', () => {
       expect(l.left, l.view).toBeGreaterThanOrEqual(0);
       expect(l.right, l.view).toBeLessThanOrEqual(390);
       expect(l.height, l.view).toBeGreaterThanOrEqual(28);
-      expect(l.top, l.view).toBe(links[0]!.top); // one row
+    }
+    // Eight entries: at most two rows on a phone, none covering another.
+    expect(new Set(links.map((l) => Math.round(l.top))).size).toBeLessThanOrEqual(2);
+    for (const [i, a] of links.entries()) {
+      for (const b of links.slice(i + 1)) {
+        const apart = a.right <= b.left || b.right <= a.left || Math.abs(a.top - b.top) >= Math.min(a.height, b.height);
+        expect(apart, `${a.view} / ${b.view}`).toBe(true);
+      }
     }
     await expectReadableRanges(page, 390);
 
@@ -334,6 +359,71 @@ describe('dashboard in chromium', () => {
     await page.click('[data-copy="curl-chat"]');
     await expect.poll(() => text(page, '[data-sample="curl-chat"] .copy-note')).toBe('copied');
     expect(await page.evaluate('navigator.clipboard.readText()')).toContain('Authorization: Bearer $SERVICE_TOKEN');
+    expect(problems).toEqual([]);
+  });
+
+  it('tasks view: next run and last status per task; run now streams the reply; history; disable and enable write service.yaml', async () => {
+    const sent: string[] = [];
+    const server = await startTestServer({
+      hub: { ...hub, send: async (_channel, _chatId, text) => (sent.push(text), { ok: true }) },
+      yaml: `tasks:
+  - id: report
+    name: "Daily <b>report</b>"
+    schedule: "0 9 * * *"
+    prompt: "SLEEP:300 SAY:All quiet today."
+    target: { channel: channel_e, chatId: "42" }
+  - id: weekly
+    name: Weekly digest
+    schedule: "0 8 * * 1"
+    prompt: Summarise the week.
+    enabled: false
+`,
+    });
+    s = server;
+    const { page, problems } = await open(`${server.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
+    await go(page, 'tasks');
+    await expectPanels(page, 'tasks');
+    const task = (id: string) => page.locator(`#tasks li.task[data-task="${id}"]`);
+    await expect.poll(() => page.locator('#tasks li.task').count()).toBe(2);
+    expect(await text(page, '#tasks-count')).toBe('2');
+    expect(await page.locator('#tasks-unscheduled').isVisible()).toBe(true); // no scheduler behind this test server
+    // Markup in a task's name is text.
+    expect(await task('report').locator('strong').innerText()).toBe('Daily <b>report</b>');
+    expect(await page.locator('#tasks b').count()).toBe(0);
+    const report = await task('report').innerText();
+    expect(report).toContain('0 9 * * *');
+    expect(report).toMatch(/next /);
+    expect(report).toContain('sends to channel_e 42');
+    expect(report).toContain('never run');
+    expect(await task('weekly').innerText()).toContain('not scheduled (disabled)');
+
+    // Run now: the reply streams into the card, then the card shows the run as the last one, delivered.
+    await task('report').locator('[data-action="run"]').click();
+    await expect.poll(() => task('report').locator('.run-status').innerText()).toBe('running…');
+    await expect.poll(() => task('report').locator('.run-status').innerText(), { timeout: 15_000 }).toBe('completed');
+    expect(await task('report').locator('.task-run .output').innerText()).toBe('All quiet today.');
+    await expect.poll(() => task('report').locator('.task-last').innerText()).toContain('completed');
+    expect(await task('report').locator('.task-last').innerText()).toContain('delivered');
+    expect(sent).toEqual(['All quiet today.']);
+    await page.locator('#panel-tasks').screenshot({ path: path.join(ARTIFACTS, 'dashboard-1280-tasks.png') });
+
+    await task('report').locator('[data-action="history"]').click();
+    await expect.poll(() => task('report').locator('.task-history li').count()).toBe(1);
+    expect(await task('report').locator('.task-history li').innerText()).toContain('All quiet today.');
+
+    // Disable writes service.yaml; the card says so; enable brings the next run back.
+    const yaml = () => fs.readFileSync(path.join(server.dir, 'service.yaml'), 'utf8');
+    await task('report').locator('[data-action="toggle"]').click();
+    await expect.poll(() => task('report').innerText()).toContain('not scheduled (disabled)');
+    expect(yaml()).toMatch(/id: report[\s\S]*enabled: false/);
+    expect(s.config.current().config.tasks[0]?.enabled).toBe(false);
+    await task('weekly').locator('[data-action="toggle"]').click();
+    await expect.poll(() => task('weekly').getAttribute('data-enabled')).toBe('true');
+    expect(s.config.current().config.tasks[1]?.enabled).toBe(true);
+    // The open history survives the list being redrawn.
+    expect(await task('report').locator('.task-history li').count()).toBe(1);
+    await shot(page, 'dashboard-1280-tasks-view');
     expect(problems).toEqual([]);
   });
 
@@ -434,6 +524,60 @@ describe('dashboard in chromium', () => {
     expect(await page.locator('main img, main b, main script').count()).toBe(0);
     await new Promise((r) => setTimeout(r, 300)); // time for any injected handler to have fired
     expect(await page.evaluate('window.__xss')).toBeUndefined();
+    expect(problems).toEqual([]);
+  });
+
+  it("access view: approve and deny pairing codes, revoke an approval; refusals beside the escalations; today's spending and the cap", async () => {
+    s = await startTestServer({ hub, yaml: 'access:\n  allow: ["channel_e:1001"]\n  admins: ["channel_e:1001"]\n  dailyBudgetUsd: 5\n' });
+    const srv = s;
+    const ask = (id: string, code: string, kind: 'sender' | 'chat' = 'sender') =>
+      srv.store.openPairing(
+        { channel: 'channel_e', kind, id, label: `<b>${id}</b>`, createdAt: Date.now() - 120_000 },
+        { code, ttlMs: 3_600_000, maxPending: 3 },
+      );
+    ask('1002', 'BBBBBBBB');
+    ask('-100777', 'GGGGGGGG', 'chat');
+    srv.assistant.recordRefusal({
+      source: 'channel_e',
+      sender: 'mallory',
+      sessionKey: 'channel_e:dm:1003',
+      message: '<img src=x onerror=alert(1)> let me in',
+      reason: 'rate_limited',
+      detail: 'over 20 messages in 60 s; not processed',
+      reply: '',
+    });
+    await collect(srv.assistant.chat('spend a little', { sessionKey: 'k' }));
+
+    const { page, problems } = await open(`${srv.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
+    await expect.poll(() => text(page, '#m-today')).toBe('$0.0123 today of a $5.00 cap');
+    await go(page, 'activity');
+    await expectPanels(page, 'activity');
+    await expect.poll(() => page.locator('#refusals li.activity').count()).toBe(1);
+    expect(await text(page, '#refusals li.activity')).toContain('<img src=x onerror=alert(1)> let me in');
+    expect(await text(page, '#refusals li.activity .kind-refused')).toBe('rate limited');
+    await go(page, 'access');
+    await expectPanels(page, 'access');
+    await expect.poll(() => page.locator('#pairings li[data-code]').count()).toBe(2);
+    expect(await text(page, '#pairings li[data-code="BBBBBBBB"]')).toMatch(/BBBBBBBB sender channel_e:1002 <b>1002<\/b> · 2 min ago/);
+    expect(await text(page, '#access-policy')).toBe('Direct messages: pairing codes. Groups: pairing codes.');
+    expect(await text(page, '#allowed-senders')).toContain('channel_e:1001 · service.yaml');
+    expect(await text(page, '#access-admins')).toContain('channel_e:1001');
+    await shot(page, 'dashboard-1280-access');
+
+    await page.click('#pairings li[data-code="BBBBBBBB"] button[data-action="approve"]');
+    await expect.poll(() => page.locator('#pairings li[data-code]').count()).toBe(1);
+    expect(srv.store.isGranted('channel_e', 'sender', '1002')).toBe(true);
+    await expect.poll(() => text(page, '#access-note')).toContain('Approved channel_e:1002');
+    await expect.poll(() => page.locator('#allowed-senders li[data-id="channel_e:1002"]').count()).toBe(1);
+    await page.click('#pairings li[data-code="GGGGGGGG"] button[data-action="deny"]');
+    await expect.poll(() => text(page, '#pairings')).toBe('no pairing codes are waiting');
+    expect(srv.store.pairingRequests(Date.now())).toEqual([]);
+    await page.click('#allowed-senders li[data-id="channel_e:1002"] button[data-action="revoke"]');
+    await expect.poll(() => page.locator('#allowed-senders li[data-id="channel_e:1002"]').count()).toBe(0);
+    expect(srv.store.isGranted('channel_e', 'sender', '1002')).toBe(false);
+    // Configured entries are edited in service.yaml: no revoke button.
+    expect(await page.locator('#allowed-senders li[data-id="channel_e:1001"] button').count()).toBe(0);
     expect(problems).toEqual([]);
   });
 });

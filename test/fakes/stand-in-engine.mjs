@@ -246,7 +246,7 @@ const { prompt, resume } = await parseInvocation();
 const sessionId = resume ?? (engine === 'engine_c' ? `ses_${randomUUID().replace(/-/g, '').slice(0, 26)}` : randomUUID());
 if (process.env.STANDIN_LOG) {
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE)/.test(k)),
+    Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE|MCP)/.test(k)),
   );
   // Image files as the engine receives them (--image for codex, paths listed in the prompt otherwise).
   const imagePaths = [

@@ -3,11 +3,14 @@ import path from 'node:path';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { addTaskRunner, type AssistantDirectory, openAssistantDirectory } from '../../src/assistant-directory.js';
+import type { TaskRunner } from '../../src/core/scheduler/task-runner.js';
 import { createStandIn, type StandIn } from './stand-in.js';
 import { testdir } from './testdir.js';
 
 export interface TestAssistant extends AssistantDirectory {
   standIn: StandIn;
+  /** The task runner `/cron` uses (no scheduler). */
+  tasks: TaskRunner;
 }
 
 export interface TestAssistantOptions {
@@ -20,8 +23,8 @@ export interface TestAssistantOptions {
 export function createTestAssistant(opts: TestAssistantOptions = {}): TestAssistant {
   const { dir, standIn } = writeTestAssistant(opts);
   const opened = openAssistantDirectory({ dir, log: createSilentLogger(), env: { ...process.env, ...standIn.env } });
-  addTaskRunner(opened);
-  return { ...opened, standIn };
+  const tasks = addTaskRunner(opened);
+  return { ...opened, standIn, tasks };
 }
 
 /** The files of a test assistant (service.yaml named `tester`, on a stand-in engine), not opened. */

@@ -91,21 +91,31 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
   },
 };
 
-export interface ChannelGateway extends TestAssistant {
+export interface ChannelGateway extends Omit<TestAssistant, 'tasks'> {
   channels: ChannelRuntime;
   url: string;
   api(pathname: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
 }
 
-/** The real gateway (its composition root) with the given channel blocks (from the fakes' channelConfig), a stand-in engine, a free port. */
+/**
+ * Access for tests that are not about access: everyone may talk to the bot, as before access
+ * control existed. A test about access writes its own `access:` block, which replaces this one.
+ */
+export const OPEN_ACCESS = 'access: { dm: open, groups: open }\n';
+
+/**
+ * The real gateway (its composition root) with the given channel blocks (from the fakes' channelConfig), a stand-in engine, a free port.
+ * Unless `yaml` has an `access:` block, access is open (OPEN_ACCESS).
+ */
 export async function startChannelGateway(
   channels: Record<string, Record<string, unknown>>,
   yaml = '',
   files: Record<string, string> = {},
 ): Promise<ChannelGateway> {
+  const access = /^access:/m.test(yaml) ? '' : OPEN_ACCESS;
   // JSON is YAML: the channel blocks go in as one flow mapping.
-  const { dir, standIn } = writeTestAssistant({ yaml: `channels: ${JSON.stringify(channels)}\n${yaml}`, files });
+  const { dir, standIn } = writeTestAssistant({ yaml: `channels: ${JSON.stringify(channels)}\n${access}${yaml}`, files });
   const gateway = await startGateway({
     dir,
     port: 0,

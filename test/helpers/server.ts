@@ -2,6 +2,8 @@ import path from 'node:path';
 import type { ChannelHub, SendOutcome } from '../../src/core/channel-hub.js';
 import { createEmptyHub } from '../../src/core/channel-hub.js';
 import { templatesDir } from '../../src/core/paths.js';
+import { createTaskControl } from '../../src/core/scheduler/task-control.js';
+import { createTaskRunner } from '../../src/core/scheduler/task-runner.js';
 import { createServerApp } from '../../src/server/app.js';
 import { listenApp, type RunningServer } from '../../src/server/listen.js';
 import { createTestAssistant, type TestAssistant } from './assistant.js';
@@ -33,11 +35,17 @@ export async function startTestServer(
     ...(opts.engine ? { engine: opts.engine } : {}),
     ...(opts.files ? { files: opts.files } : {}),
   });
+  const channels = opts.hub ?? createEmptyHub(['channel_a', 'channel_b', 'channel_c', 'channel_d', 'channel_e', 'channel_f']);
+  // As the gateway wires it: task runs deliver through the same hub the server's /api/send uses.
+  const runner = createTaskRunner({ assistant: t.assistant, config: t.config, store: t.store, log: t.log, channels });
   const { app } = createServerApp({
     assistant: t.assistant,
+    commands: t.commands,
     config: t.config,
-    channels: opts.hub ?? createEmptyHub(['channel_a', 'channel_b', 'channel_c', 'channel_d', 'channel_e', 'channel_f']),
+    tasks: createTaskControl({ config: t.config, runner, scheduled: false, log: t.log }),
+    channels,
     activity: t.store,
+    access: t.access,
     token: TEST_TOKEN,
     log: t.log,
     version: '0.0.0-test',

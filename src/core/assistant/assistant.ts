@@ -1,3 +1,4 @@
+import { type BudgetState, formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
 import { enginesWith, getEngine } from '../engines/registry.js';
@@ -6,13 +7,15 @@ import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue } from '../queue/turn-queue.js';
-import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, RunningTurnStore, SessionStore } from '../store/types.js';
+import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, RefusalReason, RunningTurnStore, SessionStore } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createBuiltinCommands } from './builtin-commands.js';
 import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
+import { formatStatusText } from './status-text.js';
 import { createTurnRecorder, type TurnRecord } from './turn-records.js';
+import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js';
 
 /**
  * The one turn pipeline that the terminal, the HTTP server, the channels and the scheduler call.
@@ -60,6 +63,22 @@ export interface CommandOptions {
   allowConfigChanges?: boolean;
   source?: string;
   sender?: string;
+  /** `<channel>:<userId>` of who runs it from a chat (an approval keeps it). */
+  caller?: string;
+}
+
+/** A message refused before any turn ran (access control): recorded as activity like a turn. */
+export interface Refusal {
+  source: string;
+  sender: string;
+  sessionKey: string;
+  /** What the person wrote. */
+  message: string;
+  reason: RefusalReason;
+  /** Why, for the activity feed (the pairing code sent, the limit hit...). */
+  detail: string;
+  /** What they were told ('' when nothing was sent). */
+  reply: string;
 }
 
 export interface AssistantStatus {
@@ -86,8 +105,15 @@ export interface Assistant {
   onActivity(listener: (record: ActivityRecord) => void): () => void;
   recentActivity(limit: number): ActivityRecord[];
   metrics(): Metrics;
-  /** Let running turns finish for up to `graceMs`, then abort what is left. */
-  drain(graceMs: number): Promise<void>;
+  /** Record a message refused before any turn (live on onActivity, like a turn). */
+  recordRefusal(refusal: Refusal): void;
+  /** Today's spending against `access.dailyBudgetUsd`. */
+  budget(): BudgetState;
+  /**
+   * Let running turns finish for up to `graceMs`, then abort what is left, queued turns too; their
+   * completion says `Aborted: <why>` (default: the gateway is shutting down).
+   */
+  drain(graceMs: number, why?: string): Promise<void>;
   readonly config: ConfigSource;
   readonly engine: EngineRunner;
 }
@@ -116,11 +142,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession };
   });
   const running = new Map<string, AbortController>();
-  /** Callers waiting for capacity, woken whenever a turn leaves the queue. */
-  const capacityWaiters = new Set<() => void>();
-  const wakeCapacityWaiters = () => {
-    for (const w of [...capacityWaiters]) w();
-  };
+  /** Every admitted turn, running or queued behind its key, and the stop given to all once draining. */
+  const admitted = new Set<AbortController>();
+  let stopping: TurnStop | undefined;
   const inFlight = new Set<Promise<unknown>>();
   const listeners = new Set<(r: ActivityRecord) => void>();
 
@@ -144,7 +168,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     const source = opts.source ?? 'http';
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
-    const log = (completion: Completion, costUsd: number) => {
+    const log = (completion: Completion, costUsd: number, refused?: RefusalReason) => {
       const reply = completion.finalText ?? completion.message ?? '';
       record({
         ts,
@@ -154,29 +178,21 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         responsePreview: preview(reply),
         durationMs: completion.durationMs ?? 0,
         costUsd,
-        status: completion.status,
+        status: refused ? 'refused' : completion.status,
         sessionKey: key,
         ...(completion.status === 'failed' || completion.status === 'aborted' ? { error: completion.message ?? completion.status } : {}),
+        ...(refused ? { refused } : {}),
         // The marker opens the answer, which may follow text written before a tool call.
         ...(/(?:^|\n\n)\s*\[ESCALATE\]/.test(completion.finalText ?? '') ? { escalated: true } : {}),
       });
     };
 
     const task = (async () => {
+      const budget = isBudgeted(source) ? budgetNow() : undefined;
+      if (budget?.reached) return log(rejectTurn(formatBudgetRefusal(budget), emit), 0, 'over_budget');
       const images = decodeImages(opts.images);
       if (!images.ok) return log(rejectTurn(images.message, emit), 0);
-      let admission = queue.admit(key);
-      while (!admission.ok && opts.waitForCapacity && !opts.signal?.aborted) {
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            capacityWaiters.delete(wake);
-            resolve();
-          };
-          capacityWaiters.add(wake);
-          opts.signal?.addEventListener('abort', wake, { once: true });
-        });
-        admission = queue.admit(key);
-      }
+      const admission = opts.waitForCapacity ? await queue.admitWhenFree(key, opts.signal) : queue.admit(key);
       if (!admission.ok) {
         const message =
           admission.reason === 'busy'
@@ -185,10 +201,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         return log(rejectTurn(message, emit), 0);
       }
       const ctl = new AbortController();
+      admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
+      if (stopping) ctl.abort(stopping);
       try {
         await Promise.race([admission.ticket.ready, new Promise((r) => ctl.signal.addEventListener('abort', r, { once: true }))]);
         // Starting a turn costs milliseconds of this thread (database writes, workspace files, the
@@ -196,7 +214,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         // burst on one key gets every queued stream opened at once, not one fork later each.
         await new Promise((r) => setImmediate(r));
         if (ctl.signal.aborted) {
-          const completion: Completion = { status: 'aborted', finalText: '', message: 'Aborted before it started', durationMs: 0 };
+          const completion: Completion = { status: 'aborted', finalText: '', message: abortMessage(ctl.signal, 'Aborted before it started'), durationMs: 0 };
           emit({ type: 'done', durationMs: 0 });
           emit({ type: 'completion', ...completion });
           return log(completion, 0);
@@ -215,9 +233,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       } finally {
         turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
+        admitted.delete(ctl);
         opts.signal?.removeEventListener('abort', onCallerAbort);
         admission.ticket.release();
-        wakeCapacityWaiters();
       }
     })()
       .catch((err: unknown) => {
@@ -231,6 +249,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     inFlight.add(task);
     return out;
   };
+
+  const budgetNow = () => readBudget(deps.store, deps.config.current().config.access.dailyBudgetUsd, now());
 
   const abort = (key: string) => {
     const ctl = running.get(key);
@@ -259,7 +279,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     listModels: () => engine.listModels(deps.config.current().config),
     reset,
     abort,
-    statusText: (key) => statusText(status(), deps.store.getSession(key), key, running.has(key)),
+    statusText: (key) => formatStatusText(status(), deps.store.getSession(key), key, running.has(key)),
   })) {
     deps.commands.add(command);
   }
@@ -300,9 +320,14 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     async runCommand(line, opts = {}) {
       const started = now();
       const key = opts.sessionKey ?? 'default';
-      const result = await deps.commands.run(line, { sessionKey: key, allowConfigChanges: opts.allowConfigChanges ?? true });
+      const result = await deps.commands.run(line, {
+        sessionKey: key,
+        allowConfigChanges: opts.allowConfigChanges ?? true,
+        ...(opts.caller ? { caller: opts.caller } : {}),
+      });
       const source = opts.source ?? 'http';
       const failed = result.error !== undefined;
+      const refused = result.error === 'not_allowed_here';
       record({
         ts: new Date(started).toISOString(),
         source,
@@ -311,9 +336,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         responsePreview: preview(result.text),
         durationMs: now() - started,
         costUsd: 0,
-        status: failed ? 'failed' : 'completed',
+        status: refused ? 'refused' : failed ? 'failed' : 'completed',
         sessionKey: key,
         ...(failed ? { error: result.text } : {}),
+        ...(refused ? { refused: 'admin_only' as const } : {}),
       });
       return result;
     },
@@ -326,12 +352,31 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     recentActivity: (limit) => deps.store.recentActivity(limit),
     metrics: () => deps.store.metrics(),
-    async drain(graceMs) {
+    recordRefusal(r) {
+      record({
+        ts: new Date(now()).toISOString(),
+        source: r.source,
+        sender: r.sender,
+        messagePreview: preview(r.message),
+        responsePreview: preview(r.reply),
+        durationMs: 0,
+        costUsd: 0,
+        status: 'refused',
+        sessionKey: r.sessionKey,
+        error: r.detail,
+        refused: r.reason,
+      });
+    },
+    budget: () => budgetNow(),
+    async drain(graceMs, why) {
       const all = Promise.allSettled([...inFlight]);
       const timer = new Promise((r) => setTimeout(r, graceMs).unref());
       await Promise.race([all, timer]);
-      for (const ctl of running.values()) ctl.abort();
+      stopping = createShutdownStop(why);
+      for (const ctl of admitted) ctl.abort(stopping);
+      queue.wakeWaiting(); // those waiting for a slot are admitted, and stopped, as slots free up
       await all;
+      stopping = undefined; // an embedder may go on using the assistant
     },
   };
 }
@@ -341,12 +386,4 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 function preview(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW - 1)}…` : flat;
-}
-
-function statusText(s: AssistantStatus, session: { sessionId: string | null; engine: string } | undefined, key: string, busy: boolean): string {
-  return [
-    `${s.name} on ${s.engine}${s.model ? ` (${s.model})` : ''}, version ${s.version}`,
-    `Session "${key}": ${session?.sessionId ? `engine session ${session.sessionId}${session.engine !== s.engine ? ` (from ${session.engine}, will not be resumed)` : ''}` : 'new'}${busy ? ', a turn is running' : ''}`,
-    `Turns: ${s.running} running, ${s.waiting} waiting; up ${Math.round(s.uptime / 1000)} s`,
-  ].join('\n');
 }

@@ -3,6 +3,7 @@ import type { EngineRunner } from '../engines/engine-runner.js';
 import type { AgentEvent, Completion, StreamEvent } from '../events.js';
 import type { ProcessIdentity, SessionStore } from '../store/types.js';
 import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
+import { abortMessage } from './turn-stop.js';
 
 /**
  * One admitted turn, from the engine's events to the wire: text, tool_call, tool_result and
@@ -120,7 +121,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     const t = deps.now();
     store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: store.getSession(req.key)?.createdAt ?? t, updatedAt: t });
   }
-  const completion = complete(terminal, { streamed, answer }, { sessionId, durationMs });
+  const completion = complete(terminal, { streamed, answer }, { sessionId, durationMs }, req.signal);
   if (completion.status === 'failed' && completion.message) emit({ type: 'error', message: completion.message });
   emit({
     type: 'done',
@@ -148,11 +149,12 @@ function complete(
   terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined,
   { streamed, answer }: { streamed: string; answer: string },
   meta: { sessionId: string | undefined; durationMs: number },
+  signal: AbortSignal,
 ): Completion {
   const base = { ...(meta.sessionId ? { sessionId: meta.sessionId } : {}), durationMs: meta.durationMs };
   if (!terminal) return { status: 'failed', message: 'the engine ended without a result', ...base };
   if (terminal.type === 'error') {
-    if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: 'Aborted', ...base };
+    if (terminal.code === 'aborted') return { status: 'aborted', finalText: streamed, message: abortMessage(signal, 'Aborted'), ...base };
     return { status: 'failed', message: terminal.message, ...base };
   }
   // Silent when the answer is [PASS], also after text written before a tool call ("let me check").

@@ -10,6 +10,8 @@ export type CommandResult = { type: 'command'; text: string } & Record<string, u
 /** What one invocation knows about its caller. */
 export interface CommandCall {
   sessionKey: string;
+  /** Who runs it, where known: `<channel>:<userId>` from a chat (kept with what it changes, e.g. an approval). */
+  caller?: string;
 }
 
 export interface SlashCommand {
@@ -28,7 +30,7 @@ export interface CommandTable {
   /** The commands in the order they were added. */
   list(): SlashCommand[];
   /** Run one command line; unknown commands, refusals and failures are answered, never thrown. */
-  run(line: string, opts: { sessionKey: string; allowConfigChanges: boolean }): Promise<CommandResult>;
+  run(line: string, opts: { sessionKey: string; allowConfigChanges: boolean; caller?: string }): Promise<CommandResult>;
 }
 
 export const commandResult = (text: string, extra: Record<string, unknown> = {}): CommandResult => ({ type: 'command', text, ...extra });
@@ -63,7 +65,7 @@ export function createCommandTable(): CommandTable {
       }
       if (!opts.allowConfigChanges && command.changesConfig(args)) {
         return commandResult(
-          `${command.usage.split(' ')[0]} ${args.join(' ')} changes the assistant's configuration and can only be run from the terminal or the HTTP API.`.replace(
+          `${command.usage.split(' ')[0]} ${args.join(' ')} changes the assistant's configuration and can only be run from the terminal or the HTTP API, or in a chat by an admin (access.admins in service.yaml).`.replace(
             /\s+/g,
             ' ',
           ),
@@ -71,7 +73,7 @@ export function createCommandTable(): CommandTable {
         );
       }
       try {
-        return await command.run(args, { sessionKey: opts.sessionKey });
+        return await command.run(args, { sessionKey: opts.sessionKey, ...(opts.caller ? { caller: opts.caller } : {}) });
       } catch (err) {
         return commandResult(`/${name} failed: ${errorMessage(err)}`, { error: 'command_failed' });
       }

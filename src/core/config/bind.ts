@@ -10,10 +10,12 @@ export function resolveGatewayBind(
   const host = flags.host ?? config.gateway.host;
   const fromEnv = env.SERVICE_PORT?.trim() ? env.SERVICE_PORT.trim() : undefined;
   const raw = flags.port ?? fromEnv ?? config.gateway.port;
+  return { host, port: parsePort(raw, flags.port !== undefined ? '--port' : 'SERVICE_PORT') };
+}
+
+/** A port number 0-65535 (0 picks a free one), from a number or text; `source` names it in the error. */
+export function parsePort(raw: string | number, source: string): number {
   const port = typeof raw === 'number' ? raw : Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    const source = flags.port !== undefined ? '--port' : 'SERVICE_PORT';
-    throw new UsageError(`${source}: expected a port number 0-65535, got "${String(raw)}"`);
-  }
-  return { host, port };
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${source}: expected a port number 0-65535, got "${String(raw)}"`);
+  return port;
 }

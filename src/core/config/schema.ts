@@ -111,6 +111,24 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     failoverThreshold: f.int(1).default(3),
   });
 
+  // Who may drive the agent from the channels (src/channels/access/). Entries are
+  // "<channel>:<id>"; only `allow` takes "<channel>:*" (everyone on that channel).
+  const accessId = (wildcard: boolean) =>
+    z
+      .string()
+      .regex(/^[^:\s]+:\S+$/, 'expected "<channel>:<id>"')
+      .refine((v) => wildcard || !v.endsWith(':*'), { message: 'name one user or chat here; "<channel>:*" is only for access.allow' });
+  const policy = z.enum(['pairing', 'allowlist', 'open']);
+  const access = z.strictObject({
+    dm: policy.default('pairing'),
+    groups: policy.default('pairing'),
+    allow: z.array(accessId(true)).default([]),
+    chats: z.array(accessId(false)).default([]),
+    admins: z.array(accessId(false)).default([]),
+    rateLimit: z.strictObject({ messages: f.int(0).default(20), perSeconds: f.num(0).default(60) }).prefault({}),
+    dailyBudgetUsd: f.num(0, true).default(0),
+  });
+
   const gateway = z.strictObject({
     port: f.int(0, 65535).default(3000),
     host: z.string().min(1).default('127.0.0.1'),
@@ -153,6 +171,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     persona: persona.optional(),
     provider: provider.optional(),
     gateway: gateway.prefault({}),
+    access: access.prefault({}),
     mcp: z.record(z.string(), mcpServer).optional(),
     // Engine-owned blocks: validated here, typed only in their engine (absent from ServiceConfig's type).
     ...Object.fromEntries(Object.entries(parts.engineOptions ?? {}).map(([key, schema]) => [key, schema(f).prefault({})])),
@@ -166,6 +185,7 @@ export type ServiceConfig = z.output<ConfigSchema>;
 export type TaskConfig = ServiceConfig['tasks'][number];
 export type ProviderConfig = NonNullable<ServiceConfig['provider']>;
 export type McpServerConfig = NonNullable<ServiceConfig['mcp']>[string];
+export type AccessConfig = ServiceConfig['access'];
 
 /** Top-level keys that are extensions for the user's own tools: kept in the file, ignored by us. */
 export const isExtensionKey = (key: string): boolean => key.startsWith('x-');

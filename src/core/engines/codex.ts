@@ -84,15 +84,29 @@ export const codex: EngineDefinition = {
     } else if (key) {
       env.OPENAI_API_KEY = key;
     }
+    // MCP credentials never go into argv (world-readable in ps and /proc): values travel in the
+    // engine's private environment and the -c overrides only name the variables (env_vars passes a
+    // variable through under its own name; env_http_headers maps a header to a variable).
+    let header = 0;
     for (const [name, s] of Object.entries(turn.config.mcp ?? {})) {
       const base = `mcp_servers.${tomlKey(name)}`;
       if ('command' in s) {
         set(`${base}.command`, s.command);
         set(`${base}.args`, s.args);
-        if (Object.keys(s.env).length > 0) set(`${base}.env`, s.env);
+        if (Object.keys(s.env).length > 0) {
+          Object.assign(env, s.env);
+          set(`${base}.env_vars`, Object.keys(s.env));
+        }
       } else {
         set(`${base}.url`, s.url);
-        if (Object.keys(s.headers).length > 0) set(`${base}.http_headers`, s.headers);
+        const headers: Record<string, string> = {};
+        for (const [h, value] of Object.entries(s.headers)) {
+          // "SECRET" in the name: Codex's default shell policy keeps such variables out of tool shells.
+          const variable = `SERVICE_MCP_SECRET_${++header}`;
+          env[variable] = value;
+          headers[h] = variable;
+        }
+        if (Object.keys(headers).length > 0) set(`${base}.env_http_headers`, headers);
       }
     }
     for (const image of turn.images) args.push('--image', image);

@@ -21,6 +21,13 @@ export interface Ticket {
 
 export interface TurnQueue {
   admit(key: string): Admission;
+  /**
+   * Admit, waiting for a free slot while the limits refuse (for callers whose messages are already
+   * durable: channels, the scheduler); resolves with the refusal only once `signal` aborts.
+   */
+  admitWhenFree(key: string, signal?: AbortSignal): Promise<Admission>;
+  /** Let the callers waiting for a slot try again (a shutdown wants them admitted, and stopped). */
+  wakeWaiting(): void;
   isRunning(key: string): boolean;
   /** Turns admitted (running + waiting). */
   size(): number;
@@ -30,6 +37,11 @@ export interface TurnQueue {
 export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
   const lanes = new Map<string, Array<{ start: () => void; started: boolean }>>();
   let admitted = 0;
+  /** Callers waiting for a slot, woken whenever a turn leaves the queue. */
+  const waiting = new Set<() => void>();
+  const wakeWaiting = () => {
+    for (const wake of [...waiting]) wake();
+  };
 
   const startHead = (key: string) => {
     const head = lanes.get(key)?.[0];
@@ -39,7 +51,7 @@ export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
     }
   };
 
-  return {
+  const queue: TurnQueue = {
     admit(key) {
       const { maxConcurrent, maxQueuePerSession } = limits();
       const lane = lanes.get(key) ?? [];
@@ -69,10 +81,28 @@ export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
             if (i >= 0) current.splice(i, 1);
             if (current.length === 0) lanes.delete(key);
             else startHead(key);
+            wakeWaiting();
           },
         },
       };
     },
+    async admitWhenFree(key, signal) {
+      let admission = queue.admit(key);
+      while (!admission.ok && !signal?.aborted) {
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            waiting.delete(wake);
+            signal?.removeEventListener('abort', wake);
+            resolve();
+          };
+          waiting.add(wake);
+          signal?.addEventListener('abort', wake, { once: true });
+        });
+        admission = queue.admit(key);
+      }
+      return admission;
+    },
+    wakeWaiting,
     isRunning: (key) => lanes.get(key)?.[0]?.started === true,
     size: () => admitted,
     stats() {
@@ -81,4 +111,5 @@ export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
       return { running, waiting: admitted - running, keys: lanes.size };
     },
   };
+  return queue;
 }

@@ -2,7 +2,7 @@ import type { Assistant } from '../assistant/assistant.js';
 import type { ChannelHub } from '../channel-hub.js';
 import type { TaskConfig } from '../config/schema.js';
 import type { ConfigSource } from '../config/source.js';
-import type { Completion } from '../events.js';
+import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import type { TaskRun, TaskRunStore } from '../store/types.js';
 
@@ -29,8 +29,13 @@ export interface TaskOutcome {
   reply: string;
 }
 
+export interface TaskRunOptions {
+  /** Sees every event of the run's turn as it happens (POST /api/tasks/:id/run streams them). */
+  onEvent?: (event: StreamEvent) => void;
+}
+
 export interface TaskRunner {
-  run(task: TaskConfig): Promise<TaskOutcome>;
+  run(task: TaskConfig, opts?: TaskRunOptions): Promise<TaskOutcome>;
   recordSkipped(task: TaskConfig, at: number): void;
   /** The last runs of a task, newest first. */
   history(id: string, limit: number): TaskRun[];
@@ -42,13 +47,14 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
   const now = deps.now ?? Date.now;
   const log = deps.log.child('tasks');
 
-  const run = async (task: TaskConfig): Promise<TaskOutcome> => {
+  const run = async (task: TaskConfig, opts: TaskRunOptions = {}): Promise<TaskOutcome> => {
     const startedAt = now();
     const key = `task:${task.id}:${startedAt}`;
     let completion: Completion | undefined;
     let costUsd = 0;
     try {
       for await (const e of deps.assistant.chat(task.prompt, { sessionKey: key, source: 'cron', sender: `task ${task.id}`, waitForCapacity: true })) {
+        opts.onEvent?.(e);
         if (e.type === 'done' && e.costUsd !== undefined) costUsd = e.costUsd;
         if (e.type === 'completion') completion = e;
       }

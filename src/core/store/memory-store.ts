@@ -16,6 +16,8 @@ import {
   type Store,
   type TimelineBucket,
 } from './types.js';
+import { formatLocalDay } from '../util/local-day.js';
+import { createMemoryAccessStore } from './memory-access.js';
 
 /** Store in memory (unit tests, embedding without a directory). Same behaviour as the SQLite store. */
 export function createMemoryStore(): Store {
@@ -32,8 +34,10 @@ export function createMemoryStore(): Store {
   const runs = new Map<string, TaskRun[]>();
   const chats = new Map<string, KnownChat>();
   const inboxKey = (channel: string, id: string) => `${channel}\u0000${id}`;
+  const costByDay = new Map<string, number>();
 
   return {
+    ...createMemoryAccessStore(),
     getSession: (key) => {
       const s = sessions.get(key);
       return s ? { ...s } : undefined;
@@ -70,7 +74,12 @@ export function createMemoryStore(): Store {
       totals.cost += r.costUsd;
       totals.duration += r.durationMs;
       totals.bySource[r.source] = (totals.bySource[r.source] ?? 0) + 1;
+      if (r.costUsd !== 0) {
+        const day = formatLocalDay(Date.parse(r.ts));
+        costByDay.set(day, (costByDay.get(day) ?? 0) + r.costUsd);
+      }
     },
+    dailyCost: (day) => costByDay.get(day) ?? 0,
     recentActivity: (limit, filter) =>
       activity
         .filter(

@@ -129,4 +129,35 @@ export const MIGRATIONS: readonly string[] = [
     processes TEXT NOT NULL DEFAULT '[]'
   );
   `,
+  // 6: access control: pairing codes waiting for approval, approved senders and chats, the reason
+  // a message was refused, and the cost per local day (the daily budget), carried over from the
+  // activity kept so far
+  `
+  CREATE TABLE pairing_requests (
+    code TEXT PRIMARY KEY,
+    channel TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('sender', 'chat')),
+    subject_id TEXT NOT NULL,
+    label TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX pairing_requests_subject ON pairing_requests(channel, kind, subject_id);
+  CREATE TABLE access_grants (
+    channel TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('sender', 'chat')),
+    subject_id TEXT NOT NULL,
+    label TEXT,
+    approved_at INTEGER NOT NULL,
+    approved_by TEXT NOT NULL,
+    PRIMARY KEY (channel, kind, subject_id)
+  );
+  ALTER TABLE activity ADD COLUMN refused TEXT;
+  CREATE TABLE daily_cost (
+    day TEXT PRIMARY KEY,
+    cost_usd REAL NOT NULL
+  );
+  INSERT INTO daily_cost (day, cost_usd)
+    SELECT date(ts, 'localtime'), SUM(cost_usd) FROM activity GROUP BY date(ts, 'localtime');
+  `,
 ];

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
+import { formatLocalDay } from '../util/local-day.js';
 import { MIGRATIONS } from './migrations.js';
+import { createSqliteAccessStore } from './sqlite-access.js';
 import {
   ACTIVITY_KEPT,
   GROUP_MESSAGES_PER_CHAT,
@@ -54,9 +56,11 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     readHistory: db.prepare('SELECT key, role, text, ts FROM (SELECT * FROM history WHERE key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
     clearHistory: db.prepare('DELETE FROM history WHERE key = ?'),
     insertActivity: db.prepare(
-      `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, error, escalated)
-       VALUES (@ts, @source, @sender, @messagePreview, @responsePreview, @durationMs, @costUsd, @status, @sessionKey, @error, @escalated)`,
+      `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, error, escalated, refused)
+       VALUES (@ts, @source, @sender, @messagePreview, @responsePreview, @durationMs, @costUsd, @status, @sessionKey, @error, @escalated, @refused)`,
     ),
+    addDailyCost: db.prepare('INSERT INTO daily_cost (day, cost_usd) VALUES (?, ?) ON CONFLICT(day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd'),
+    dailyCost: db.prepare('SELECT cost_usd FROM daily_cost WHERE day = ?'),
     trimActivity: db.prepare('DELETE FROM activity WHERE id <= (SELECT MAX(id) FROM activity) - ?'),
     addMetrics: db.prepare(
       `INSERT INTO metrics (source, count, cost_usd, duration_ms) VALUES (?, 1, ?, ?)
@@ -133,6 +137,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     sessionKey: String(r.session_key),
     ...(r.error === null ? {} : { error: String(r.error) }),
     ...(r.escalated ? { escalated: true } : {}),
+    ...(r.refused === null || r.refused === undefined ? {} : { refused: String(r.refused) as ActivityRecord['refused'] }),
   });
 
   const prune = db.transaction((cutoff: number) => {
@@ -183,13 +188,15 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     ...(r.fetched_until === null ? {} : { fetchedUntil: Number(r.fetched_until) }),
   });
   const record = db.transaction((r: ActivityRecord) => {
-    q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0 });
+    q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0, refused: r.refused ?? null });
     q.addMetrics.run(r.source, r.costUsd, r.durationMs);
+    if (r.costUsd !== 0) q.addDailyCost.run(formatLocalDay(Date.parse(r.ts)), r.costUsd);
     q.trimActivity.run(ACTIVITY_KEPT);
   });
 
   return {
     db,
+    ...createSqliteAccessStore(db),
     getSession: (key) => {
       const r = q.getSession.get(key) as Row | undefined;
       return r ? toSession(r) : undefined;
@@ -230,6 +237,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       }) as Row[];
       return rows.map((r) => ({ start: since + Number(r.bucket) * bucketMs, count: Number(r.count), costUsd: Number(r.cost_usd) }));
     },
+    dailyCost: (day) => Number((q.dailyCost.get(day) as Row | undefined)?.cost_usd ?? 0),
     metrics(): Metrics {
       const rows = q.metrics.all() as Row[];
       const count = rows.reduce((n, r) => n + Number(r.count), 0);

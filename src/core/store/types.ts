@@ -21,6 +21,10 @@ export interface HistoryEntry {
 }
 
 export type TurnStatus = 'completed' | 'silent' | 'failed' | 'aborted';
+/** What happened to a message: a turn's ending, or `refused` before any turn ran (see `refused`). */
+export type ActivityStatus = TurnStatus | 'refused';
+/** Why a message was refused (access control, src/channels/access/ and the daily budget). */
+export type RefusalReason = 'not_paired' | 'not_allowed' | 'rate_limited' | 'over_budget' | 'admin_only';
 
 /** One processed message, as the activity feed and the dashboard show it. */
 export interface ActivityRecord {
@@ -31,12 +35,14 @@ export interface ActivityRecord {
   responsePreview: string;
   durationMs: number;
   costUsd: number;
-  status: TurnStatus;
+  status: ActivityStatus;
   sessionKey: string;
-  /** Why it failed or was aborted. */
+  /** Why it failed, was aborted or refused. */
   error?: string;
   /** The reply asked for a human (the `[ESCALATE]` marker). */
   escalated?: boolean;
+  /** Status `refused`: the reason (never reached the engine). */
+  refused?: RefusalReason;
 }
 
 /** Messages and cost in one time bucket of the activity timeline (the dashboard's chart). */
@@ -131,8 +137,14 @@ export interface ActivityStore {
   /** Store the record and fold it into the metrics, atomically. */
   recordActivity(record: ActivityRecord): void;
   /** Newest first. */
-  recentActivity(limit: number, filter?: { statuses?: TurnStatus[]; escalated?: boolean }): ActivityRecord[];
+  recentActivity(limit: number, filter?: { statuses?: ActivityStatus[]; escalated?: boolean }): ActivityRecord[];
   metrics(): Metrics;
+  /**
+   * Cost recorded on one local day (`YYYY-MM-DD` in this process's time zone, see
+   * `formatLocalDay`): kept per day apart from the bounded activity list, so a flood of refused
+   * messages cannot push the day's spending out of sight (the daily budget reads it).
+   */
+  dailyCost(day: string): number;
   /**
    * Kept activity at or after `since` (unix ms) counted in buckets of `bucketMs` starting at
    * `since`; only non-empty buckets, oldest first. Covers what ACTIVITY_KEPT retains.
@@ -221,6 +233,63 @@ export interface FailoverState {
   fallbackSince?: number;
 }
 
+/** Who pairs: a direct-message sender, or a group chat as a whole. */
+export type AccessKind = 'sender' | 'chat';
+
+/** A pairing code handed to an unknown sender or group, waiting for the owner's approval. */
+export interface PairingRequest {
+  code: string;
+  channel: string;
+  kind: AccessKind;
+  /** The sender's or the chat's platform id. */
+  id: string;
+  /** A display name, for the owner (the sender's name). */
+  label?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** An approved pairing: this sender (everywhere on the channel) or this chat (everyone in it) may use the assistant. */
+export interface AccessGrant {
+  channel: string;
+  kind: AccessKind;
+  id: string;
+  label?: string;
+  approvedAt: number;
+  /** Who approved it: `cli`, `http`, `chat:<channel>:<id>`… */
+  approvedBy: string;
+}
+
+export type OpenPairingResult =
+  | { status: 'existing' | 'created'; request: PairingRequest }
+  /** The channel already has `maxPending` live requests. */
+  | { status: 'full' }
+  /** The new code is taken by a live request (pick another). */
+  | { status: 'collision' };
+
+/**
+ * Pairings and approvals, shared by the gateway and `service access` in another process: the
+ * gateway reads grants per message, so an approval made anywhere applies to the next message.
+ */
+export interface AccessStore {
+  /**
+   * The live request of this sender or chat, else a new one under `code` while the channel has
+   * fewer than `maxPending` live ones; expired requests are dropped first. One transaction.
+   */
+  openPairing(request: Omit<PairingRequest, 'code' | 'expiresAt'>, opts: { code: string; ttlMs: number; maxPending: number }): OpenPairingResult;
+  /** Live requests (not expired at `now`), oldest first. */
+  pairingRequests(now: number): PairingRequest[];
+  /** Turn a live request into a grant, atomically; undefined when no live request has this code. */
+  approvePairing(code: string, now: number, approvedBy: string): AccessGrant | undefined;
+  /** Drop a live request; undefined when none has this code. */
+  denyPairing(code: string, now: number): PairingRequest | undefined;
+  isGranted(channel: string, kind: AccessKind, id: string): boolean;
+  /** Oldest first. */
+  accessGrants(): AccessGrant[];
+  /** Remove the grants of this channel and id (of either kind); returns what was removed. */
+  revokeGrant(channel: string, id: string): AccessGrant[];
+}
+
 /** Everything one assistant keeps: one database behind every small interface. */
 export interface Store
   extends SessionStore,
@@ -231,7 +300,8 @@ export interface Store
     TaskRunStore,
     KnownChatStore,
     FailoverStore,
-    RunningTurnStore {
+    RunningTurnStore,
+    AccessStore {
   close(): void;
 }
 

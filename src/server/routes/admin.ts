@@ -66,5 +66,12 @@ export function buildStatus(deps: ServerDeps): Record<string, unknown> {
     metrics: deps.assistant.metrics(),
     recentMessages: deps.assistant.recentActivity(20),
     turns: { running: s.running, waiting: s.waiting },
+    // Beyond the spec's record: today's spending against access.dailyBudgetUsd (0 = no cap).
+    budget: budgetOf(deps),
   };
+}
+
+function budgetOf(deps: ServerDeps): Record<string, unknown> {
+  const b = deps.assistant.budget();
+  return { todayCostUsd: b.todayCostUsd, dailyBudgetUsd: b.dailyBudgetUsd, reached: b.reached, resetsAt: new Date(b.resetsAt).toISOString() };
 }

@@ -43,12 +43,10 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
       return json(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true, source: 'http', sender: 'http' }));
     }
     const turn = deps.assistant.chat(message, { sessionKey: key, ...(body.images ? { images: body.images } : {}), source: 'http', sender: 'http' });
-    // The opening comment sends the headers now: Node holds them until the first body bytes, and a
-    // queued turn's first event can be minutes away.
+    // The headers go out now (sse.ts): a queued turn's first event can be minutes away.
     return streamJson(event, turn, {
       heartbeatMs,
       redact: table.redact,
-      openingComment: 'accepted',
       track: table.trackStream,
       onClientGone: () => log.debug(`client left /chat on "${key}"; the turn goes on`),
     });
@@ -57,7 +55,26 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
   table.add('POST', '/command', async (event) => {
     const body = await readValidated(event, commandBody, { limit: deps.maxBodyBytes });
     const name = body.command.replace(/^\//, '');
+    refuseOwnCommand(deps, name, body.arguments);
     const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
-    return streamJson(event, turn, { heartbeatMs, redact: table.redact, openingComment: 'accepted', track: table.trackStream });
+    return streamJson(event, turn, { heartbeatMs, redact: table.redact, track: table.trackStream });
   });
+}
+
+// --- internal ---
+
+/**
+ * POST /command is for the engine's own commands; a slash command of ours sent there would
+ * otherwise fail as a turn (or reach the engine) and show up as an escalation. It is refused
+ * with the request that does what the client meant.
+ */
+function refuseOwnCommand(deps: ServerDeps, name: string, args: string | undefined): void {
+  const word = (name.split(/\s+/)[0] ?? '').toLowerCase();
+  if (!deps.commands.list().some((c) => c.name === word)) return;
+  const line = `/${[name, args].filter(Boolean).join(' ')}`;
+  throw new HttpFailure(
+    400,
+    `/${word} is a slash command of this service, not a native engine command: send it as a message to POST /chat (${JSON.stringify({ message: line })})`,
+    { command: word, chat: { message: line } },
+  );
 }

@@ -21,6 +21,6 @@ export function registerEventRoutes(table: RouteTable, deps: ServerDeps): void {
       off();
       queue.end();
     };
-    return streamJson(event, queue, { heartbeatMs: deps.heartbeatMs ?? 15_000, redact: table.redact, onClientGone: leave, openingComment: 'connected' });
+    return streamJson(event, queue, { heartbeatMs: deps.heartbeatMs ?? 15_000, redact: table.redact, onClientGone: leave });
   });
 }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { AccessGate } from '../../../src/channels/access/gate.js';
 import { createBridge } from '../../../src/channels/bridge.js';
 import { createRunningAdapters } from '../../../src/channels/running-adapters.js';
 import { createSentLedger } from '../../../src/channels/sent-ledger.js';
@@ -19,6 +20,8 @@ afterEach(() => {
 });
 
 const CHANNEL = 'fakechat';
+/** Access control is not what these tests are about: everyone is let in. */
+const everyone: AccessGate = { admit: async () => ({ admitted: true, admin: false }), throttle: async () => true };
 
 function recordingAdapter(replies: string[]): ChannelAdapter {
   return {
@@ -81,6 +84,7 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
           adapters,
           sent: createSentLedger(),
           runId: 'this-run',
+          access: everyone,
         });
         // The platform redelivers what it had not seen acknowledged, plus one message sent while the gateway was down.
         const sentWhileDown = message('m3', 'third');
@@ -118,6 +122,7 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
       adapters,
       sent: createSentLedger(),
       runId: 'this-run',
+      access: everyone,
     });
     await bridge.accept(message('live', 'SLEEP:500 live one'));
     expect(bridge.recover()).toBe(0);
@@ -135,7 +140,16 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
     const replies: string[] = [];
     const adapters = createRunningAdapters();
     adapters.set(CHANNEL, recordingAdapter(replies));
-    const bridge = createBridge({ assistant: t.assistant, config: t.config, store: t.store, log: t.log, adapters, sent: createSentLedger(), runId: 'new' });
+    const bridge = createBridge({
+      assistant: t.assistant,
+      config: t.config,
+      store: t.store,
+      log: t.log,
+      adapters,
+      sent: createSentLedger(),
+      runId: 'new',
+      access: everyone,
+    });
     expect(bridge.recover()).toBe(1);
     await bridge.idle();
     expect(replies.filter((r) => r.includes('still here'))).toHaveLength(1);

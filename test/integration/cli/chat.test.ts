@@ -51,6 +51,15 @@ describe('service chat -m / --json (spawned for real)', () => {
     expect(r.stdout).toBe('ECHO: first\nTURN: 1\nECHO: second\nTURN: 2\n');
     expect((standIn.runs()[0] as { prompt: string }).prompt).toBe('first\nstill first');
   });
+
+  it('/help in the terminal lists /exit too, and /exit ends the chat', async () => {
+    const { dir, standIn } = setup();
+    const r = await runCli(['chat', '-d', dir], { env: standIn.env, input: '/help\n/exit\nnever sent\n' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\/exit\s+leave the chat/);
+    expect(r.stdout).toMatch(/\/reset\s/);
+    expect(standIn.runs()).toHaveLength(0);
+  });
 });
 
 describe('service chat REPL in a terminal (tmux)', () => {

@@ -149,7 +149,7 @@ describe('service cron (spawned for real)', () => {
             body: JSON.stringify({ message: '/cron list' }),
           })
         ).json()) as { text: string };
-      await until(async () => (await ask()).text.includes('report  disabled'), HANG_MS, 'the gateway to pick up the disable', 100);
+      await until(async () => /\breport\s+no\s/.test((await ask()).text), HANG_MS, 'the gateway to pick up the disable', 100);
     } finally {
       await g.stop();
     }

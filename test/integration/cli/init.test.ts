@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { loadServiceConfig } from '../../../src/definitions.js';
 import { scanSkills } from '../../../src/core/skills/skills.js';
 import { listTemplates } from '../../../src/core/templates/templates.js';
-import { runCli } from '../../helpers/cli.js';
+import { repoRoot, runCli } from '../../helpers/cli.js';
 import { testdir } from '../../helpers/testdir.js';
 
 const TEMPLATES = ['customer-support', 'data-analyst', 'code-reviewer', 'ops-assistant', 'meeting-notes', 'research'];
@@ -65,6 +65,25 @@ describe('service init (spawned for real)', () => {
     const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
     expect(text).toMatch(/^name: Ada$/m);
     expect(text).toMatch(/^# .*channel_e/m);
+  });
+
+  it('writes an access: block with the defaults (pairing) and comments saying what they mean, in every template', async () => {
+    for (const template of fs.readdirSync(path.join(repoRoot, 'templates', 'assistant'))) {
+      const dir = testdir();
+      expect((await runCli(['init', dir, '--yes', '--template', template, '--engine', 'engine_b'])).code).toBe(0);
+      const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
+      expect(text, template).toMatch(/^access:\n {2}dm: pairing .*\n {2}groups: pairing /m);
+      expect(text, template).toContain('`service access approve <CODE>`');
+      expect((parse(text) as { access: unknown }).access, template).toEqual({
+        dm: 'pairing',
+        groups: 'pairing',
+        allow: [],
+        chats: [],
+        admins: [],
+        rateLimit: { messages: 20, perSeconds: 60 },
+        dailyBudgetUsd: 0,
+      });
+    }
   });
 
   it('refuses to overwrite an existing service.yaml, and --force does', async () => {

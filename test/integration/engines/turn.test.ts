@@ -193,18 +193,23 @@ describe("mcp servers in each engine's own config", () => {
     });
   });
 
-  it('engine_d: -c mcp_servers overrides', async () => {
-    const t = setup('engine_d', MCP);
+  it('engine_d: -c mcp_servers overrides that name variables; the secret values stay out of argv', async () => {
+    const t = setup('engine_d', `${MCP}  bearer:\n    url: https://mcp.example/mcp\n    headers: { Authorization: "Bearer h3ader-s3cret" }\n`);
     await t.run({ prompt: 'hi' });
-    const argv = t.standIn.runs()[0]?.argv as string[];
+    const run = t.standIn.runs()[0];
+    const argv = run?.argv as string[];
     expect(argv).toEqual(
       expect.arrayContaining([
         'mcp_servers.files.command="mcp-files"',
         'mcp_servers.files.args=["--root", "data"]',
-        'mcp_servers.files.env={ MCP_TOKEN = "t0k" }',
+        'mcp_servers.files.env_vars=["MCP_TOKEN"]',
         'mcp_servers.remote.url="https://mcp.example/sse"',
+        'mcp_servers.bearer.url="https://mcp.example/mcp"',
+        'mcp_servers.bearer.env_http_headers={ Authorization = "SERVICE_MCP_SECRET_1" }',
       ]),
     );
+    expect(argv.join(' ')).not.toMatch(/t0k|h3ader-s3cret/); // ps and /proc/<pid>/cmdline are readable by everyone
+    expect(run?.env).toMatchObject({ MCP_TOKEN: 't0k', SERVICE_MCP_SECRET_1: 'Bearer h3ader-s3cret' });
   });
 
   it("engine_a: merged into .cursor/mcp.json next to the user's own servers; ours removed when dropped", async () => {

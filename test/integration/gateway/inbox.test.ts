@@ -4,7 +4,7 @@ import { createChannelRuntime } from '../../../src/channels/channel-runtime.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { createTestAssistant } from '../../helpers/assistant.js';
-import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { OPEN_ACCESS, PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 const telegramYaml = (f: FakePlatform, extra = '') =>
-  `name: inbox-bot\nengine: engine_b\nchannels:\n  channel_e:\n    botToken: "${String(f.channelConfig.botToken)}"\n    apiRoot: ${String(f.channelConfig.apiRoot)}\n${extra}`;
+  `name: inbox-bot\nengine: engine_b\n${OPEN_ACCESS}channels:\n  channel_e:\n    botToken: "${String(f.channelConfig.botToken)}"\n    apiRoot: ${String(f.channelConfig.apiRoot)}\n${extra}`;
 
 describe('persistent inbox', () => {
   it('crash test: SIGKILL mid-turn, restart; every message is answered exactly once, none is lost', async () => {

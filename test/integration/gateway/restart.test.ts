@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { replies } from '../../helpers/channel-gateway.js';
+import { OPEN_ACCESS, replies } from '../../helpers/channel-gateway.js';
 import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { sleep, until } from '../../helpers/wait.js';
+import { HANG_MS, sleep, until } from '../../helpers/wait.js';
 
 /**
  * What a restart does, with real gateway processes: one gateway per directory (an OS lock that a
@@ -52,17 +52,17 @@ describe('one gateway per assistant directory', () => {
     const first = await start(dir, env);
     const pid = first.child.pid;
 
-    const second = await runCli(['gateway', '-d', dir, '--port', '0'], { env: { ...process.env, ...env }, timeoutMs: 30_000 });
+    const second = await runCli(['gateway', '-d', dir, '--port', '0'], { env: { ...process.env, ...env }, timeoutMs: HANG_MS });
     expect(second.code).toBe(1);
     expect(second.stderr).toContain('another gateway is already running');
     expect(second.stderr).toContain(`pid ${pid}`);
     expect(second.stderr).toContain(first.url);
     expect(second.stderr).not.toContain('This is a bug');
 
-    const chat = await runCli(['chat', '-d', dir, '-m', 'beside the gateway'], { env: { ...process.env, ...env }, timeoutMs: 30_000 });
+    const chat = await runCli(['chat', '-d', dir, '-m', 'beside the gateway'], { env: { ...process.env, ...env }, timeoutMs: HANG_MS });
     expect(chat.code).toBe(0);
     expect(chat.stdout).toContain('ECHO: beside the gateway');
-    const cron = await runCli(['cron', 'run', 't1', '-d', dir], { env: { ...process.env, ...env }, timeoutMs: 30_000 });
+    const cron = await runCli(['cron', 'run', 't1', '-d', dir], { env: { ...process.env, ...env }, timeoutMs: HANG_MS });
     expect(cron.code).toBe(0);
     expect(cron.stdout).toContain('ECHO: task prompt');
 
@@ -81,7 +81,7 @@ describe('a gateway killed mid-turn', () => {
     const first = await start(dir, env);
     void api(first, '/chat', { message: 'SETSID-CHILD work that never ends', sessionKey: 'victim' }).catch(() => undefined);
     const runs = () => standIn.runs();
-    await until(() => runs().some((r) => r.setsidChild !== undefined), 20_000, 'the engine to start its tool shell', 50);
+    await until(() => runs().some((r) => r.setsidChild !== undefined), HANG_MS, 'the engine to start its tool shell', 50);
     const engine = Number(runs().find((r) => String(r.prompt ?? '').includes('SETSID-CHILD'))?.pid);
     const shell = Number(runs().find((r) => r.setsidChild !== undefined)?.setsidChild);
     strays.push(engine, shell);
@@ -94,7 +94,7 @@ describe('a gateway killed mid-turn', () => {
     expect(isAlive(shell)).toBe(true);
 
     const second = await start(dir, env);
-    await until(() => !isAlive(engine) && !isAlive(shell), 20_000, 'the leftovers to be stopped', 50);
+    await until(() => !isAlive(engine) && !isAlive(shell), HANG_MS, 'the leftovers to be stopped', 50);
     const escalations = (await (await api(second, '/api/escalations')).json()) as { escalations: Array<Record<string, unknown>> };
     expect(escalations.escalations).toContainEqual(
       expect.objectContaining({ kind: 'failed', sessionKey: 'victim', error: 'interrupted: the gateway stopped during this turn' }),
@@ -147,17 +147,17 @@ describe.each(platforms)('exactly once across a restart on $key', (p) => {
       // JSON is YAML: the fake's channel block as one flow mapping.
       const channels = { [p.key]: fake.channelConfig, slowpoke: { _adapter: './slow-adapter.mjs', connectMs: 2_500 } };
       const dir = testdir({
-        'service.yaml': `name: once\nengine: engine_b\ninbox:\n  enabled: true\nchannels: ${JSON.stringify(channels)}\n`,
+        'service.yaml': `name: once\nengine: engine_b\n${OPEN_ACCESS}inbox:\n  enabled: true\nchannels: ${JSON.stringify(channels)}\n`,
         'slow-adapter.mjs': SLOW_ADAPTER,
       });
       const env = { ...standIn.env, SERVICE_FLEET_DIR: testdir() };
       const first = await start(dir, env);
-      await fake.waitForConnection(15_000);
+      await fake.waitForConnection(HANG_MS);
       const ids: string[] = [];
       for (const [i, u] of p.users.slice(0, 3).entries()) {
         ids.push((await fake.deliver({ chatType: 'direct', userId: u, text: `SLEEP:3000 pending ${i}` })).messageId);
       }
-      await until(() => standIn.runs().filter((r) => String(r.prompt).includes('pending')).length === 3, 20_000, 'the turns to start', 50);
+      await until(() => standIn.runs().filter((r) => String(r.prompt).includes('pending')).length === 3, HANG_MS, 'the turns to start', 50);
       expect(await first.stop('SIGKILL')).toBeNull();
       processes.splice(0);
 
@@ -165,12 +165,12 @@ describe.each(platforms)('exactly once across a restart on $key', (p) => {
       const whileDown = fake.deliver({ chatType: 'direct', userId: p.users[3] as string, text: 'SLEEP:2500 sent while down' });
       await start(dir, env);
       await whileDown;
-      await until(() => standIn.runs().some((r) => String(r.prompt).includes('sent while down')), 20_000, 'the live turn to start', 50);
+      await until(() => standIn.runs().some((r) => String(r.prompt).includes('sent while down')), HANG_MS, 'the live turn to start', 50);
       await sleep(redeliverAfterMs);
       for (const id of ids) await fake.redeliver(id).catch(() => undefined);
 
       const texts = ['pending 0', 'pending 1', 'pending 2', 'sent while down'];
-      await until(() => texts.every((t) => replies(fake).some((o) => o.text.includes(t))), 40_000, 'every reply', 100);
+      await until(() => texts.every((t) => replies(fake).some((o) => o.text.includes(t))), HANG_MS, 'every reply', 100);
       await sleep(2_000); // room for a duplicate to show up
       for (const t of texts) expect(replies(fake).filter((o) => o.text.includes(t))).toHaveLength(1);
       expect(standIn.runs().filter((r) => String(r.prompt).includes('sent while down'))).toHaveLength(1);

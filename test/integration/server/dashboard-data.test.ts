@@ -133,14 +133,17 @@ describe('dashboard data endpoints (real sockets)', () => {
     ]);
   });
 
-  it('GET /api/events opens at once (a comment), before any activity', async () => {
+  it('GET /api/events opens at once, before any activity, and its first bytes are the first event (no opening comment)', async () => {
     s = await startTestServer();
     const ctl = new AbortController();
     const res = await s.api('/api/events', { signal: ctl.signal });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
     const reader = res.body?.getReader();
     if (!reader) throw new Error('no body');
+    await drain(await s.api('/chat', { json: { message: 'first activity' } }));
     const first = await reader.read();
-    expect(new TextDecoder().decode(first.value)).toBe(': connected\n\n');
+    expect(new TextDecoder().decode(first.value)).toMatch(/^data: \{.*"messagePreview":"first activity"/);
     ctl.abort();
   });
 });

@@ -94,19 +94,26 @@ describe('service gateway (spawned for real)', () => {
     await expect(fetch(`${g.url}/health`)).rejects.toThrow();
   });
 
-  it('after the grace period a turn still running is aborted and the gateway exits 0', async () => {
+  it('after the grace period a turn still running, and one queued behind it, end aborted saying the gateway is shutting down; exit 0', async () => {
     const standIn = createStandIn();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });
     const g = await startGatewayProcess(dir, [], { ...standIn.env, SERVICE_TOKEN: '', SERVICE_SHUTDOWN_GRACE_MS: '300' });
-    const turn = fetch(`${g.url}/chat`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'HANG' }),
-    }).then((r) => r.text());
+    const chat = (message: string) =>
+      fetch(`${g.url}/chat`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' },
+        body: JSON.stringify({ message }),
+      });
+    const turn = chat('HANG').then((r) => r.text());
     while (standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    const queued = (await chat('behind it')).text(); // headers arrive at once, the turn waits for the key
     const exit = g.stop('SIGINT');
-    const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;
-    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'aborted' });
+    for (const body of [await turn, await queued]) {
+      const events = parseSseStrict(body) as Array<Record<string, unknown>>;
+      // Not the plain "Aborted" of a user's /abort: a client can tell the two apart.
+      expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'aborted', message: 'Aborted: the gateway is shutting down' });
+    }
+    expect(standIn.runs()).toHaveLength(1); // the queued turn never started an engine run
     expect(await exit).toBe(0);
   });
 });

@@ -94,6 +94,29 @@ describe('HTTP API routes (real sockets)', () => {
     expect(s.standIn.runs()[0]?.argv).toEqual(expect.arrayContaining(['--command', 'review', 'src/app.ts']));
   });
 
+  it('POST /command with a slash command of ours (any engine) answers 400 naming POST /chat; no turn, no activity, nothing reaches the engine', async () => {
+    for (const engine of ['engine_b', 'engine_c']) {
+      s = await startTestServer({ engine });
+      for (const [body, line] of [
+        [{ command: 'status' }, '/status'],
+        [{ command: '/reset' }, '/reset'],
+        [{ command: 'cron', arguments: 'list' }, '/cron list'],
+        [{ command: 'Help' }, '/Help'],
+      ] as const) {
+        const res = await s.api('/command', { json: body });
+        expect(res.status, `${engine} ${line}`).toBe(400);
+        const answer = (await res.json()) as { error: string; chat: unknown };
+        expect(answer.error).toMatch(/is a slash command of this service, not a native engine command: send it as a message to POST \/chat/);
+        expect(answer.chat).toEqual({ message: line });
+      }
+      expect(s.standIn.runs()).toEqual([]);
+      expect(s.assistant.metrics().totalMessages).toBe(0);
+      expect(await (await s.api('/api/escalations')).json()).toEqual({ escalations: [] });
+      await s.stop();
+      s = undefined;
+    }
+  });
+
   it('POST /abort reports whether a turn was running; POST /reset clears the session', async () => {
     s = await startTestServer();
     expect(await (await s.api('/abort', { method: 'POST' })).json()).toEqual({ ok: true, aborted: false });

@@ -10,6 +10,27 @@ afterEach(async () => {
   s = undefined;
 });
 
+/** What a hand-written client does: blocks between blank lines, each `data: <json>`. Throws on anything else. */
+function parseNaively(body: string): Array<Record<string, unknown>> {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => JSON.parse(block.replace(/^data: /, '')) as Record<string, unknown>);
+}
+
+/** The promise's value, or a failure naming what never came (a hang, not a slow machine: the deadline is generous). */
+async function withDeadline<T>(p: Promise<T>, what: string, ms = HANG_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([p, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Read an SSE response until `until` matches the text so far (or the stream ends). */
 async function readUntil(res: Response, until: (text: string) => boolean, ms = HANG_MS): Promise<string> {
   const reader = (res.body as ReadableStream<Uint8Array>).getReader();
@@ -27,21 +48,43 @@ async function readUntil(res: Response, until: (text: string) => boolean, ms = H
 }
 
 describe('streams', () => {
-  it('response headers of a queued /chat turn go out at once (default heartbeat)', async () => {
-    const t = await startTestServer();
-    s = t;
-    // The first turn never ends by itself (HANG), so whatever the second request gets, it gets while queued.
-    const first = t.api('/chat', { json: { message: 'HANG first', sessionKey: 'q' } });
-    await until(() => t.standIn.runs().length === 1, HANG_MS, 'the first turn to run');
-    const queued = await t.api('/chat', { json: { message: 'second', sessionKey: 'q' } });
+  it('a queued /chat turn gets its response headers while the turn ahead of it still runs, and no body line before its first event', async () => {
+    s = await startTestServer();
+    const ahead = s.api('/chat', { json: { message: 'HANG', sessionKey: 'q' } });
+    await until(() => s?.standIn.runs().length === 1, HANG_MS, 'the first turn to start');
+    // Node sends headers only with the first body bytes; without flushing them this waits for the turn ahead (forever: it hangs).
+    const queued = await withDeadline(s.api('/chat', { json: { message: 'second', sessionKey: 'q' } }), "the queued turn's response headers");
+    expect(queued.status).toBe(200);
     expect(queued.headers.get('content-type')).toBe('text/event-stream');
-    const reader = (queued.body as ReadableStream<Uint8Array>).getReader();
-    const { value } = await reader.read();
-    expect(new TextDecoder().decode(value)).toMatch(/^: accepted\n\n/); // the opening comment, before any event
-    expect(t.standIn.runs()).toHaveLength(1); // the second turn is still waiting
-    await reader.cancel();
-    expect(t.assistant.abort('q')).toBe(true);
-    await (await first).text();
+    expect(s.assistant.status()).toMatchObject({ running: 1, waiting: 1 });
+    expect(await (await s.api('/abort', { json: { sessionKey: 'q' } })).json()).toEqual({ ok: true, aborted: true });
+    const body = await queued.text();
+    expect(body.startsWith('data: {')).toBe(true);
+    expect(body).not.toMatch(/^:/m);
+    expect((parseSseStrict(body) as Array<Record<string, unknown>>).at(-1)).toMatchObject({
+      type: 'completion',
+      status: 'completed',
+      finalText: expect.stringMatching(/^ECHO: second\n/),
+    });
+    expect((parseSseStrict(await (await ahead).text()) as Array<Record<string, unknown>>).at(-1)).toMatchObject({ status: 'aborted', message: 'Aborted' });
+  });
+
+  it('a naive client (split the body on blank lines, JSON-parse each block after "data: ") reads only events: /chat, a queued /chat, /command, /api/events', async () => {
+    s = await startTestServer();
+    const feed = await s.api('/api/events');
+    expect(feed.headers.get('content-type')).toBe('text/event-stream');
+    const first = s.api('/chat', { json: { message: 'SLEEP:300 one', sessionKey: 'n' } });
+    await until(() => s?.standIn.runs().length === 1, HANG_MS, 'the first turn to start');
+    const queued = s.api('/chat', { json: { message: 'TOOL:Read two', sessionKey: 'n' } });
+    const bodies = [await (await first).text(), await (await queued).text(), await (await s.api('/command', { json: { command: 'review' } })).text()];
+    for (const body of bodies) {
+      const events = parseNaively(body);
+      expect(events.at(-1)).toMatchObject({ type: 'completion' });
+      expect(events.map((e) => e.type).filter((t) => t === 'completion')).toHaveLength(1);
+    }
+    expect(new Set(parseNaively(bodies[1] ?? '').map((e) => e.type))).toEqual(new Set(['tool_call', 'tool_result', 'text', 'done', 'completion']));
+    const records = parseNaively(await readUntil(feed, (t) => t.split('\n\n').length > 3));
+    expect(records.map((r) => r.messagePreview)).toEqual(['SLEEP:300 one', 'TOOL:Read two', '/review']);
   });
 
   it('idle streams get heartbeat comments', async () => {

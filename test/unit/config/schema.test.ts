@@ -42,6 +42,39 @@ describe('config defaults from a minimal service.yaml', () => {
     expect(config.provider).toBeUndefined();
     expect(config.gateway).toEqual({ port: 3000, host: '127.0.0.1' });
     expect(config.mcp).toBeUndefined();
+    // Not in the spec's table: who may use the assistant from the channels (pairing by default).
+    expect(config.access).toEqual({
+      dm: 'pairing',
+      groups: 'pairing',
+      allow: [],
+      chats: [],
+      admins: [],
+      rateLimit: { messages: 20, perSeconds: 60 },
+      dailyBudgetUsd: 0,
+    });
+  });
+
+  it('access: entries are "<channel>:<id>"; "<channel>:*" only in allow; numbers and policies checked', () => {
+    const ok = load(minimalYaml('engine_b', 'access:\n  dm: open\n  allow: ["tg:*", "tg:-100:x"]\n  rateLimit: { messages: "5" }\n'));
+    expect(ok.config.access).toMatchObject({ dm: 'open', groups: 'pairing', allow: ['tg:*', 'tg:-100:x'], rateLimit: { messages: 5, perSeconds: 60 } });
+    const problems = problemsOf(
+      minimalYaml(
+        'engine_b',
+        'access:\n  dm: closed\n  allow: [nobody]\n  admins: ["tg:*"]\n  chats: ["tg: spaced"]\n  rateLimit: { perSeconds: 0 }\n  dailyBudgetUsd: -1\n  extra: 1\n',
+      ),
+    );
+    // Every problem at once, each at its path (the wording of the generic ones belongs to issues.ts).
+    expect(problems.map((p) => p.slice(0, p.indexOf(':', p.indexOf(']') + 1)))).toEqual([
+      'access.admins[0]',
+      'access.allow[0]',
+      'access.chats[0]',
+      'access.dailyBudgetUsd',
+      'access.dm',
+      'access.extra',
+      'access.rateLimit.perSeconds',
+    ]);
+    expect(problems).toContain('access.admins[0]: name one user or chat here; "<channel>:*" is only for access.allow');
+    expect(problems).toContain('access.allow[0]: expected "<channel>:<id>"');
   });
 
   it('fills nested defaults of objects that are present', () => {

@@ -315,3 +315,100 @@ describe.each(implementations)('%s store: task runs and known chats (one contrac
     s.close();
   });
 });
+
+describe.each(implementations)('%s store: access control (one contract)', (_name, make) => {
+  const ask = (id: string, createdAt: number, channel = 'chat') => ({ channel, kind: 'sender' as const, id, label: `name ${id}`, createdAt });
+  const opts = (code: string) => ({ code, ttlMs: 1_000, maxPending: 2 });
+
+  it('opens one live pairing per sender, at most maxPending per channel; expired ones make room and free their code', () => {
+    const s = make();
+    expect(s.openPairing(ask('a', 0), opts('AAAAAAAA'))).toEqual({
+      status: 'created',
+      request: { code: 'AAAAAAAA', channel: 'chat', kind: 'sender', id: 'a', label: 'name a', createdAt: 0, expiresAt: 1_000 },
+    });
+    expect(s.openPairing(ask('a', 500), opts('XXXXXXXX'))).toMatchObject({ status: 'existing', request: { code: 'AAAAAAAA', createdAt: 0 } });
+    expect(s.openPairing(ask('b', 500), opts('AAAAAAAA'))).toEqual({ status: 'collision' });
+    expect(s.openPairing(ask('b', 500), opts('BBBBBBBB'))).toMatchObject({ status: 'created' });
+    expect(s.openPairing(ask('c', 600), opts('CCCCCCCC'))).toEqual({ status: 'full' });
+    expect(s.openPairing(ask('c', 600, 'other'), opts('CCCCCCCC'))).toMatchObject({ status: 'created' }); // per channel
+    // The same id as a chat is another subject.
+    expect(s.openPairing({ ...ask('a', 600), kind: 'chat' }, { ...opts('DDDDDDDD'), maxPending: 5 })).toMatchObject({ status: 'created' });
+    expect(s.pairingRequests(999).map((r) => r.code)).toEqual(['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC', 'DDDDDDDD']);
+    expect(s.pairingRequests(1_000).map((r) => r.code)).toEqual(['BBBBBBBB', 'CCCCCCCC', 'DDDDDDDD']);
+    expect(s.openPairing(ask('e', 1_000), { ...opts('AAAAAAAA'), maxPending: 9 })).toMatchObject({ status: 'created' });
+    s.close();
+  });
+
+  it('approve turns a live request into a grant once; deny drops it; expired codes do neither; revoke removes both kinds', () => {
+    const s = make();
+    s.openPairing(ask('a', 0), opts('AAAAAAAA'));
+    s.openPairing({ channel: 'chat', kind: 'chat', id: 'g', createdAt: 0 }, opts('GGGGGGGG'));
+    s.openPairing(ask('x', 0, 'other'), opts('XXXXXXXX'));
+    expect(s.approvePairing('AAAAAAAA', 1_000, 'cli')).toBeUndefined(); // expired at 1000
+    s.openPairing(ask('a', 1_000), opts('A2A2A2A2'));
+    expect(s.isGranted('chat', 'sender', 'a')).toBe(false);
+    expect(s.approvePairing('A2A2A2A2', 1_500, 'cli')).toEqual({
+      channel: 'chat',
+      kind: 'sender',
+      id: 'a',
+      label: 'name a',
+      approvedAt: 1_500,
+      approvedBy: 'cli',
+    });
+    expect(s.approvePairing('A2A2A2A2', 1_500, 'cli')).toBeUndefined();
+    expect(s.isGranted('chat', 'sender', 'a')).toBe(true);
+    expect(s.isGranted('chat', 'chat', 'a')).toBe(false);
+    expect(s.isGranted('other', 'sender', 'a')).toBe(false);
+    s.openPairing({ channel: 'chat', kind: 'chat', id: 'a', createdAt: 1_500 }, opts('CHATCHAT'));
+    expect(s.approvePairing('CHATCHAT', 1_600, 'http')).toEqual({ channel: 'chat', kind: 'chat', id: 'a', approvedAt: 1_600, approvedBy: 'http' });
+    s.openPairing(ask('b', 1_600), opts('BBBBBBBB'));
+    expect(s.denyPairing('BBBBBBBB', 1_700)).toMatchObject({ code: 'BBBBBBBB', id: 'b' });
+    expect(s.denyPairing('BBBBBBBB', 1_700)).toBeUndefined();
+    expect(s.pairingRequests(1_700)).toEqual([]);
+    expect(s.accessGrants().map((g) => `${g.kind}:${g.id}`)).toEqual(['sender:a', 'chat:a']);
+    expect(s.revokeGrant('chat', 'a').map((g) => g.kind)).toEqual(['chat', 'sender']);
+    expect(s.revokeGrant('chat', 'a')).toEqual([]);
+    expect(s.accessGrants()).toEqual([]);
+    s.close();
+  });
+
+  it('keeps refused records with their reason, and the cost of each local day beyond the bounded activity list', () => {
+    const s = make();
+    const noon = new Date(2024, 4, 10, 12).getTime();
+    s.recordActivity(activity({ ts: new Date(noon).toISOString(), costUsd: 0.25 }));
+    s.recordActivity(activity({ ts: new Date(noon + 3_600_000).toISOString(), costUsd: 0.5 }));
+    s.recordActivity(activity({ ts: new Date(noon + 86_400_000).toISOString(), costUsd: 1 }));
+    s.recordActivity(activity({ status: 'refused', refused: 'not_paired', costUsd: 0, error: 'not paired', ts: new Date(noon).toISOString() }));
+    expect(s.dailyCost('2024-05-10')).toBeCloseTo(0.75);
+    expect(s.dailyCost('2024-05-11')).toBe(1);
+    expect(s.dailyCost('2024-05-12')).toBe(0);
+    expect(s.recentActivity(10, { statuses: ['refused'] })).toEqual([
+      expect.objectContaining({ status: 'refused', refused: 'not_paired', error: 'not paired' }),
+    ]);
+    expect(s.recentActivity(10, { statuses: ['completed'] }).every((r) => r.refused === undefined)).toBe(true);
+    for (let i = 0; i < ACTIVITY_KEPT + 5; i++) s.recordActivity(activity({ ts: new Date(noon).toISOString(), costUsd: 0 }));
+    expect(s.dailyCost('2024-05-10')).toBeCloseTo(0.75); // the records are gone, the day's cost is not
+    s.close();
+  });
+});
+
+describe('sqlite store: migration 6', () => {
+  it('carries the cost of the activity kept so far into the per-day totals (the local day of each record)', () => {
+    const file = path.join(testdir(), '.service', 'state.db');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const old = new Database(file);
+    for (const m of MIGRATIONS.slice(0, 5)) old.exec(m);
+    old.pragma('user_version = 5');
+    const insert = old.prepare(
+      `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key) VALUES (?, 'http', 'u', 'm', 'r', 1, ?, 'completed', 'k')`,
+    );
+    const noon = new Date(2024, 4, 10, 12).getTime();
+    insert.run(new Date(noon).toISOString(), 0.5);
+    insert.run(new Date(noon + 60_000).toISOString(), 0.25);
+    old.close();
+    const s = createSqliteStore(file);
+    expect(s.dailyCost('2024-05-10')).toBeCloseTo(0.75);
+    expect(s.recentActivity(5).every((r) => r.refused === undefined)).toBe(true);
+    s.close();
+  });
+});

@@ -1,0 +1,152 @@
+import type { TaskConfig } from '../config/schema.js';
+import type { ConfigSource } from '../config/source.js';
+import { editTask } from '../config/write-back.js';
+import { errorMessage } from '../errors.js';
+import type { StreamEvent } from '../events.js';
+import type { Logger } from '../logger.js';
+import type { TaskRun } from '../store/types.js';
+import { createAsyncQueue } from '../util/async-queue.js';
+import { nextCronTime } from './cron.js';
+import type { TaskRunner } from './task-runner.js';
+
+/**
+ * The scheduled tasks as an operator drives them from outside the terminal (the HTTP API and the
+ * dashboard): list them with their next run and last status, run one now while watching its
+ * turn, enable or disable one, read its history. One run of a task at a time: a run asked for
+ * while one is going is refused, and a scheduled time that comes while a run started here is
+ * going is skipped and recorded, as the scheduler does for its own runs.
+ */
+export interface TaskControlDeps {
+  config: ConfigSource;
+  runner: TaskRunner;
+  /** Whether a scheduler in this process runs the tasks at their times (the gateway: yes). */
+  scheduled: boolean;
+  log: Logger;
+  now?: () => number;
+}
+
+/** A run as the API shows it: times as ISO 8601 strings. */
+export type TaskRunView = Omit<TaskRun, 'startedAt' | 'endedAt'> & { startedAt: string; endedAt: string };
+
+export interface TaskSummary {
+  id: string;
+  name: string;
+  schedule: string;
+  enabled: boolean;
+  target?: { channel: string; chatId: string };
+  /** The next time the schedule names (ISO 8601), or null for a disabled task. */
+  nextRun: string | null;
+  running: boolean;
+  lastRun: TaskRunView | null;
+}
+
+export type TaskRunStart = { ok: true; events: AsyncIterable<StreamEvent> } | { ok: false; reason: 'not_found' | 'running'; error: string };
+
+export interface TaskControl {
+  readonly scheduled: boolean;
+  list(): TaskSummary[];
+  get(id: string): TaskSummary | undefined;
+  /** Start a run now; its turn's events stream as they happen and end once the run is recorded. */
+  run(id: string): TaskRunStart;
+  /** What the scheduler calls at a task's time (skipped while a run of the task started here is going). */
+  runScheduled(task: TaskConfig): Promise<void>;
+  /** Edit `enabled` in service.yaml; undefined when there is no such task. */
+  setEnabled(id: string, enabled: boolean): TaskSummary | undefined;
+  /** The last `limit` runs, newest first; undefined when there is no such task. */
+  history(id: string, limit: number): TaskRunView[] | undefined;
+}
+
+export function createTaskControl(deps: TaskControlDeps): TaskControl {
+  const now = deps.now ?? Date.now;
+  const running = new Set<string>();
+  const tasks = () => deps.config.current().config.tasks;
+  const find = (id: string) => tasks().find((t) => t.id === id);
+
+  const summarise = (t: TaskConfig): TaskSummary => {
+    const last = deps.runner.history(t.id, 1)[0];
+    return {
+      id: t.id,
+      name: t.name,
+      schedule: t.schedule,
+      enabled: t.enabled,
+      ...(t.target ? { target: t.target } : {}),
+      nextRun: t.enabled ? nextRunOf(t, now()) : null,
+      running: running.has(t.id),
+      lastRun: last ? formatRun(last) : null,
+    };
+  };
+
+  /** One run, marked as running while it goes. */
+  const runTracked = async (task: TaskConfig, onEvent?: (e: StreamEvent) => void): Promise<void> => {
+    running.add(task.id);
+    try {
+      await deps.runner.run(task, onEvent ? { onEvent } : {});
+    } finally {
+      running.delete(task.id);
+    }
+  };
+
+  return {
+    scheduled: deps.scheduled,
+    list: () => tasks().map(summarise),
+    get(id) {
+      const t = find(id);
+      return t ? summarise(t) : undefined;
+    },
+    run(id) {
+      const task = find(id);
+      if (!task) return { ok: false, reason: 'not_found', error: `no task with id "${id}"` };
+      if (running.has(id)) return { ok: false, reason: 'running', error: `task ${id} is running; wait for that run to end` };
+      const out = createAsyncQueue<StreamEvent>();
+      let ended = false;
+      void runTracked(task, (e) => {
+        if (e.type === 'completion') ended = true;
+        out.push(e);
+      })
+        .catch((err: unknown) => {
+          deps.log.error(`task ${id}: ${errorMessage(err)}`);
+          // The turn's own stream always ends with a completion; this covers a failure around it.
+          if (ended) return;
+          const message = `task run failed: ${errorMessage(err)}`;
+          out.push({ type: 'error', message });
+          out.push({ type: 'done', durationMs: 0 });
+          out.push({ type: 'completion', status: 'failed', message });
+        })
+        .finally(() => out.end());
+      return { ok: true, events: out };
+    },
+    async runScheduled(task) {
+      if (running.has(task.id)) {
+        deps.log.warn(`task ${task.id}: a run started by hand is still going; this scheduled run is skipped`);
+        deps.runner.recordSkipped(task, now());
+        return;
+      }
+      await runTracked(task);
+    },
+    setEnabled(id, enabled) {
+      if (!find(id)) return undefined;
+      deps.config.edit(editTask(id, { enabled }));
+      const t = find(id);
+      return t ? summarise(t) : undefined;
+    },
+    history(id, limit) {
+      if (!find(id)) return undefined;
+      return deps.runner.history(id, limit).map(formatRun);
+    },
+  };
+}
+
+// --- internal ---
+
+function formatRun(r: TaskRun): TaskRunView {
+  return { ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() };
+}
+
+/** From the schedule, as the scheduler arms it (it re-arms from the time a run fired, so the two agree). */
+function nextRunOf(task: TaskConfig, at: number): string | null {
+  try {
+    return nextCronTime(task.schedule, new Date(at)).toISOString();
+  } catch {
+    return null;
+  }
+}

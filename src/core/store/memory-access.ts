@@ -1,0 +1,59 @@
+import type { AccessGrant, AccessStore, PairingRequest } from './types.js';
+
+/** The access slice of the memory store; the same contract as the SQLite one. */
+export function createMemoryAccessStore(): AccessStore {
+  const requests = new Map<string, PairingRequest>();
+  const grants = new Map<string, AccessGrant>();
+  const grantKey = (channel: string, kind: string, id: string) => `${channel}\u0000${kind}\u0000${id}`;
+  const live = (code: string, now: number) => {
+    const r = requests.get(code);
+    return r && r.expiresAt > now ? r : undefined;
+  };
+
+  return {
+    openPairing(r, opts) {
+      for (const [code, req] of requests) if (req.expiresAt <= r.createdAt) requests.delete(code);
+      const existing = [...requests.values()].find((x) => x.channel === r.channel && x.kind === r.kind && x.id === r.id);
+      if (existing) return { status: 'existing', request: { ...existing } };
+      if ([...requests.values()].filter((x) => x.channel === r.channel).length >= opts.maxPending) return { status: 'full' };
+      if (requests.has(opts.code)) return { status: 'collision' };
+      const request: PairingRequest = { ...r, code: opts.code, expiresAt: r.createdAt + opts.ttlMs };
+      requests.set(request.code, request);
+      return { status: 'created', request: { ...request } };
+    },
+    pairingRequests: (now) =>
+      [...requests.values()]
+        .filter((r) => r.expiresAt > now)
+        .sort((a, b) => a.createdAt - b.createdAt || a.code.localeCompare(b.code))
+        .map((r) => ({ ...r })),
+    approvePairing(code, now, approvedBy) {
+      const r = live(code, now);
+      if (!r) return undefined;
+      requests.delete(code);
+      const grant: AccessGrant = { channel: r.channel, kind: r.kind, id: r.id, ...(r.label ? { label: r.label } : {}), approvedAt: now, approvedBy };
+      // Re-approval keeps the grant's place and updates it, as the SQLite upsert does.
+      grants.set(grantKey(r.channel, r.kind, r.id), grant);
+      return { ...grant };
+    },
+    denyPairing(code, now) {
+      const r = live(code, now);
+      if (!r) return undefined;
+      requests.delete(code);
+      return { ...r };
+    },
+    isGranted: (channel, kind, id) => grants.has(grantKey(channel, kind, id)),
+    accessGrants: () =>
+      [...grants.values()].sort((a, b) => a.approvedAt - b.approvedAt || a.channel.localeCompare(b.channel) || a.id.localeCompare(b.id)).map((g) => ({ ...g })),
+    revokeGrant(channel, id) {
+      const gone: AccessGrant[] = [];
+      for (const kind of ['chat', 'sender'] as const) {
+        const g = grants.get(grantKey(channel, kind, id));
+        if (g) {
+          gone.push({ ...g });
+          grants.delete(grantKey(channel, kind, id));
+        }
+      }
+      return gone;
+    },
+  };
+}
