@@ -2,6 +2,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmptyHub } from '../../../src/core/channel-hub.js';
 import { templatesDir } from '../../../src/core/paths.js';
+import { createTaskControl } from '../../../src/core/scheduler/task-control.js';
+import { createTaskRunner } from '../../../src/core/scheduler/task-runner.js';
 import { createServerApp } from '../../../src/server/app.js';
 import { createHealthAnswer } from '../../../src/server/health.js';
 import { listenApp, type RunningServer } from '../../../src/server/listen.js';
@@ -21,11 +23,16 @@ beforeAll(async () => {
   // A placeholder in the name: its resolved value is a secret, masked in every answer.
   process.env.HEALTH_FAST_PATH_SECRET = 'resolved-secret-value';
   t = createTestAssistant({ files: { 'service.yaml': 'name: bot-${HEALTH_FAST_PATH_SECRET}\nengine: engine_b\n' } });
+  const channels = createEmptyHub([]);
+  const runner = createTaskRunner({ assistant: t.assistant, config: t.config, store: t.store, log: t.log, channels });
   const deps = {
     assistant: t.assistant,
+    commands: t.commands,
     config: t.config,
-    channels: createEmptyHub([]),
+    tasks: createTaskControl({ config: t.config, runner, scheduled: false, log: t.log }),
+    channels,
     activity: t.store,
+    access: t.access,
     token: TOKEN,
     log: t.log,
     version: '0.0.0-test',
