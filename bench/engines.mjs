@@ -30,6 +30,7 @@ const { values: opts } = parseArgs({
     turns: { type: 'string', default: '30' },
     real: { type: 'string', default: '3' },
     'skip-real': { type: 'boolean', default: false },
+    engines: { type: 'string', default: '' },
   },
 });
 const TURNS = Number(opts.turns);
@@ -168,15 +169,23 @@ function seedOpenCodeDeps(dir) {
 async function realClis() {
   const { startFakeLlm } = await loadFakeLlm();
   const llm = await startFakeLlm();
-  const engines = [
+  const all = [
     { engine: 'engine_b', title: 'Claude Code', baseUrl: llm.url },
     { engine: 'engine_c', title: 'OpenCode', baseUrl: `${llm.url}/v1`, extra: 'model: service/fake-model\n' },
     { engine: 'engine_d', title: 'Codex', baseUrl: `${llm.url}/v1` },
+    { engine: 'engine_e', title: 'Gemini CLI', baseUrl: llm.url },
+    { engine: 'engine_f', title: 'Qwen Code', baseUrl: `${llm.url}/v1` },
+    { engine: 'acp', name: 'acp-gemini', title: 'gemini --acp', baseUrl: llm.url, extra: 'acp:\n  command: gemini\n  args: [--acp]\n' },
+    { engine: 'acp', name: 'acp-qwen', title: 'qwen --acp', baseUrl: `${llm.url}/v1`, extra: 'acp:\n  command: qwen\n  args: [--acp]\n' },
   ];
+  // --engines engine_e,acp-qwen: only those (by engine id or name).
+  const wanted = opts.engines ? opts.engines.split(',') : [];
+  const engines = wanted.length ? all.filter((e) => wanted.includes(e.engine) || wanted.includes(e.name)) : all;
   console.log(`\nReal CLIs, RUN-TOOL turn (tool call + final text) through our runner, fake LLM on 127.0.0.1, fresh HOME`);
   try {
     for (const e of engines) {
-      const home = path.join(tmp, `home-${e.engine}`);
+      const key = e.name ?? e.engine;
+      const home = path.join(tmp, `home-${key}`);
       fs.mkdirSync(home);
       // No credentials from this shell reach the CLIs: the environment is built from scratch.
       const env = {
@@ -194,9 +203,9 @@ async function realClis() {
       }
       if (e.engine === 'engine_c') {
         seedOpenCodeDeps(path.join(home, '.config', 'opencode'));
-        seedOpenCodeDeps(path.join(tmp, `real-${e.engine}`, '.opencode'));
+        seedOpenCodeDeps(path.join(tmp, `real-${key}`, '.opencode'));
       }
-      const r = makeRunner(`real-${e.engine}`, yaml, env);
+      const r = makeRunner(`real-${key}`, yaml, env);
       const turns = [];
       let failed;
       for (let i = 0; i <= REAL_TURNS && !failed; i++) {
@@ -206,13 +215,13 @@ async function realClis() {
         else turns.push(res);
       }
       if (failed) {
-        console.log(`  ${e.title.padEnd(12)} FAILED: ${JSON.stringify(failed).slice(0, 300)}`);
+        console.log(`  ${e.title.padEnd(13)} FAILED: ${JSON.stringify(failed).slice(0, 300)}`);
         continue;
       }
       const [cold, ...warm] = turns;
       const list = (k) => warm.map((t) => t[k].toFixed(0)).join(', ');
       console.log(
-        `  ${e.title.padEnd(12)} start → done: median ${ms(median(warm.map((t) => t.end)))} (${list('end')}; cold first turn ${cold.end.toFixed(0)} ms)` +
+        `  ${e.title.padEnd(13)} start → done: median ${ms(median(warm.map((t) => t.end)))} (${list('end')}; cold first turn ${cold.end.toFixed(0)} ms)` +
           `   start → first event: median ${ms(median(warm.map((t) => t.first)))}`,
       );
     }

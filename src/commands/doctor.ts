@@ -36,6 +36,7 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
 
   const engineIds = loaded ? [loaded.config.engine] : Object.keys(engineDefinitions);
   for (const id of engineIds) checks.push(...(await checkEngine(id, loaded)));
+  if (loaded) checks.push(listInstalledEngines());
   if (loaded) {
     checks.push(...checkChannels(loaded));
     const bind = resolveGatewayBind(loaded.config, {});
@@ -57,22 +58,41 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
 async function checkEngine(id: string, loaded: LoadedConfig | undefined): Promise<Check[]> {
   const def = engineDefinitions[id];
   if (!def) return [];
-  const bin = findEngineBinary(def);
-  const install = def.npmPackage ? `npm install -g ${def.npmPackage}` : "install it with the vendor's installer";
+  const configured = loaded ? { config: loaded.config, dir: loaded.dir } : undefined;
+  const named = configured && def.configuredBinary?.(configured.config);
+  const bin = findEngineBinary(def, undefined, configured);
+  const install = named
+    ? `install ${named} or set ${def.options?.key}.command in service.yaml`
+    : def.npmPackage
+      ? `npm install -g ${def.npmPackage}`
+      : "install it with the vendor's installer";
   if (!bin) {
-    return [{ ok: false, title: `${id} (${def.title})`, detail: `${def.binaries.join(' / ')} not found on PATH`, fix: install }];
+    return [{ ok: false, title: `${id} (${def.title})`, detail: `${named ?? def.binaries.join(' / ')} not found on PATH`, fix: install }];
   }
-  const version = await probeVersion(bin);
+  // A configured program (any ACP agent) need not know --version; the ones this engine knows do.
+  const unknownProgram = named !== undefined && !def.binaries.includes(path.basename(named));
+  const version = unknownProgram ? undefined : await probeVersion(bin);
   const checks: Check[] = [
-    version.ok
-      ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} ${version.text}` }
-      : { ok: false, title: `${id} (${def.title})`, detail: `${bin}: ${version.text}`, fix: `reinstall: ${install}` },
+    !version
+      ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} (version not probed: not a program this engine knows)` }
+      : version.ok
+        ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} ${version.text}` }
+        : { ok: false, title: `${id} (${def.title})`, detail: `${bin}: ${version.text}`, fix: `reinstall: ${install}` },
   ];
   if (loaded) {
     const cred = def.credentialStatus({ config: loaded.config, env: process.env, home: os.homedir() });
     checks.push({ ok: cred.ok, title: `${id} credentials`, detail: cred.detail, ...(cred.ok ? {} : { fix: cred.detail.replace(/^no credentials: /, '') }) });
   }
   return checks;
+}
+
+/** Every engine whose CLI is on PATH, so a user choosing another one sees what is installed. */
+function listInstalledEngines(): Check {
+  const found = Object.values(engineDefinitions).flatMap((def) => {
+    const bin = findEngineBinary(def);
+    return bin ? [`${def.id} (${def.title}: ${path.basename(bin)})`] : [];
+  });
+  return { ok: true, title: 'engines on PATH', detail: found.length > 0 ? found.join(', ') : 'none' };
 }
 
 function checkChannels(loaded: LoadedConfig): Check[] {

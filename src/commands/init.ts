@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { editConfigText } from '../core/config/write-back.js';
-import { findEngineBinary } from '../core/engines/detect.js';
+import { findEngineBinary, findOnPath } from '../core/engines/detect.js';
 import { engineDefinitions, enginePreference, getEngine } from '../core/engines/registry.js';
 import { AppError } from '../core/errors.js';
 import { formatCliCommand, formatShellWord } from '../core/invocation.js';
@@ -28,7 +28,9 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
   }
   const choices = await chooseOptions(opts, io, path.basename(paths.dir));
   const template = getTemplate(choices.template);
-  getEngine(choices.engine);
+  const engine = getEngine(choices.engine);
+  // An engine that runs a program named in its own block (acp) gets that block: the first it finds installed.
+  const initial = engine.options && engine.initOptions?.((binary) => findOnPath([binary]) !== undefined);
 
   fs.mkdirSync(paths.dir, { recursive: true });
   copyTree(template.dir, paths.dir, { skip: [TEMPLATE_META_FILE, CONFIG_FILE_NAME], overwrite: Boolean(opts.force) });
@@ -38,6 +40,7 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
   const yaml = editConfigText(templateYaml, paths.configFile, (doc) => {
     doc.set('name', choices.name);
     doc.set('engine', choices.engine);
+    if (engine.options && initial) doc.set(engine.options.key, initial.block);
   });
   fs.writeFileSync(paths.configFile, yaml);
   fs.mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
@@ -51,9 +54,12 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
     [formatCliCommand('gateway'), 'serve the HTTP API, dashboard and IM channels'],
   ];
   const width = Math.max(...next.map(([command]) => command.length));
+  const program = initial?.program;
+  const missing = program !== undefined && findOnPath([program]) === undefined;
   io.out(
     [
-      `Created assistant "${choices.name}" (${template.title}, ${engineDefinitions[choices.engine]?.title}) in ${paths.dir}`,
+      `Created assistant "${choices.name}" (${template.title}, ${engine.title}${program ? `: ${program}` : ''}) in ${paths.dir}`,
+      ...(missing ? [`Note: ${program} is not on PATH; install it or set ${engine.options?.key}.command in ${CONFIG_FILE_NAME}`] : []),
       '',
       'Next:',
       ...next.map(([command, why]) => `  ${cd}${command.padEnd(width)}  # ${why}`),

@@ -128,12 +128,16 @@ export function createServerApp(deps: ServerDeps): ServerApp {
  */
 function createRedactor(deps: ServerDeps): <T>(value: T) => T {
   let basis: LoadedConfig | undefined;
+  // Every secret value seen while this server runs stays masked: a value that stopped being a
+  // secret (a PATCH replaced the placeholder that held it) may still sit in stored activity.
+  const known = new Set<string>([deps.token]);
   let values: string[] = [];
   return <T>(value: T): T => {
     const current = deps.config.current();
     if (current !== basis) {
       basis = current;
-      values = [...current.secretValues, deps.token];
+      for (const v of current.secretValues) known.add(v);
+      values = [...known];
     }
     return maskSecretValues(value, values);
   };

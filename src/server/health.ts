@@ -44,11 +44,18 @@ const ISO_CHARS = /^[0-9TZ:.-]+$/;
 /**
  * maskSecretValues(body) at a fraction of its cost per request (it copies the tree and sorts the
  * secrets on every call, several µs): the body but its time and uptime is masked once, and again
- * only when the configuration or one of those values changes; the time is masked when some
+ * only when a new secret value or one of those values changes; the time is masked when some
  * secret could occur in one; the uptime is a number. The same result as masking the whole body.
  */
 export function createHealthMasking(deps: Pick<ServerDeps, 'config' | 'token'>): (body: Record<string, unknown>) => Record<string, unknown> {
-  let basis: unknown;
+  // As the app's redactor: every secret value seen while this server runs stays masked (a value
+  // that stopped being a secret after a PATCH may still be the name). Every configuration is seen.
+  const known = new Set<string>([deps.token, ...deps.config.current().secretValues]);
+  deps.config.onChange((next) => {
+    for (const v of next.secretValues) known.add(v);
+  });
+  let basis = deps.config.current();
+  let seen = -1;
   let secrets: string[] = [];
   let timeMayHoldSecret = false;
   let madeFrom: Record<string, unknown> = {};
@@ -59,9 +66,13 @@ export function createHealthMasking(deps: Pick<ServerDeps, 'config' | 'token'>):
     Object.entries(body).every(([k, v]) => (MOVING as readonly string[]).includes(k) || madeFrom[k] === v);
   return (body) => {
     const current = deps.config.current();
-    if (current !== basis || !sameFixed(body)) {
+    if (current !== basis) {
       basis = current;
-      secrets = [...current.secretValues, deps.token];
+      for (const v of current.secretValues) known.add(v);
+    }
+    if (known.size !== seen || !sameFixed(body)) {
+      seen = known.size;
+      secrets = [...known];
       timeMayHoldSecret = secrets.some((v) => ISO_CHARS.test(v));
       madeFrom = { ...body };
       const masked = maskSecretValues({ ...body, timestamp: '', uptime: 0 }, secrets);

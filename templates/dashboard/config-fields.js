@@ -1,16 +1,23 @@
 // Every setting of service.yaml, grouped as the configuration reference groups them. Structured
 // settings (channels, tasks, MCP servers, model maps) are edited as JSON; the rest get a field
 // of their own. `restart` marks what the server reports as needing a gateway restart.
-const ENGINES = ['engine_a', 'engine_b', 'engine_c', 'engine_d'];
-
 const f = (path, type, extra = {}) => ({ path: path.split('.'), type, ...extra });
+
+// The engine choices come from the server (GET /api/engines): its registry, installed ones marked.
+const engineField = f('engine', 'enum', { options: [], labels: {}, required: true, restart: true });
+
+/** Fill the engine choices from GET /api/engines. */
+export function setEngineChoices(engines) {
+  engineField.options = engines.map((e) => e.id);
+  engineField.labels = Object.fromEntries(engines.map((e) => [e.id, `${e.id} (${e.title})${e.installed ? ', installed' : ''}`]));
+}
 
 export const CONFIG_GROUPS = [
   {
     title: 'Assistant and engine',
     fields: [
       f('name', 'string', { required: true, help: 'assistant name' }),
-      f('engine', 'enum', { options: ENGINES, required: true, restart: true }),
+      engineField,
       f('model', 'string', { restart: true, help: 'engine_c uses provider/model' }),
       f('skipPermissions', 'bool', { help: 'bypass agent permission prompts' }),
       f('oauthToken', 'secret', { help: 'subscription token, engine_b only' }),
@@ -87,6 +94,16 @@ export const CONFIG_GROUPS = [
       f('codex.approval', 'enum', { options: ['untrusted', 'on-request', 'never'], restart: true }),
       f('codex.search', 'bool', { restart: true }),
       f('codex.addDirs', 'list', { restart: true }),
+    ],
+  },
+  {
+    title: 'ACP agent (acp)',
+    fields: [
+      f('acp.command', 'string', { restart: true, help: 'program that speaks ACP on stdio, e.g. gemini' }),
+      f('acp.args', 'list', { restart: true, help: 'one per line, e.g. --acp' }),
+      f('acp.env', 'json', { restart: true, help: 'extra environment: name → value' }),
+      f('acp.contextFile', 'string', { restart: true, help: 'the context file the agent reads' }),
+      f('acp.authMethod', 'string', { restart: true, help: 'ACP authenticate method id, if the agent needs one' }),
     ],
   },
   {

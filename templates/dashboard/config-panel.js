@@ -2,7 +2,7 @@
 // edited inline through PATCH /api/config. Secrets arrive masked and are sent back only when the
 // operator typed a new value: an untouched mask never leaves the page.
 import { $, api, el } from './api.js';
-import { CONFIG_GROUPS, KNOWN_TOP_LEVEL } from './config-fields.js';
+import { CONFIG_GROUPS, KNOWN_TOP_LEVEL, setEngineChoices } from './config-fields.js';
 import { containsMask, diffForPatch, MASK, sameValue } from './config-diff.js';
 
 const NO_CHANGE = Symbol('no change');
@@ -24,7 +24,7 @@ function control(field, raw, effective) {
     const options = field.type === 'bool' ? ['true', 'false'] : field.options;
     const select = el('select', { attrs: { id, 'aria-label': field.path.join('.') } }, [
       field.required ? null : el('option', { text: '(remove from file: default)', attrs: { value: '' } }),
-      ...options.map((o) => el('option', { text: o, attrs: { value: o } })),
+      ...options.map((o) => el('option', { text: field.labels?.[o] ?? o, attrs: { value: o } })),
     ]);
     select.value = raw === undefined ? (field.required ? String(start) : '') : String(raw);
     return select;
@@ -109,7 +109,8 @@ export function createConfigPanel() {
   const state = { raw: {}, effective: {}, editing: null, notices: new Map(), errors: new Map(), restart: new Set() };
 
   const load = async () => {
-    const [file, effective] = await Promise.all([api('/api/config'), api('/api/config/effective')]);
+    const [file, effective, engines] = await Promise.all([api('/api/config'), api('/api/config/effective'), api('/api/engines')]);
+    setEngineChoices(engines.engines);
     state.raw = file.config;
     state.effective = effective.config;
     render();
@@ -226,9 +227,7 @@ export function createConfigPanel() {
     $('config').replaceChildren(...sections);
     // A long view on a phone: one tap to each group (buttons, not #anchors: the fragment names the view).
     $('config-groups').replaceChildren(
-      ...groups.map((g, i) =>
-        el('button', { class: 'secondary', text: g.title, attrs: { type: 'button' }, on: { click: () => sections[i].scrollIntoView({ block: 'start' }) } }),
-      ),
+      ...groups.map((g, i) => el('button', { class: 'secondary', text: g.title, attrs: { type: 'button' }, on: { click: () => jumpTo(sections[i]) } })),
     );
     const banner = $('config-restart');
     banner.hidden = state.restart.size === 0;
@@ -237,4 +236,11 @@ export function createConfigPanel() {
 
   $('config-reload').addEventListener('click', () => void load().catch((err) => ($('config-restart').textContent = err.message)));
   return { load };
+}
+
+/** Scroll a group to just below the sticky header, whatever its height (the phone menu takes two rows). */
+function jumpTo(section) {
+  const header = document.querySelector('header');
+  const below = (header?.getBoundingClientRect().height ?? 0) + 8;
+  window.scrollTo({ top: section.getBoundingClientRect().top + window.scrollY - below });
 }

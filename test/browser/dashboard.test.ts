@@ -3,6 +3,8 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelHub } from '../../src/core/channel-hub.js';
+import { findEngineBinary } from '../../src/core/engines/detect.js';
+import { engineDefinitions } from '../../src/core/engines/registry.js';
 import { collect } from '../helpers/assistant.js';
 import { repoRoot } from '../helpers/cli.js';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../helpers/server.js';
@@ -448,6 +450,13 @@ describe('dashboard in chromium', () => {
     expect(s.config.current().config.timeout).toBe(42);
 
     await setting('engine').locator('[data-action="edit"]').click();
+    // The choices are the server's registry (GET /api/engines), each marked when its CLI is on PATH.
+    const choices = await setting('engine')
+      .locator('select option')
+      .evaluateAll((os) => os.map((o) => [o.getAttribute('value'), o.textContent]));
+    const installed = Object.values(engineDefinitions).map((e) => [e.id, `${e.id} (${e.title})${findEngineBinary(e) ? ', installed' : ''}`]);
+    expect(choices).toEqual(installed);
+    expect(choices.map(([id]) => id)).toEqual(expect.arrayContaining(['engine_e', 'engine_f', 'acp']));
     await setting('engine').locator('select').selectOption('engine_a');
     await setting('engine').locator('[data-action="save"]').click();
     await expect.poll(() => setting('engine').locator('.notice').innerText()).toBe('restart needed');

@@ -1,10 +1,13 @@
 /**
- * A scripted LLM server for tests. It speaks the three wire APIs the supported coding-agent CLIs use,
+ * A scripted LLM server for tests. It speaks the four wire APIs the supported coding-agent CLIs use,
  * with the same SSE framing the real services use, on 127.0.0.1:
  *
  * - Anthropic Messages       `POST /v1/messages` (Claude Code), `POST /v1/messages/count_tokens`
- * - OpenAI Chat Completions  `POST /v1/chat/completions` (OpenCode via @ai-sdk/openai-compatible)
+ * - OpenAI Chat Completions  `POST /v1/chat/completions` (OpenCode via @ai-sdk/openai-compatible, Qwen Code)
  * - OpenAI Responses         `POST /v1/responses` (Codex)
+ * - Gemini API               `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`, `:generateContent`,
+ *                            `:countTokens` (Gemini CLI; key in `x-goog-api-key`, a bad key gets Google's 400
+ *                            `API_KEY_INVALID`; JSON-mode calls get the smallest object their schema accepts)
  * - `GET /v1/models`; `HEAD` of any path, `GET /` and `GET /api/hello` (warm-ups, no auth)
  *
  * The `/v1` prefix is optional on every route and query strings are ignored (`?beta=true`).
@@ -16,6 +19,8 @@
  * - `RUN-TOOL`    no tool result since that user message yet: one shell tool call `echo FAKE-TOOL-OUTPUT`;
  *                 once the result is in: `FAKE-LLM-REPLY: <user message>`.
  * - `BIG-OUTPUT`  the same, but the command prints 300 000 bytes.
+ * - `ASK-TOOL`    the same, but the command writes a file first (agents that ask before writing do ask).
+ *                 The shell tool is the first of bash / run_shell_command / Bash / shell the request offers.
  * - `TEXT-THEN-TOOL` like `RUN-TOOL`, but the tool call comes after a text block in the same message
  *                 (`FAKE_PREAMBLE`), as models do when they say what they are about to do.
  * - `SLOW-<ms>`   waits that long before the response headers (combinable with everything else).
@@ -35,7 +40,7 @@ import { randomBytes } from 'node:crypto';
 import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 
-export type FakeApi = 'anthropic' | 'chat' | 'responses' | 'other';
+export type FakeApi = 'anthropic' | 'chat' | 'responses' | 'gemini' | 'other';
 
 export interface RecordedRequest {
   method: string;
@@ -64,6 +69,8 @@ export interface FakeLlmOptions {
 export const FAKE_MODEL = 'fake-model';
 export const FAKE_TOOL_COMMAND = 'echo FAKE-TOOL-OUTPUT';
 export const FAKE_BIG_COMMAND = "head -c 300000 /dev/zero | tr '\\0' x";
+/** A command that writes a file: agents that ask before such a tool call (ACP permission requests) do ask. */
+export const FAKE_ASKING_COMMAND = 'echo FAKE-TOOL-OUTPUT > FAKE-WRITTEN.txt; cat FAKE-WRITTEN.txt';
 export const FAKE_TITLE = 'Fake session title';
 export const FAKE_PREAMBLE = 'FAKE-LLM-PREAMBLE: I will run a command first.';
 export const FAKE_PARAGRAPHS = [
@@ -84,12 +91,14 @@ interface Conversation {
   system: string;
   entries: Entry[];
   hasTools: boolean;
+  /** Names of the tools the request offers (the shell tool is picked from them). */
+  toolNames: string[];
 }
 
 type Reply =
   | { kind: 'text'; text: string; chunkSize: number; deltaDelayMs: number }
-  /** A tool call, optionally after a text block in the same message. */
-  | { kind: 'tool'; command: string; description: string; preamble?: string };
+  /** A tool call, optionally after a text block in the same message; `tool` is the shell tool the request offered. */
+  | { kind: 'tool'; command: string; description: string; preamble?: string; tool?: string };
 
 interface Plan {
   delayMs: number;
@@ -150,7 +159,7 @@ function anthropicConversation(body: Record<string, unknown>): Conversation {
       } else pushUser(entries, textOf(m.content));
     }
   }
-  return { system, entries, hasTools: asArray(body.tools).length > 0 };
+  return { system, entries, hasTools: asArray(body.tools).length > 0, toolNames: asArray(body.tools).map((t) => String(t.name)) };
 }
 
 function chatConversation(body: Record<string, unknown>): Conversation {
@@ -163,7 +172,8 @@ function chatConversation(body: Record<string, unknown>): Conversation {
     else if (role === 'tool' || role === 'function') entries.push({ kind: 'tool_result' });
     else if (role === 'user') pushUser(entries, textOf(m.content));
   }
-  return { system, entries, hasTools: asArray(body.tools).length > 0 };
+  const toolNames = asArray(body.tools).map((t) => String((t.function as Record<string, unknown> | undefined)?.name ?? t.name));
+  return { system, entries, hasTools: toolNames.length > 0, toolNames };
 }
 
 function responsesConversation(body: Record<string, unknown>): Conversation {
@@ -182,7 +192,32 @@ function responsesConversation(body: Record<string, unknown>): Conversation {
       entries.push({ kind: 'assistant' });
     }
   }
-  return { system, entries, hasTools: asArray(body.tools).length > 0 };
+  return { system, entries, hasTools: asArray(body.tools).length > 0, toolNames: asArray(body.tools).map((t) => String(t.name)) };
+}
+
+/** Gemini generateContent: `contents` of user/model turns; function responses are tool results. */
+function geminiConversation(body: Record<string, unknown>): Conversation {
+  const entries: Entry[] = [];
+  const system = textOf(asArray((body.systemInstruction as Record<string, unknown> | undefined)?.parts));
+  for (const c of asArray(body.contents)) {
+    const parts = asArray(c.parts);
+    if (c.role === 'model') {
+      entries.push({ kind: 'assistant' });
+      continue;
+    }
+    const texts: string[] = [];
+    for (const part of parts) {
+      if (part.functionResponse) entries.push({ kind: 'tool_result' });
+      else if (typeof part.text === 'string') {
+        // Gemini CLI puts its own <session_context> block in front of the first prompt, as a part of its own.
+        const t = cleanUserText(part.text);
+        if (t) texts.push(t);
+      }
+    }
+    if (texts.length) entries.push({ kind: 'user', text: texts.join('\n') });
+  }
+  const toolNames = asArray(body.tools).flatMap((t) => asArray(t.functionDeclarations).map((d) => String(d.name)));
+  return { system, entries, hasTools: toolNames.length > 0, toolNames };
 }
 
 function asArray(v: unknown): Array<Record<string, unknown>> {
@@ -210,12 +245,22 @@ function plan(conv: Conversation): Plan {
 
   const big = userText.includes('BIG-OUTPUT');
   const preamble = userText.includes('TEXT-THEN-TOOL');
-  if ((big || preamble || userText.includes('RUN-TOOL')) && !toolResultSeen) {
+  const asking = userText.includes('ASK-TOOL');
+  if ((big || preamble || asking || userText.includes('RUN-TOOL')) && !toolResultSeen) {
+    const tool = SHELL_TOOLS.find((t) => conv.toolNames.includes(t));
     return {
       delayMs,
       reply: big
-        ? { kind: 'tool', command: FAKE_BIG_COMMAND, description: 'Print 300000 bytes' }
-        : { kind: 'tool', command: FAKE_TOOL_COMMAND, description: 'Print a marker', ...(preamble ? { preamble: FAKE_PREAMBLE } : {}) },
+        ? { kind: 'tool', command: FAKE_BIG_COMMAND, description: 'Print 300000 bytes', ...(tool ? { tool } : {}) }
+        : asking
+          ? { kind: 'tool', command: FAKE_ASKING_COMMAND, description: 'Write and print a file', ...(tool ? { tool } : {}) }
+          : {
+              kind: 'tool',
+              command: FAKE_TOOL_COMMAND,
+              description: 'Print a marker',
+              ...(preamble ? { preamble: FAKE_PREAMBLE } : {}),
+              ...(tool ? { tool } : {}),
+            },
     };
   }
   const say = /SAY:([\s\S]*)$/.exec(userText);
@@ -228,6 +273,9 @@ function plan(conv: Conversation): Plan {
     reply: { kind: 'text', text: withPrevious(`FAKE-LLM-REPLY: ${userText}`), chunkSize: 12, deltaDelayMs: 0 },
   };
 }
+
+/** Shell tool names of the CLIs, in the order they are looked for among the request's tools. */
+const SHELL_TOOLS = ['bash', 'run_shell_command', 'Bash', 'shell'];
 
 function chunks(text: string, size: number): string[] {
   const out: string[] = [];
@@ -308,12 +356,15 @@ function classify(path: string): FakeApi {
   if (/^(\/v1)?\/messages(\/count_tokens)?$/.test(path)) return 'anthropic';
   if (/^(\/v1)?\/chat\/completions$/.test(path)) return 'chat';
   if (/^(\/v1)?\/responses$/.test(path)) return 'responses';
+  if (/^\/v1(beta|alpha)?\/models\/[^/:]+:(streamGenerateContent|generateContent|countTokens)$/.test(path)) return 'gemini';
   return 'other';
 }
 
 function presentedKey(req: http.IncomingMessage): string | undefined {
-  const x = req.headers['x-api-key'];
+  const x = req.headers['x-api-key'] ?? req.headers['x-goog-api-key'];
   if (typeof x === 'string' && x) return x;
+  const query = new URL(req.url ?? '/', 'http://fake').searchParams.get('key');
+  if (query) return query;
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {
     const m = /^Bearer\s+(.+)$/i.exec(auth);
@@ -465,7 +516,7 @@ async function chatStream(res: http.ServerResponse, model: string, reply: Reply,
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ index: 0, id: id('call_'), type: 'function', function: { name: 'bash', arguments: '' } }],
+          tool_calls: [{ index: 0, id: id('call_'), type: 'function', function: { name: reply.tool ?? 'bash', arguments: '' } }],
           refusal: null,
         },
         null,
@@ -505,7 +556,7 @@ function chatJson(model: string, reply: Reply): Record<string, unknown> {
             {
               id: id('call_'),
               type: 'function',
-              function: { name: 'bash', arguments: JSON.stringify({ command: reply.command, description: reply.description }) },
+              function: { name: reply.tool ?? 'bash', arguments: JSON.stringify({ command: reply.command, description: reply.description }) },
             },
           ],
         };
@@ -630,6 +681,84 @@ async function responsesStream(res: http.ServerResponse, model: string, reply: R
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Gemini API (`/v1beta/models/<model>:streamGenerateContent?alt=sse`, `:generateContent`, `:countTokens`).
+
+function geminiUsage(): Record<string, unknown> {
+  return { promptTokenCount: USAGE_IN, candidatesTokenCount: USAGE_OUT, totalTokenCount: USAGE_IN + USAGE_OUT };
+}
+
+function geminiChunk(model: string, parts: unknown[], finish: boolean, responseId: string): Record<string, unknown> {
+  return {
+    candidates: [{ content: { parts, role: 'model' }, ...(finish ? { finishReason: 'STOP' } : {}), index: 0 }],
+    ...(finish ? { usageMetadata: geminiUsage() } : {}),
+    modelVersion: model,
+    responseId,
+  };
+}
+
+/** The parts of the whole answer: text, or a function call (after a text part when there is a preamble). */
+function geminiParts(reply: Reply): Array<Record<string, unknown>> {
+  if (reply.kind === 'text') return [{ text: reply.text }];
+  return [
+    ...(reply.preamble ? [{ text: reply.preamble }] : []),
+    { functionCall: { name: reply.tool ?? 'run_shell_command', args: { command: reply.command, description: reply.description } } },
+  ];
+}
+
+async function geminiStream(res: http.ServerResponse, model: string, reply: Reply): Promise<void> {
+  const s = new Stream(res);
+  s.start();
+  const responseId = id('resp_');
+  if (reply.kind === 'text') {
+    const pieces = chunks(reply.text, reply.chunkSize);
+    for (const [i, piece] of pieces.entries()) {
+      await s.event(null, geminiChunk(model, [{ text: piece }], i === pieces.length - 1, responseId), reply.deltaDelayMs);
+    }
+  } else {
+    const parts = geminiParts(reply);
+    for (const [i, part] of parts.entries()) await s.event(null, geminiChunk(model, [part], i === parts.length - 1, responseId));
+  }
+  s.end();
+}
+
+/**
+ * A JSON-mode request (Gemini CLI's model router, next-speaker check): the smallest object its
+ * schema accepts, so the CLI's own bookkeeping calls succeed without a scripted answer.
+ */
+function geminiJsonAnswer(schema: unknown): unknown {
+  const sc = (schema ?? {}) as Record<string, unknown>;
+  const type = String(sc.type ?? '').toLowerCase();
+  if (Array.isArray(sc.enum) && sc.enum.length > 0) return sc.enum[0];
+  if (type === 'object' || sc.properties) {
+    const props = (sc.properties ?? {}) as Record<string, unknown>;
+    const required = Array.isArray(sc.required) ? (sc.required as string[]) : Object.keys(props);
+    return Object.fromEntries(required.map((k) => [k, geminiJsonAnswer(props[k])]));
+  }
+  if (type === 'array') return [];
+  if (type === 'integer' || type === 'number') return 1;
+  if (type === 'boolean') return false;
+  return 'fake';
+}
+
+function geminiJsonSchema(body: Record<string, unknown>): unknown | undefined {
+  const config = (body.generationConfig ?? {}) as Record<string, unknown>;
+  if (config.responseMimeType !== 'application/json') return undefined;
+  return config.responseJsonSchema ?? config.responseSchema ?? {};
+}
+
+/** Google answers a bad key with 400 INVALID_ARGUMENT / API_KEY_INVALID (not 401). */
+function geminiUnauthorized(res: http.ServerResponse): void {
+  sendJson(res, 400, {
+    error: {
+      code: 400,
+      message: 'API key not valid. Please pass a valid API key.',
+      status: 'INVALID_ARGUMENT',
+      details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }],
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
 
 export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
   const apiKey = opts.apiKey ?? 'fake-key';
@@ -665,7 +794,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     const isModels = method === 'GET' && /^(\/v1)?\/models$/.test(path);
     if (api !== 'other' || isModels) {
       if (key !== apiKey) {
-        unauthorized(res, api, key);
+        if (api === 'gemini') geminiUnauthorized(res);
+        else unauthorized(res, api, key);
         return;
       }
     }
@@ -702,12 +832,31 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     }
 
     const b = body as Record<string, unknown>;
-    const model = typeof b.model === 'string' ? b.model : FAKE_MODEL;
+    // Gemini names the model in the path: /v1beta/models/<model>:<method>.
+    const geminiCall = api === 'gemini' ? /\/models\/([^/:]+):(\w+)$/.exec(path) : null;
+    const model = typeof b.model === 'string' ? b.model : (geminiCall?.[1] ?? FAKE_MODEL);
+    if (geminiCall?.[2] === 'countTokens') {
+      sendJson(res, 200, { totalTokens: USAGE_IN });
+      return;
+    }
+    const jsonSchema = api === 'gemini' ? geminiJsonSchema(b) : undefined;
+    if (jsonSchema !== undefined) {
+      const text = JSON.stringify(geminiJsonAnswer(jsonSchema));
+      sendJson(res, 200, geminiChunk(model, [{ text }], true, id('resp_')));
+      return;
+    }
     if (api === 'anthropic' && path.endsWith('/count_tokens')) {
       sendJson(res, 200, { input_tokens: USAGE_IN });
       return;
     }
-    const conv = api === 'anthropic' ? anthropicConversation(b) : api === 'chat' ? chatConversation(b) : responsesConversation(b);
+    const conv =
+      api === 'anthropic'
+        ? anthropicConversation(b)
+        : api === 'chat'
+          ? chatConversation(b)
+          : api === 'gemini'
+            ? geminiConversation(b)
+            : responsesConversation(b);
     const p = plan(conv);
     if (p.delayMs > 0) {
       let aborted = false;
@@ -729,7 +878,10 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       if (aborted || res.destroyed) return;
     }
     const stream = b.stream === true;
-    if (api === 'anthropic') {
+    if (api === 'gemini') {
+      if (geminiCall?.[2] === 'streamGenerateContent') await geminiStream(res, model, p.reply);
+      else sendJson(res, 200, geminiChunk(model, geminiParts(p.reply), true, id('resp_')));
+    } else if (api === 'anthropic') {
       if (stream) await anthropicStream(res, model, p.reply);
       else sendJson(res, 200, anthropicJson(model, p.reply));
     } else if (api === 'chat') {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// A stand-in for the four engine CLIs. Invoked as `stand-in-engine.mjs <engine_x> <argv of the
-// real CLI...>` through a wrapper named like the real binary (claude, opencode, codex, agent), it
+// A stand-in for the headless engine CLIs. Invoked as `stand-in-engine.mjs <engine_x> <argv of the
+// real CLI...>` through a wrapper named like the real binary (claude, opencode, codex, agent, gemini,
+// qwen), it
 // reads the prompt where the real CLI does, keeps sessions like the real CLI (resume of an
 // unknown id fails the real CLI's way), and prints the real CLI's output format.
 //
@@ -53,7 +54,7 @@ const flag = (name) => {
 };
 
 async function parseInvocation() {
-  if (engine === 'engine_b') return { prompt: await readStdin(), resume: flag('--resume') };
+  if (engine === 'engine_b' || engine === 'engine_e' || engine === 'engine_f') return { prompt: await readStdin(), resume: flag('--resume') };
   if (engine === 'engine_c') {
     const command = flag('--command');
     if (command) {
@@ -87,6 +88,11 @@ function notFound(id) {
     engine_c: () => process.stderr.write('\x1b[91m\x1b[1mError: \x1b[0mSession not found\n'),
     engine_d: () => process.stderr.write(`Error: thread/resume: thread/resume failed: no rollout found for thread id ${id} (code -32600)\n`),
     engine_a: () => process.stderr.write(`Error: chat ${id} not found\n`),
+    engine_e: () => {
+      process.stderr.write(`Error resuming session: Invalid session identifier "${id}".\n`);
+      process.exit(42);
+    },
+    engine_f: () => process.stderr.write(`No saved session found with title "${id}".\n`),
   };
   messages[engine]();
   process.exit(1);
@@ -216,6 +222,93 @@ function emitter(sessionId) {
         process.exit(1);
       },
     },
+    engine_e: {
+      start: () => out({ type: 'init', timestamp: new Date().toISOString(), session_id: sessionId, model: 'stand-in' }),
+      text: (t) => {
+        for (const piece of t.match(/[\s\S]{1,12}/g) ?? []) {
+          out({ type: 'message', timestamp: new Date().toISOString(), role: 'assistant', content: piece, delta: true });
+        }
+      },
+      tool: (name, input, output) => {
+        const id = `${name}__${name}_${Date.now()}_0`;
+        out({ type: 'tool_use', timestamp: new Date().toISOString(), tool_name: name, tool_id: id, parameters: input });
+        out({ type: 'tool_result', timestamp: new Date().toISOString(), tool_id: id, status: 'success', output });
+      },
+      done: () =>
+        out({
+          type: 'result',
+          timestamp: new Date().toISOString(),
+          status: 'success',
+          stats: { total_tokens: 15, input_tokens: 10, output_tokens: 5, duration_ms: 1, tool_calls: 0 },
+        }),
+      fail: (message, status) => {
+        const error = status ? `[API Error: ${JSON.stringify({ error: { code: status, message, status: 'UNAUTHENTICATED' } })}]` : message;
+        out({ type: 'result', timestamp: new Date().toISOString(), status: 'error', error: { type: 'unknown', message: error }, stats: {} });
+        process.exit(status ? status % 256 : 1);
+      },
+    },
+    engine_f: {
+      start: () => out({ type: 'system', subtype: 'init', session_id: sessionId, cwd: process.cwd(), tools: ['run_shell_command'], model: 'stand-in' }),
+      text: (t) => {
+        const id = randomUUID();
+        const ev = (event) => out({ type: 'stream_event', session_id: sessionId, parent_tool_use_id: null, event });
+        ev({ type: 'message_start', message: { id, role: 'assistant', model: 'stand-in', content: [] } });
+        ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+        for (const piece of t.match(/[\s\S]{1,12}/g) ?? []) ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } });
+        ev({ type: 'content_block_stop', index: 0 });
+        out({
+          type: 'assistant',
+          session_id: sessionId,
+          message: {
+            id,
+            type: 'message',
+            role: 'assistant',
+            model: 'stand-in',
+            content: [{ type: 'text', text: t }],
+            usage: { input_tokens: 10, output_tokens: 5 },
+          },
+        });
+      },
+      tool: (name, input, output) => {
+        const id = call();
+        out({
+          type: 'assistant',
+          session_id: sessionId,
+          message: {
+            id: randomUUID(),
+            role: 'assistant',
+            model: 'stand-in',
+            content: [{ type: 'tool_use', id, name, input }],
+            usage: { input_tokens: 10, output_tokens: 5 },
+          },
+        });
+        out({
+          type: 'user',
+          session_id: sessionId,
+          message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, is_error: false, content: output }] },
+        });
+      },
+      done: (final) =>
+        out({
+          type: 'result',
+          subtype: 'success',
+          session_id: sessionId,
+          is_error: false,
+          num_turns: 2,
+          result: final,
+          usage: { input_tokens: 99, output_tokens: 9 },
+        }),
+      fail: (message, status) => {
+        const text = status ? `[API Error: ${status} ${message}]` : message;
+        out({
+          type: 'assistant',
+          session_id: sessionId,
+          message: { id: randomUUID(), role: 'assistant', model: 'stand-in', content: [{ type: 'text', text }] },
+        });
+        out({ type: 'result', subtype: 'error_during_execution', session_id: sessionId, is_error: true, num_turns: 1, error: { message: text } });
+        process.exit(1);
+      },
+    },
     engine_a: {
       start: () => out({ type: 'system', subtype: 'init', session_id: sessionId, model: 'stand-in', cwd: process.cwd() }),
       text: (t) => out({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: t }] }, session_id: sessionId }),
@@ -246,7 +339,7 @@ const { prompt, resume } = await parseInvocation();
 const sessionId = resume ?? (engine === 'engine_c' ? `ses_${randomUUID().replace(/-/g, '').slice(0, 26)}` : randomUUID());
 if (process.env.STANDIN_LOG) {
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE|MCP)/.test(k)),
+    Object.entries(process.env).filter(([k]) => /^(ANTHROPIC|CLAUDE|OPENCODE|CODEX|OPENAI|CURSOR|SERVICE|IS_SANDBOX|DISABLE|MCP|GEMINI|GOOGLE|QWEN)/.test(k)),
   );
   // Image files as the engine receives them (--image for codex, paths listed in the prompt otherwise).
   const imagePaths = [

@@ -34,7 +34,7 @@ export function writeTestAssistant(opts: TestAssistantOptions = {}): { dir: stri
   // The assistant directory sits alone in a parent of its own, so tests can watch both for stray writes.
   const dir = path.join(testdir(), 'assistant');
   writeFiles(dir, {
-    'service.yaml': `name: tester\nengine: ${engine}\n${engine === 'engine_c' ? 'model: fake/m\n' : ''}${opts.yaml ?? ''}`,
+    'service.yaml': `name: tester\nengine: ${engine}\n${engine === 'engine_c' ? 'model: fake/m\n' : ''}${engine === 'acp' ? 'acp:\n  command: acp-agent\n' : ''}${opts.yaml ?? ''}`,
     ...opts.files,
   });
   return { dir, standIn };

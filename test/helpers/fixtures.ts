@@ -10,6 +10,8 @@ export interface FixtureMeta {
   signal: string | null;
   stderr: string;
   argv: string[];
+  /** The capture stopped the run (a CLI that never ends by itself, or a SIGTERM scenario). */
+  killedByCapture?: boolean;
 }
 
 export const fixtureDir = (engine: string) => path.join(repoRoot, 'test', 'fixtures', engine);

@@ -4,12 +4,16 @@ import { repoRoot } from './cli.js';
 import { testdir } from './testdir.js';
 
 export const standInScript = path.join(repoRoot, 'test', 'fakes', 'stand-in-engine.mjs');
+/** The stand-in ACP agent, on the stand-ins' PATH as `acp-agent` (`acp: {command: acp-agent}`). */
+export const acpAgentScript = path.join(repoRoot, 'test', 'fakes', 'acp-agent.mjs');
 
 const BINARIES: Record<string, string[]> = {
   engine_a: ['agent'],
   engine_b: ['claude'],
   engine_c: ['opencode'],
   engine_d: ['codex'],
+  engine_e: ['gemini'],
+  engine_f: ['qwen'],
 };
 
 export interface StandIn {
@@ -24,8 +28,9 @@ export interface StandIn {
 }
 
 /**
- * A bin directory whose claude/opencode/codex/agent are the stand-in engine. It lives in a
- * testdir (removed after the current test) unless `root` is given (a suite-wide gateway).
+ * A bin directory whose claude/opencode/codex/agent/gemini/qwen are the stand-in engine, and
+ * acp-agent the stand-in ACP agent. It lives in a testdir (removed after the current test) unless
+ * `root` is given (a suite-wide gateway).
  */
 export function createStandIn(root = testdir({}, 'service-standin-')): StandIn {
   const binDir = path.join(root, 'bin');
@@ -35,6 +40,7 @@ export function createStandIn(root = testdir({}, 'service-standin-')): StandIn {
       fs.writeFileSync(path.join(binDir, name), `#!/bin/sh\nexec "${process.execPath}" "${standInScript}" ${engine} "$@"\n`, { mode: 0o755 });
     }
   }
+  fs.writeFileSync(path.join(binDir, 'acp-agent'), `#!/bin/sh\nexec "${process.execPath}" "${acpAgentScript}" "$@"\n`, { mode: 0o755 });
   const logFile = path.join(root, 'runs.ndjson');
   const stateDir = path.join(root, 'state');
   const PATH = [binDir, ...(process.env.PATH ?? '').split(path.delimiter).filter((p) => !p.includes('node_modules'))].join(path.delimiter);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLlm, FAKE_PREAMBLE, FAKE_TOOL_COMMAND, FAKE_TITLE, type FakeLlm } from '../fakes/fake-llm.js';
+import { startFakeLlm, FAKE_ASKING_COMMAND, FAKE_PREAMBLE, FAKE_TOOL_COMMAND, FAKE_TITLE, type FakeLlm } from '../fakes/fake-llm.js';
 
 interface SseEvent {
   event?: string;
@@ -294,5 +294,98 @@ describe('fake LLM: TEXT-THEN-TOOL (a text block, then the tool call, in one mes
     ]);
     expect(events.find((e) => e.type === 'response.output_text.done')!.text).toBe(FAKE_PREAMBLE);
     expect(events.find((e) => e.type === 'response.completed')!.response.output).toHaveLength(2);
+  });
+});
+
+describe('fake LLM: the shell tool is the one the request offers', () => {
+  it("Chat Completions: Qwen Code's run_shell_command when that is offered, bash otherwise", async () => {
+    const call = async (tools: string[]) => {
+      const res = await post(
+        '/v1/chat/completions',
+        { model: 'm', messages: [{ role: 'user', content: 'RUN-TOOL' }], tools: tools.map((name) => ({ type: 'function', function: { name } })) },
+        openaiKey,
+      );
+      return ((await res.json()) as any).choices[0].message.tool_calls[0].function.name as string;
+    };
+    expect(await call(['read_file', 'run_shell_command'])).toBe('run_shell_command');
+    expect(await call(['bash', 'run_shell_command'])).toBe('bash');
+    expect(await call(['something_else'])).toBe('bash');
+  });
+
+  it('ASK-TOOL: a command that writes a file first', async () => {
+    const res = await post(
+      '/v1/chat/completions',
+      { model: 'm', messages: [{ role: 'user', content: 'ASK-TOOL' }], tools: [{ type: 'function', function: { name: 'bash' } }] },
+      openaiKey,
+    );
+    const args = JSON.parse(((await res.json()) as any).choices[0].message.tool_calls[0].function.arguments);
+    expect(args.command).toBe(FAKE_ASKING_COMMAND);
+  });
+});
+
+describe('fake LLM: Gemini API', () => {
+  const gemini = (model: string, method: string, body: unknown, key = 'fake-key') =>
+    fetch(`${llm.url}/v1beta/models/${model}:${method}${method === 'streamGenerateContent' ? '?alt=sse' : ''}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
+      body: JSON.stringify(body),
+    });
+  const tools = [{ functionDeclarations: [{ name: 'read_file' }, { name: 'run_shell_command' }] }];
+
+  it("streams text in several chunks, the last with finishReason and usage; Gemini CLI's <session_context> part is not the prompt", async () => {
+    const res = await gemini('fake-model', 'streamGenerateContent', {
+      contents: [{ role: 'user', parts: [{ text: '<session_context>\nThis is the Gemini CLI.\n</session_context>' }, { text: 'hello gemini' }] }],
+      tools,
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const chunks = parseSse(await res.text()).map((e) => JSON.parse(e.data) as any);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.map((c) => c.candidates[0].content.parts[0].text).join('')).toBe('FAKE-LLM-REPLY: hello gemini');
+    expect(chunks.at(-1)).toMatchObject({
+      candidates: [{ finishReason: 'STOP' }],
+      usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 20 },
+      modelVersion: 'fake-model',
+    });
+  });
+
+  it('RUN-TOOL: a run_shell_command function call, then the answer once a functionResponse is in', async () => {
+    const first = parseSse(
+      await (await gemini('m', 'streamGenerateContent', { contents: [{ role: 'user', parts: [{ text: 'RUN-TOOL go' }] }], tools })).text(),
+    );
+    const part = JSON.parse(first.at(-1)!.data).candidates[0].content.parts[0];
+    expect(part).toEqual({ functionCall: { name: 'run_shell_command', args: { command: FAKE_TOOL_COMMAND, description: expect.any(String) } } });
+    const res = await gemini('m', 'generateContent', {
+      contents: [
+        { role: 'user', parts: [{ text: 'RUN-TOOL go' }] },
+        { role: 'model', parts: [part] },
+        { role: 'user', parts: [{ functionResponse: { name: 'run_shell_command', response: { output: 'FAKE-TOOL-OUTPUT' } } }] },
+      ],
+      tools,
+    });
+    expect(((await res.json()) as any).candidates[0].content.parts[0].text).toBe('FAKE-LLM-REPLY: RUN-TOOL go');
+  });
+
+  it('a JSON-mode call (the model router) gets the smallest object its schema accepts; countTokens answers', async () => {
+    const schema = {
+      type: 'object',
+      properties: { complexity_reasoning: { type: 'string' }, complexity_score: { type: 'integer' }, choice: { type: 'string', enum: ['flash', 'pro'] } },
+      required: ['complexity_reasoning', 'complexity_score', 'choice'],
+    };
+    const res = await gemini('flash-lite', 'generateContent', {
+      contents: [{ role: 'user', parts: [{ text: 'route me' }] }],
+      generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema },
+    });
+    expect(JSON.parse(((await res.json()) as any).candidates[0].content.parts[0].text)).toEqual({
+      complexity_reasoning: 'fake',
+      complexity_score: 1,
+      choice: 'flash',
+    });
+    expect(await (await gemini('m', 'countTokens', { contents: [] })).json()).toEqual({ totalTokens: 100 });
+  });
+
+  it("a bad key gets Google's 400 API_KEY_INVALID", async () => {
+    const res = await gemini('m', 'generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }, 'wrong-key');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', details: [{ reason: 'API_KEY_INVALID' }] } });
   });
 });

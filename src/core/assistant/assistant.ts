@@ -1,4 +1,5 @@
 import { type BudgetState, formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
+import { maskSecretValues } from '../config/secrets.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
 import { enginesWith, getEngine } from '../engines/registry.js';
@@ -155,7 +156,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 
   const recorder = createTurnRecorder(deps.store, deps.log);
 
-  const record = (r: ActivityRecord) => {
+  // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
+  const record = (raw: ActivityRecord) => {
+    const r = maskSecretValues(raw, deps.config.current().secretValues);
     deps.store.recordActivity(r);
     for (const l of listeners) l(r);
   };

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ServiceConfig } from '../config/schema.js';
 import type { EngineDefinition } from './types.js';
 
 /** First executable of `names` on PATH, as an absolute path. */
@@ -19,7 +20,20 @@ export function findOnPath(names: readonly string[], envPath = process.env.PATH 
   return undefined;
 }
 
-/** The engine's executable on PATH, if installed. */
-export function findEngineBinary(def: EngineDefinition, envPath?: string): string | undefined {
-  return findOnPath(def.binaries, envPath);
+/**
+ * The engine's executable, if installed: the program its own config block names (a path,
+ * relative ones against the assistant directory, or a name on PATH) or else the first of its
+ * binaries on PATH.
+ */
+export function findEngineBinary(def: EngineDefinition, envPath?: string, configured?: { config: ServiceConfig; dir: string }): string | undefined {
+  const named = configured && def.configuredBinary?.(configured.config);
+  if (named === undefined || named === '') return findOnPath(def.binaries, envPath);
+  if (!named.includes('/')) return findOnPath([named], envPath);
+  const file = path.resolve(configured?.dir ?? '.', named);
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile() ? file : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -9,7 +9,7 @@ import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
 import { runProcess } from './runner.js';
-import type { EngineDefinition, ModelListing } from './types.js';
+import type { EngineDefinition, EngineTurn, ModelListing } from './types.js';
 
 /**
  * One engine turn, as the chat core asks for it: prepare the workspace (context file, skill
@@ -66,9 +66,9 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
 
   async function* run(req: EngineTurnRequest): AsyncIterable<AgentEvent> {
     const engine = getEngine(req.config.engine);
-    const binary = findEngineBinary(engine, env.PATH);
+    const binary = findEngineBinary(engine, env.PATH, { config: req.config, dir: deps.dir });
     if (!binary) {
-      yield { type: 'error', code: 'spawn_failed', message: notInstalled(engine), kind: 'engine' };
+      yield { type: 'error', code: 'spawn_failed', message: notInstalled(engine, req.config), kind: 'engine' };
       return;
     }
     try {
@@ -113,7 +113,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     endpoint: ReturnType<typeof chooseEndpoint> extends infer C ? (C extends { endpoint: infer E } ? E : never) | undefined : never,
   ): AsyncIterable<AgentEvent> {
     const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
-    const invocation = engine.buildInvocation({
+    const turn: EngineTurn = {
       prompt: req.prompt,
       dir: deps.dir,
       stateDir: deps.stateDir,
@@ -125,7 +125,8 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       ...(model ? { model } : {}),
       ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
       isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
-    });
+    };
+    const invocation = engine.buildInvocation(turn);
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const [k, v] of Object.entries(invocation.env)) {
       if (v === undefined) delete childEnv[k];
@@ -142,7 +143,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
         ...(req.signal ? { signal: req.signal } : {}),
         ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
       },
-      engine.createParser(),
+      engine.createParser(turn),
     );
   }
 
@@ -151,8 +152,8 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     prepare,
     async listModels(config) {
       const engine = getEngine(config.engine);
-      const binary = findEngineBinary(engine, env.PATH);
-      if (!binary) throw new Error(notInstalled(engine));
+      const binary = findEngineBinary(engine, env.PATH, { config, dir: deps.dir });
+      if (!binary) throw new Error(notInstalled(engine, config));
       return engine.listModels({ binary, dir: deps.dir, env: { ...env, HOME: env.HOME ?? os.homedir() } });
     },
   };
@@ -160,7 +161,9 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
 
 // --- internal ---
 
-function notInstalled(engine: EngineDefinition): string {
+function notInstalled(engine: EngineDefinition, config: ServiceConfig): string {
+  const named = engine.configuredBinary?.(config);
+  if (named) return `${engine.id} (${engine.title}): the configured program ${named} is not installed, not executable or not on PATH`;
   const how = engine.npmPackage ? `npm install -g ${engine.npmPackage}` : "the vendor's installer";
   return `${engine.id} (${engine.title}): ${engine.binaries.join(' / ')} is not installed or not on PATH (install it with ${how})`;
 }

@@ -20,6 +20,30 @@ export interface LineParser {
   parseLine(line: string): AgentEvent[];
   /** The process ended: flush state, classify a silent failure from the exit code and stderr. */
   finish(exit: ExitInfo): AgentEvent[];
+  /**
+   * For engines that hold a conversation over stdin (ACP: JSON-RPC in both directions) instead of
+   * reading one prompt: the runner keeps stdin open and hands the conversation a channel to it.
+   * The conversation answers the engine's requests from inside parseLine, through that channel.
+   */
+  readonly conversation?: Conversation;
+}
+
+/** The stdin side of an engine that converses; it never sees the process itself. */
+export interface Conversation {
+  /** The process is running: write the opening messages. */
+  open(channel: ConversationChannel): void;
+  /** The user aborted: ask the engine to stop. The process group is killed killGraceMs later regardless. */
+  cancel?(): void;
+}
+
+export interface ConversationChannel {
+  /** Write one message (a newline is added) to the engine's stdin; ignored once the channel ended. */
+  send(line: string): void;
+  /**
+   * The turn is over: stdin is closed. An engine still running endGraceMs later is stopped, and
+   * that stop is no failure: the conversation already ended.
+   */
+  end(): void;
 }
 
 export interface ExitInfo {
@@ -43,6 +67,8 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** How long stdout may stay open after the engine exited (a grandchild holding the pipe). */
   drainMs?: number;
+  /** How long a conversing engine may take to exit by itself once its conversation ended (default 1 s). */
+  endGraceMs?: number;
   /**
    * Told every process of the run by identity: at spawn and whenever a snapshot finds more (tool
    * shells in sessions of their own). The caller records them, so a restart after a kill of this
@@ -154,7 +180,8 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       env: spec.env,
       // Its own process group (and session): a timeout or abort signals the whole group.
       detached: true,
-      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then EOF.
+      stdio: [parser.conversation || spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       windowsHide: true,
     });
   } catch (err) {
@@ -162,14 +189,12 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${errorMessage(err)}` });
     return;
   }
-  if (spec.stdin !== undefined) {
-    // An engine that exits without reading its stdin must not fail the run with EPIPE.
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(spec.stdin);
-  }
-  // Stream errors end the output early at worst; they must never become uncaught exceptions.
+  // An engine that exits without reading its stdin (or dies mid-conversation) must not take this
+  // process down with EPIPE; stream errors end the output early at worst.
+  child.stdin?.on('error', () => undefined);
   child.stdout?.on('error', () => undefined);
   child.stderr?.on('error', () => undefined);
+  if (!parser.conversation && spec.stdin !== undefined) child.stdin?.end(spec.stdin);
 
   const stderr = createTail();
   const splitter = createLineSplitter((line) => parse(() => parser.parseLine(line)), {
@@ -198,18 +223,39 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
 
   let stopReason: 'timeout' | 'aborted' | 'failed' | undefined;
   let killing: Promise<boolean> | undefined;
+  const timers: NodeJS.Timeout[] = [];
   stop = (reason) => {
     if (stopReason) return;
     stopReason = reason;
-    killing = tree.terminate(graceMs);
+    if (reason === 'aborted' && parser.conversation?.cancel) {
+      // Let the engine wind its turn down (ACP session/cancel) before the group is killed.
+      parser.conversation.cancel();
+      timers.push(setTimeout(() => (killing = tree.terminate(graceMs)), graceMs));
+    } else killing = tree.terminate(graceMs);
   };
   if (parserFailure !== undefined) stop('failed'); // a line arrived (and failed) before the pid was known
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let ended = false;
+  if (parser.conversation) {
+    parser.conversation.open({
+      send: (line) => {
+        if (!ended && child.stdin?.writable) child.stdin.write(`${line}\n`);
+      },
+      end: () => {
+        if (ended) return;
+        ended = true;
+        child.stdin?.end();
+        timers.push(setTimeout(() => (killing ??= tree.terminate(graceMs)), spec.endGraceMs ?? 1_000));
+      },
+    });
+  }
   const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
   const onAbort = () => stop('aborted');
   spec.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = await exited;
   clearTimeout(timer);
+  for (const t of timers) clearTimeout(t);
   spec.signal?.removeEventListener('abort', onAbort);
 
   // The engine is gone; give its pipe a moment to drain, then clear out anything it left running:
@@ -235,7 +281,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     emit({ type: 'error', code: 'internal', message: parserFailure, kind: 'engine', stderrTail: exitInfo.stderrTail, exitCode: exit.code });
   } else if (failure) {
     emit({ type: 'error', code: 'engine_reported', message: failure.message, kind: failure.kind, stderrTail: exitInfo.stderrTail, exitCode: exit.code });
-  } else if (exit.code !== 0) {
+  } else if (exit.code !== 0 && !ended) {
     const last = exitInfo.stderrTail
       .split('\n')
       .filter((l) => l.trim())

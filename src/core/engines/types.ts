@@ -14,8 +14,15 @@ export interface EngineDefinition {
   readonly id: string;
   /** The real program, for humans. */
   readonly title: string;
-  /** Executable names looked up on PATH, in order of preference. */
+  /**
+   * Executable names looked up on PATH, in order of preference. For an engine that runs a program
+   * named in service.yaml (`configuredBinary`), the programs it knows to work with.
+   */
   readonly binaries: readonly string[];
+  /** The program named in the engine's own block of service.yaml (acp: `acp.command`), when it runs one. */
+  configuredBinary?(config: ServiceConfig): string | undefined;
+  /** What `service init` writes as the engine's own block, given the programs found on PATH (acp: the agent to run), and the program it names. */
+  initOptions?(found: (binary: string) => boolean): { block: Record<string, unknown>; program: string } | undefined;
   /** npm package that ships the CLI, when there is one (for doctor hints). */
   readonly npmPackage?: string;
   /** Whether `POST /command` (a native command, not prompt text) is supported. */
@@ -32,8 +39,11 @@ export interface EngineDefinition {
   prepareWorkspace(ws: WorkspaceContext): void;
   /** argv, environment and stdin of one turn. */
   buildInvocation(turn: EngineTurn): EngineInvocation;
-  /** A fresh parser per run (parsers keep per-turn state). */
-  createParser(): LineParser;
+  /**
+   * A fresh parser per run (parsers keep per-turn state). Engines that converse over stdin (ACP)
+   * read the turn from it: the prompt and the session go through the conversation, not argv.
+   */
+  createParser(turn: EngineTurn): LineParser;
   /** Models for `/model list`: from the CLI where it offers a listing, else a documented list. */
   listModels(ctx: ModelListContext): Promise<ModelListing>;
 }

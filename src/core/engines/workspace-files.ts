@@ -69,3 +69,68 @@ export function writeJsonIfChanged(file: string, value: unknown, opts: { mode?: 
 
 /** Mode of every file we write that holds a resolved secret (MCP configs with env and headers). */
 export const SECRET_FILE_MODE = 0o600;
+
+/**
+ * Keep our keys in a JSON settings file the user may edit too (Gemini CLI's `.gemini/settings.json`):
+ * `ours` maps key paths (`['mcpServers', 'docs']`) to values; paths recorded in `ledger` last time
+ * and no longer wanted are removed; every other key stays as the user wrote it. A file that is not
+ * a JSON object is an error naming it, never overwritten.
+ */
+export function writeOwnedSettings(file: string, ledger: string, ours: ReadonlyArray<{ path: readonly string[]; value: unknown }>): boolean {
+  const before = readJsonObject(ledger, { paths: [] }, '').paths;
+  // Nothing of ours, now or before: the user's file is not even read (it may hold comments we could not keep).
+  if (ours.length === 0 && (!Array.isArray(before) || before.length === 0)) return false;
+  const current = readJsonObject(file, {}, `${file} is not plain JSON (comments cannot be kept when service adds its settings); fix or remove it`);
+  const next = structuredClone(current) as Record<string, unknown>;
+  const wanted = new Set(ours.map((o) => JSON.stringify(o.path)));
+  for (const old of Array.isArray(before) ? before : []) {
+    if (Array.isArray(old) && !wanted.has(JSON.stringify(old))) deleteAt(next, old.map(String));
+  }
+  for (const o of ours) setAt(next, o.path, o.value);
+  // 0600: the settings may carry MCP servers' env and headers, resolved.
+  const changed = JSON.stringify(next) !== JSON.stringify(current) && writeJsonIfChanged(file, next, { mode: SECRET_FILE_MODE });
+  writeJsonIfChanged(ledger, { paths: ours.map((o) => o.path) });
+  return changed;
+}
+
+function readJsonObject(file: string, fallback: Record<string, unknown>, corrupt: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return fallback;
+  }
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  if (!corrupt) return fallback;
+  throw new Error(corrupt);
+}
+
+function setAt(target: Record<string, unknown>, keys: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    const child = node[key];
+    if (child === null || typeof child !== 'object' || Array.isArray(child)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  const last = keys.at(-1);
+  if (last !== undefined) node[last] = value;
+}
+
+/** Remove a key, and the objects it leaves empty. */
+function deleteAt(target: Record<string, unknown>, keys: readonly string[]): void {
+  const [key, ...rest] = keys;
+  if (key === undefined || !(key in target)) return;
+  if (rest.length === 0) {
+    delete target[key];
+    return;
+  }
+  const child = target[key];
+  if (child === null || typeof child !== 'object' || Array.isArray(child)) return;
+  deleteAt(child as Record<string, unknown>, rest);
+  if (Object.keys(child).length === 0) delete target[key];
+}

@@ -1,4 +1,6 @@
 import { maskSecrets, restorePlaceholders } from '../../core/config/secrets.js';
+import { findEngineBinary } from '../../core/engines/detect.js';
+import { engineDefinitions } from '../../core/engines/registry.js';
 import { probeHealth } from '../../core/fleet/health.js';
 import type { ActivityRecord, TimelineBucket } from '../../core/store/types.js';
 import type { RouteTable, ServerDeps } from '../types.js';
@@ -25,6 +27,11 @@ export function registerDashboardDataRoutes(table: RouteTable, deps: ServerDeps)
     const { config, raw } = deps.config.current();
     return { config: restorePlaceholders(maskSecrets(config), raw) };
   });
+
+  // The engines the settings panel offers, each marked when its CLI is on this machine's PATH.
+  table.add('GET', '/api/engines', () => ({
+    engines: Object.values(engineDefinitions).map((e) => ({ id: e.id, title: e.title, installed: findEngineBinary(e) !== undefined })),
+  }));
 
   table.add('GET', '/api/metrics/timeline', (event) => {
     const range = event.url.searchParams.get('range') ?? '24h';

@@ -77,8 +77,29 @@ describe('service doctor', () => {
     const dir = testdir({ 'service.yaml': 'name: x\nengine: nope\n' });
     const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('FAIL  service.yaml: engine: expected one of engine_a|engine_b|engine_c|engine_d, got "nope"');
-    for (const id of ['engine_a', 'engine_b', 'engine_c', 'engine_d']) expect(r.stdout).toContain(`FAIL  ${id} `);
+    expect(r.stdout).toContain('FAIL  service.yaml: engine: expected one of engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp, got "nope"');
+    for (const id of ['engine_a', 'engine_b', 'engine_c', 'engine_d', 'engine_e', 'engine_f', 'acp']) expect(r.stdout).toContain(`FAIL  ${id} `);
+    expect(r.stdout).toContain('FAIL  acp (ACP agent): gemini / qwen / claude-code-acp / codex-acp not found on PATH');
+  });
+
+  it('acp: checks the program acp.command names (a path relative to the assistant), and lists the engines on PATH', async () => {
+    const dir = testdir({ 'service.yaml': minimalYaml('acp', 'acp:\n  command: ./agents/my-agent\n'), 'agents/my-agent': '#!/bin/sh\nexit 0\n' });
+    fs.chmodSync(path.join(dir, 'agents', 'my-agent'), 0o755);
+    const bin = standInEngine('gemini', '0.61.0');
+    const r = await runCli(['doctor', '-d', dir], { env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, SERVICE_PORT: '' } });
+    expect(r.stdout).toContain(`pass  acp (ACP agent): ${path.join(dir, 'agents', 'my-agent')} (version not probed: not a program this engine knows)`);
+    expect(r.stdout).toContain('pass  acp credentials: the ACP agent ./agents/my-agent authenticates itself');
+    expect(r.stdout).toContain('pass  engines on PATH: engine_e (Gemini CLI: gemini), acp (ACP agent: gemini)');
+
+    fs.writeFileSync(path.join(dir, 'service.yaml'), minimalYaml('acp', 'acp:\n  command: gemini\n  args: [--acp]\n'));
+    const known = await runCli(['doctor', '-d', dir], { env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, SERVICE_PORT: '' } });
+    expect(known.stdout).toContain(`pass  acp (ACP agent): ${bin}/gemini 0.61.0`);
+
+    fs.writeFileSync(path.join(dir, 'service.yaml'), minimalYaml('acp', 'acp:\n  command: no-such-agent\n'));
+    const missing = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, SERVICE_PORT: '' } });
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain('FAIL  acp (ACP agent): no-such-agent not found on PATH');
+    expect(missing.stdout).toContain('fix: install no-such-agent or set acp.command in service.yaml');
   });
 });
 

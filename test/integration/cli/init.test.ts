@@ -59,6 +59,24 @@ describe('service init (spawned for real)', () => {
     expect(fs.existsSync(path.join(dir, 'data', 'faq.md'))).toBe(true);
   });
 
+  it('--engine acp writes an acp block naming the first known ACP agent on PATH; with none, the first known one and a note', async () => {
+    const bin = testdir({}, 'service-bin-');
+    fs.writeFileSync(path.join(bin, 'qwen'), '#!/bin/sh\necho 0.24.4\n', { mode: 0o755 });
+    const bare = [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter);
+    const dir = testdir();
+    const r = await runCli(['init', dir, '--yes', '--engine', 'acp'], { env: { PATH: `${bin}${path.delimiter}${bare}` } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('(Customer support, ACP agent: qwen)');
+    expect(r.stdout).not.toContain('Note:');
+    expect((parse(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')) as Record<string, unknown>).acp).toEqual({ command: 'qwen', args: ['--acp'] });
+
+    const none = testdir();
+    const n = await runCli(['init', none, '--yes', '--engine', 'acp'], { env: { PATH: bare } });
+    expect(n.code).toBe(0);
+    expect(n.stdout).toContain('Note: gemini is not on PATH; install it or set acp.command in service.yaml');
+    expect((parse(fs.readFileSync(path.join(none, 'service.yaml'), 'utf8')) as Record<string, unknown>).acp).toEqual({ command: 'gemini', args: ['--acp'] });
+  });
+
   it('keeps the template comments in service.yaml', async () => {
     const dir = testdir();
     await runCli(['init', dir, '--yes', '--name', 'Ada']);

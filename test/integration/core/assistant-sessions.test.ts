@@ -195,6 +195,21 @@ describe('slash commands', () => {
     t.close();
   });
 
+  it('/engine lists every engine; switching to acp needs its acp block, and a refused switch changes nothing', async () => {
+    const t = createTestAssistant();
+    expect((await t.assistant.runCommand('/engine')).text).toBe(
+      'Engine: engine_b\nAvailable: engine_a (Cursor agent CLI), engine_b (Claude Code), engine_c (OpenCode), engine_d (Codex CLI), engine_e (Gemini CLI), engine_f (Qwen Code), acp (ACP agent)',
+    );
+    expect((await t.assistant.runCommand('/engine engine_e')).engine).toBe('engine_e');
+    expect(await t.assistant.runCommand('/engine acp')).toMatchObject({
+      error: 'command_failed',
+      text: expect.stringContaining('acp.command: engine acp needs acp.command: the program that speaks ACP on stdio'),
+    });
+    expect(fs.readFileSync(path.join(t.dir, 'service.yaml'), 'utf8')).toContain('engine: engine_e\n');
+    expect(t.config.current().config.engine).toBe('engine_e');
+    t.close();
+  });
+
   it('/stop aborts the running turn of the key; /reset clears it', async () => {
     const t = createTestAssistant();
     const turn = collect(t.assistant.chat('HANG', { sessionKey: 'k' }));

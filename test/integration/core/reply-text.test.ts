@@ -9,18 +9,21 @@ import { fixtureDir, readFixture } from '../../helpers/fixtures.js';
  * exactly what the `text` events streamed, so a client that reads only `completion` and one
  * that concatenates `text` see the same reply (also when the agent wrote before a tool call).
  */
-const ENGINES = ['engine_a', 'engine_b', 'engine_c', 'engine_d'] as const;
+const ENGINES = ['engine_a', 'engine_b', 'engine_c', 'engine_d', 'engine_e', 'engine_f'] as const;
 
 const joinedText = (events: StreamEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.content] : [])).join('');
 
 /** Every recorded run of an engine that ended well (exit 0): the ones with a reply. */
 function successfulFixtures(engine: string): string[] {
-  return fs
-    .readdirSync(fixtureDir(engine))
-    .filter((f) => f.endsWith('.ndjson'))
-    .map((f) => f.slice(0, -'.ndjson'.length))
-    .filter((scenario) => readFixture(engine, scenario).meta.exitCode === 0)
-    .sort();
+  return (
+    fs
+      .readdirSync(fixtureDir(engine))
+      .filter((f) => f.endsWith('.ndjson'))
+      .map((f) => f.slice(0, -'.ndjson'.length))
+      // Gemini CLI exits 0 on SIGTERM too: a run the capture had to cut has no reply.
+      .filter((scenario) => readFixture(engine, scenario).meta.exitCode === 0 && !readFixture(engine, scenario).meta.killedByCapture)
+      .sort()
+  );
 }
 
 describe.each(ENGINES)('%s: completion.finalText is the text events joined', (engine) => {

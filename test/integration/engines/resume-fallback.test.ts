@@ -16,6 +16,8 @@ const CASES = [
   { engine: 'engine_b', unknownSession: 'bogus-resume', otherFailure: 'wrong-key', otherMessage: 'Invalid API key' },
   { engine: 'engine_c', unknownSession: 'bogus-resume', otherFailure: 'wrong-key', otherMessage: 'Incorrect API key' },
   { engine: 'engine_d', unknownSession: 'bogus-resume', otherFailure: 'wrong-key', otherMessage: '401' },
+  { engine: 'engine_e', unknownSession: 'bogus-resume', otherFailure: 'wrong-key', otherMessage: 'API key not valid' },
+  { engine: 'engine_f', unknownSession: 'bogus-resume', otherFailure: 'wrong-key', otherMessage: 'Incorrect API key' },
 ] as const;
 
 type Run = { prompt: string; sessionIn: string | null; sessionOut: string };

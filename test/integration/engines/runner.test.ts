@@ -143,3 +143,71 @@ describe('the subprocess runner', () => {
     }
   });
 });
+
+describe('the runner with an engine that converses over stdin', () => {
+  /** A program that echoes each stdin line as {"echo": line} and exits when stdin ends (or not, with `linger`). */
+  const echoScript = (linger: boolean) =>
+    `const rl=require('readline').createInterface({input:process.stdin});` +
+    `rl.on('line',(l)=>process.stdout.write(JSON.stringify({echo:l})+'\\n'));` +
+    `rl.on('close',()=>{${linger ? "process.stdout.write(JSON.stringify({lingering:process.pid})+'\\n');setInterval(()=>{},1000);" : 'process.exit(0);'}});`;
+
+  /** Sends two lines; the second echo ends the conversation. */
+  function echoConversation(): LineParser & { seen: string[] } {
+    const seen: string[] = [];
+    let channel: { send(l: string): void; end(): void } | undefined;
+    return {
+      seen,
+      conversation: {
+        open(c) {
+          channel = c;
+          c.send('one');
+          c.send('two');
+        },
+      },
+      parseLine(line) {
+        const echo = (JSON.parse(line) as { echo?: string }).echo;
+        if (echo !== undefined) seen.push(echo);
+        if (echo === 'two') channel?.end();
+        return echo !== undefined ? [{ type: 'text', delta: `${echo};` }] : [];
+      },
+      finish: () => [],
+    };
+  }
+
+  const run = (linger: boolean, parser: LineParser) =>
+    collect(
+      runProcess(
+        { binary: process.execPath, args: ['-e', echoScript(linger)], cwd: testdir(), env: process.env, timeoutMs: HANG_MS, killGraceMs: 500, endGraceMs: 300 },
+        parser,
+      ),
+    );
+
+  it('stdin stays open for the conversation; ending it closes stdin and the run is done', async () => {
+    const parser = echoConversation();
+    const all = await run(false, parser);
+    expect(parser.seen).toEqual(['one', 'two']);
+    expect(terminals(all)).toEqual([{ type: 'done', text: 'one;two;', durationMs: expect.any(Number) }]);
+  });
+
+  it('an engine still running after the conversation ended is stopped, and that is no failure', async () => {
+    const parser = echoConversation();
+    const all = await run(true, parser);
+    expect(terminals(all)).toEqual([{ type: 'done', text: 'one;two;', durationMs: expect.any(Number) }]);
+  });
+
+  it('writing to an engine that already exited neither throws nor hangs', async () => {
+    let channel: { send(l: string): void; end(): void } | undefined;
+    const parser: LineParser = {
+      conversation: { open: (c) => (channel = c) },
+      parseLine: () => [],
+      finish: () => {
+        for (let i = 0; i < 100; i++) channel?.send('x'.repeat(1000));
+        return [{ type: 'failure', kind: 'engine', message: 'gone' }];
+      },
+    };
+    const all = await collect(
+      runProcess({ binary: process.execPath, args: ['-e', 'process.exit(0)'], cwd: testdir(), env: process.env, timeoutMs: HANG_MS, killGraceMs: 500 }, parser),
+    );
+    expect(terminals(all)).toEqual([expect.objectContaining({ type: 'error', message: 'gone' })]);
+  });
+});

@@ -72,6 +72,20 @@ describe('files that hold secrets are 0600', () => {
     t.close();
   });
 
+  for (const [engine, rel] of [
+    ['engine_e', '.gemini/settings.json'],
+    ['engine_f', '.service/engines/engine_f-mcp.json'],
+  ] as const) {
+    it(`${engine}: ${rel} holds resolved MCP secrets and is 0600`, async () => {
+      const t = withSecrets(() => createTestAssistant({ engine, yaml: MCP_YAML }));
+      expect(completionOf(await collect(t.assistant.chat('hi'))).status).toBe('completed');
+      const file = path.join(t.dir, rel);
+      expect(fs.readFileSync(file, 'utf8')).toContain(SECRETS.MCP_HEADER);
+      expect(modeOf(file)).toBe(0o600);
+      t.close();
+    });
+  }
+
   it('service.yaml becomes 0600 when an edit writes a literal secret into it', () => {
     const t = createTestAssistant();
     const file = path.join(t.dir, 'service.yaml');

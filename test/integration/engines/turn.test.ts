@@ -9,12 +9,12 @@ import { loadServiceConfig } from '../../../src/definitions.js';
 import { createStandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
 
-const ENGINES = ['engine_a', 'engine_b', 'engine_c', 'engine_d'] as const;
+const ENGINES = ['engine_a', 'engine_b', 'engine_c', 'engine_d', 'engine_e', 'engine_f', 'acp'] as const;
 
 function setup(engine: string, extraYaml = '', files: Record<string, string> = {}) {
   const standIn = createStandIn();
   const dir = testdir({
-    'service.yaml': `name: tester\nengine: ${engine}\n${engine === 'engine_c' ? 'model: fake/fake-model\n' : ''}${extraYaml}`,
+    'service.yaml': `name: tester\nengine: ${engine}\n${engine === 'engine_c' ? 'model: fake/fake-model\n' : ''}${engine === 'acp' ? 'acp:\n  command: acp-agent\n' : ''}${extraYaml}`,
     'skills/notes/SKILL.md': '---\nname: notes\ndescription: Keep notes.\n---\nBody\n',
     ...files,
   });
@@ -57,7 +57,8 @@ describe.each(ENGINES)('%s through the engine runner (stand-in executable)', (en
     expect(terminal(events)).toMatchObject({ type: 'done', text: 'ECHO: after bogus\nTURN: 1' });
     expect(sessionOf(events)).not.toBe(bogus);
     expect(events.some((e) => e.type === 'warning' && /new session/.test(e.message))).toBe(true);
-    expect(t.standIn.runs()).toHaveLength(2);
+    // An ACP agent stays up after refusing the session: the new one is created in the same process.
+    expect(t.standIn.runs().filter((r) => r.engine)).toHaveLength(engine === 'acp' ? 1 : 2);
   });
 
   it('any other failure of a resumed turn is reported as it is, not retried', async () => {
@@ -65,7 +66,7 @@ describe.each(ENGINES)('%s through the engine runner (stand-in executable)', (en
     const id = sessionOf(await t.run({ prompt: 'first' }));
     const events = await t.run({ prompt: 'FAIL: the session store is broken', sessionId: id });
     expect(terminal(events)).toMatchObject({ type: 'error', message: expect.stringContaining('the session store is broken') });
-    expect(t.standIn.runs()).toHaveLength(2);
+    expect(t.standIn.runs().filter((r) => r.engine)).toHaveLength(2);
   });
 });
 

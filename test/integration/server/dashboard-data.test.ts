@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { findEngineBinary } from '../../../src/core/engines/detect.js';
+import { getEngine } from '../../../src/core/engines/registry.js';
 import { buildTimeline } from '../../../src/server/routes/dashboard-data.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 
@@ -13,7 +15,7 @@ const drain = async (res: Response) => void (await res.text());
 describe('dashboard data endpoints (real sockets)', () => {
   it('need the token like every /api/ route', async () => {
     s = await startTestServer();
-    for (const p of ['/api/config/effective', '/api/metrics/timeline', '/api/escalations', '/api/fleet']) {
+    for (const p of ['/api/config/effective', '/api/metrics/timeline', '/api/escalations', '/api/fleet', '/api/engines']) {
       expect((await fetch(`${s.url}${p}`)).status, p).toBe(401);
       expect((await s.api(p)).status, p).toBe(200);
     }
@@ -32,6 +34,17 @@ describe('dashboard data endpoints (real sockets)', () => {
       oauthToken: '********',
     });
     expect(JSON.stringify(config)).not.toContain('sk-oauth-very-secret');
+  });
+
+  it('GET /api/engines: every registered engine, marked installed when its CLI is on PATH', async () => {
+    s = await startTestServer();
+    const { engines } = (await (await s.api('/api/engines')).json()) as { engines: Array<{ id: string; title: string; installed: boolean }> };
+    expect(engines.map((e) => e.id)).toEqual(['engine_a', 'engine_b', 'engine_c', 'engine_d', 'engine_e', 'engine_f', 'acp']);
+    expect(engines.find((e) => e.id === 'engine_e')).toEqual({
+      id: 'engine_e',
+      title: 'Gemini CLI',
+      installed: findEngineBinary(getEngine('engine_e')) !== undefined,
+    });
   });
 
   it('GET /api/metrics/timeline: zero-filled buckets ending now, counting the turns just made', async () => {

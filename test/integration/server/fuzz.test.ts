@@ -389,9 +389,10 @@ async function check(req: FuzzRequest): Promise<void> {
 describe('HTTP API fuzz (one real gateway process)', () => {
   it('random and malformed requests over every route: no undocumented 5xx, JSON errors, no secret out, yaml intact, process alive', async () => {
     const flat = request.map(({ target: t, ...rest }) => ({ ...rest, ...t }));
-    // Bounded in count and time; FUZZ_RUNS=5000 searches longer. A failure prints its seed and the shrunk request.
+    // Bounded in count and time; FUZZ_RUNS=5000 searches longer. A failure prints its seed (FUZZ_SEED=<seed> replays it) and the shrunk request.
     const numRuns = Number(process.env.FUZZ_RUNS ?? 600);
-    await fc.assert(fc.asyncProperty(flat, check), { numRuns, interruptAfterTimeLimit: 40_000, markInterruptAsFailure: false });
+    const seed = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {};
+    await fc.assert(fc.asyncProperty(flat, check), { numRuns, interruptAfterTimeLimit: 40_000, markInterruptAsFailure: false, ...seed });
     // Afterwards: still serving, and the log neither leaked a secret nor took a forged line.
     expect((await fetch(`${g.url}/health`)).status).toBe(200);
     const log = g.output();

@@ -77,6 +77,26 @@ describe('service gateway (spawned for real)', () => {
     expect(await g.stop()).toBe(0);
   });
 
+  it('SIGTERM while a channel is still connecting: the pending start ends, the process exits 0', async () => {
+    // A custom channel whose connect never finishes by itself: only stop() ends it.
+    const adapter = `export function createAdapter() {
+  let timer;
+  return {
+    start: () => new Promise((resolve) => { timer = setInterval(() => {}, 1000); }),
+    reply: async () => undefined,
+    stop: async () => clearInterval(timer),
+  };
+}
+`;
+    const dir = testdir({
+      'service.yaml': minimalYaml('engine_b', 'channels:\n  slowpoke:\n    _adapter: ./never-connects.mjs\naccess:\n  dm: open\n  groups: open\n'),
+      'never-connects.mjs': adapter,
+    });
+    const g = await startGatewayProcess(dir, ['--token', 'tok-1234567890'], {});
+    expect(await statusWith(g.url, 'tok-1234567890')).toBe(200);
+    expect(await g.stop('SIGTERM')).toBe(0);
+  });
+
   it('SIGTERM lets a running turn finish, then exits 0', async () => {
     const standIn = createStandIn();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });

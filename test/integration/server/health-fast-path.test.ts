@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmptyHub } from '../../../src/core/channel-hub.js';
@@ -65,7 +66,7 @@ const stable = (body: string | undefined) => {
 };
 
 describe('GET /health answered by the listener', () => {
-  it('is the answer the app gives: status, headers and body (secrets masked), with and without an Origin', async () => {
+  it('is the answer the app gives: status, headers and body (secrets masked, also once no longer secret), with and without an Origin', async () => {
     for (const headers of [{}, { origin: 'http://elsewhere.example' }] as Record<string, string>[]) {
       const a = await answerOf(await fetch(`${viaApp.url}/health`, { headers }));
       const b = await answerOf(await fetch(`${viaListener.url}/health`, { headers }));
@@ -75,6 +76,14 @@ describe('GET /health answered by the listener', () => {
       expect(b.body).not.toContain('resolved-secret-value');
       expect(stable(b.body)).toMatchObject({ status: 'ok', name: 'bot-********', engine: 'engine_b', version: '0.0.0-test' });
     }
+    // A value that stopped being a secret (the file now names it literally) stays masked on both.
+    fs.writeFileSync(path.join(t.dir, 'service.yaml'), 'name: bot-resolved-secret-value\nengine: engine_b\n');
+    t.config.reload();
+    expect(t.config.current().config.name).toBe('bot-resolved-secret-value');
+    const a = await answerOf(await fetch(`${viaApp.url}/health`));
+    const b = await answerOf(await fetch(`${viaListener.url}/health`));
+    expect(stable(b.body)).toEqual(stable(a.body));
+    expect(stable(b.body)).toMatchObject({ name: 'bot-********' });
   });
 
   it('anything else about the request goes to the app: a query, a preflight, HEAD, another method', async () => {

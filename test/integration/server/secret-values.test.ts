@@ -172,4 +172,13 @@ describe('secrets are masked by value, wherever they sit', () => {
     }
     expectNoSecret(g.output(), 'the gateway log');
   });
+
+  it('a value that stops being a secret (a PATCH replaced its placeholder) stays masked where it was already stored', async () => {
+    const answer = (await (await api('/chat', { method: 'POST', body: JSON.stringify({ message: '/status' }) })).json()) as { text: string };
+    expectNoSecret(answer.text, '/status answer');
+    expect((await patch({ name: 'plain-bot' })).status).toBe(200);
+    const status = await (await api('/api/status')).text();
+    expect(status).toContain('"name":"plain-bot"');
+    expectNoSecret(status, '/api/status after the PATCH');
+  });
 });

@@ -91,13 +91,16 @@ describe('config defaults from a minimal service.yaml', () => {
   });
 
   it('requires name and engine', () => {
-    expect(problemsOf('model: x\n')).toEqual(['engine: required (one of engine_a|engine_b|engine_c|engine_d)', 'name: required (string)']);
+    expect(problemsOf('model: x\n')).toEqual([
+      'engine: required (one of engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp)',
+      'name: required (string)',
+    ]);
   });
 });
 
 describe('config validation messages', () => {
   const enums: Array<[string, string, string, string]> = [
-    ['engine: engine_x', 'engine', 'engine_a|engine_b|engine_c|engine_d', 'engine_x'],
+    ['engine: engine_x', 'engine', 'engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp', 'engine_x'],
     ['codex: { mode: wild }', 'codex.mode', 'unrestricted|safe', 'wild'],
     ['codex: { sandbox: none }', 'codex.sandbox', 'read-only|workspace-write|danger-full-access', 'none'],
     ['codex: { approval: maybe }', 'codex.approval', 'untrusted|on-request|never', 'maybe'],
