@@ -100,8 +100,9 @@ export function createBridge(deps: BridgeDeps): Bridge {
       const sender = msg.senderName ?? msg.senderId;
       if (isSlashCommand(msg.text)) {
         // Commands that change the configuration (/engine, /model <name>, /cron run…, /approve) only for admins.
+        // The chat's key: /reset, /stop… act on its current named session, /new, /switch… on its sessions.
         const result = await deps.assistant.runCommand(msg.text, {
-          sessionKey: key,
+          chatKey: key,
           allowConfigChanges: access.admin,
           source: msg.channel,
           sender,
@@ -124,7 +125,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
       const delivered = await deliverTurn(
         adapter,
         msg.replyTarget,
-        deps.assistant.chat(prompt, { sessionKey: key, images, source: msg.channel, sender, messageText: msg.text, waitForCapacity: true }),
+        deps.assistant.chat(prompt, { chatKey: key, images, source: msg.channel, sender, messageText: msg.text, waitForCapacity: true }),
         { mode: cfg.streaming.mode, showToolCalls: cfg.streaming.showToolCalls, log, onSent },
       );
       if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') {
