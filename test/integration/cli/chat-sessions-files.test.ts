@@ -30,7 +30,9 @@ describe('service chat: named sessions and files', () => {
     const one = await runCli(['chat', '-d', dir, '-m', 'read this', '--file', path.join(dir, 'elsewhere', 'notes.md')], { env: standIn.env });
     expect(one.code).toBe(0);
     expect(fs.readFileSync(path.join(dir, 'inbox', day, 'notes.md'), 'utf8')).toBe('# notes\n');
-    expect((standIn.runs()[0] as { prompt: string }).prompt).toBe(`read this\n\nFiles sent with this message, saved in your workspace:\n- inbox/${day}/notes.md (8 B, text/markdown)`);
+    expect((standIn.runs()[0] as { prompt: string }).prompt).toBe(
+      `read this\n\nFiles sent with this message, saved in your workspace:\n- inbox/${day}/notes.md (8 B, text/markdown)`,
+    );
 
     const repl = await runCli(['chat', '-d', dir], {
       env: standIn.env,

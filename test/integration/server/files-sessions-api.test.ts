@@ -27,7 +27,7 @@ describe('HTTP: files both ways, and GET /api/sessions', () => {
     s = await startTestServer();
     const events = await chat(s, { message: 'MAKE-FILE:report.pdf:1500 MAKE-FILE:dot.png:10 SAY:Done.' });
     expect(events.map((e) => e.type)).toEqual(['text', 'file', 'file', 'done', 'completion']);
-    const file = events.find((e) => e.type === 'file' && e.name === 'report.pdf') ?? {};
+    const file: Record<string, unknown> = events.find((e) => e.type === 'file' && e.name === 'report.pdf') ?? {};
     expect(Object.keys(file).sort()).toEqual(['mimeType', 'name', 'size', 'type', 'url']);
     expect(file).toMatchObject({
       size: 1500,
