@@ -41,14 +41,15 @@ export function createSessionCommands(sessions: ChatSessions, now: () => number)
       help: 'continue another session of this chat',
       changesConfig: never,
       run: async (args, call) =>
-        inChat(call, (chat) => (args.length ? answer(sessions.switchTo(chat, nameOf(args) ?? '')) : usage('Usage: /switch <name> (/sessions lists them)'))),
+        inChat(call, (chat) => (args.length ? answer(sessions.switchTo(chat, nameOf(args) ?? '')) : usage('Usage: `/switch <name>` (/sessions lists them)'))),
     },
     {
       name: 'rename',
       usage: '/rename <name>',
       help: 'rename the current session',
       changesConfig: never,
-      run: async (args, call) => inChat(call, (chat) => (args.length ? answer(sessions.rename(chat, nameOf(args) ?? '')) : usage('Usage: /rename <new name>'))),
+      run: async (args, call) =>
+        inChat(call, (chat) => (args.length ? answer(sessions.rename(chat, nameOf(args) ?? '')) : usage('Usage: `/rename <new name>`'))),
     },
     {
       name: 'delete',
@@ -56,17 +57,20 @@ export function createSessionCommands(sessions: ChatSessions, now: () => number)
       help: 'delete a session of this chat (not the current one)',
       changesConfig: never,
       run: async (args, call) =>
-        inChat(call, async (chat) => (args.length ? answer(await sessions.remove(chat, nameOf(args) ?? '')) : usage('Usage: /delete <name>'))),
+        inChat(call, async (chat) => (args.length ? answer(await sessions.remove(chat, nameOf(args) ?? '')) : usage('Usage: `/delete <name>`'))),
     },
   ];
 }
 
-/** The /sessions answer: the current one marked, newest use first. */
+/**
+ * The /sessions answer: the current one marked, newest use first. Commands are inline code: the
+ * DingTalk and WeCom renderers drop `<name>` outside code as an HTML tag.
+ */
 export function formatSessionList(list: readonly ChatSessionView[], now: number): string {
   const sorted = [...list].sort((a, b) => b.lastUsed - a.lastUsed);
   const width = Math.max(...sorted.map((s) => s.name.length));
   const lines = sorted.map((s) => `${s.current ? '→' : ' '} ${s.name.padEnd(width)}  last used ${formatAgo(now - s.lastUsed)}, ${formatTurns(s.turns)}`);
-  return [`Sessions of this chat (${list.length}):`, ...lines, '/new [name] · /switch <name> · /rename <name> · /delete <name>'].join('\n');
+  return [`Sessions of this chat (${list.length}):`, ...lines, '`/new [name]` · `/switch <name>` · `/rename <name>` · `/delete <name>`'].join('\n');
 }
 
 /** "just now", "5 min ago", "3 h ago", "2 days ago". */

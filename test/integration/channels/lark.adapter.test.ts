@@ -285,7 +285,8 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     expect(i).toMatchObject({ kind: 'reply', replyTo: messageId, format: 'image', file: { mimeType: 'image/png', data: png, as: 'image' } }); // a Lark image has no name
     expect(d).toMatchObject({ kind: 'reply', replyTo: messageId, format: 'file', file: { name: 'data.csv', mimeType: 'text/csv', data: csv, as: 'file' } });
     const uploads = fake.requests.filter((r) => r.path === '/open-apis/im/v1/images' || r.path === '/open-apis/im/v1/files');
-    expect(uploads.map((r) => [r.path, r.body.image_type ?? r.body.file_type, r.body.file_name])).toEqual([
+    const field = (r: (typeof uploads)[number], k: string) => (r.body as Record<string, unknown> | undefined)?.[k];
+    expect(uploads.map((r) => [r.path, field(r, 'image_type') ?? field(r, 'file_type'), field(r, 'file_name')])).toEqual([
       ['/open-apis/im/v1/images', 'message', undefined],
       ['/open-apis/im/v1/files', 'stream', 'data.csv'],
     ]);
