@@ -1,7 +1,7 @@
 import type { ImageInput } from '../core/assistant/images.js';
 import { errorMessage } from '../core/errors.js';
 import type { FileEvent } from '../core/events.js';
-import { formatBytes, readRegularFile } from '../core/files/file-names.js';
+import { formatBytes, readRegularFile, toSafeFileName } from '../core/files/file-names.js';
 import { type FileInput, INCOMING_FILE_LIMITS } from '../core/files/incoming.js';
 import type { Logger } from '../core/logger.js';
 import { ChannelError, type ChannelAdapter, type InboundMessage, type ReplyTarget, type SentMessage } from './types.js';
@@ -36,7 +36,8 @@ export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage
   const tooBig = (name: string, size?: number) =>
     `${name}${size !== undefined ? ` (${formatBytes(size)})` : ''} was not saved: files sent to me can be at most ${formatBytes(max)}.`;
   for (const [i, file] of (msg.files ?? []).entries()) {
-    const name = file.fileName ?? 'file';
+    // The name the file will have in the workspace: also what notices show (no control characters, no path).
+    const name = toSafeFileName(file.fileName ?? 'file');
     if (i >= INCOMING_FILE_LIMITS.maxCount) {
       notices.push(`${name} was not saved: at most ${INCOMING_FILE_LIMITS.maxCount} files are taken from one message.`);
       continue;

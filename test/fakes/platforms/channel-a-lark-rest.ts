@@ -276,7 +276,8 @@ const getResource: Handler = (c) => {
   c.res.writeHead(200, {
     'content-type': r.mimeType,
     'content-length': r.data.length,
-    'content-disposition': `attachment; filename="${r.fileName ?? c.p[1]}"`,
+    // Encoded (RFC 6266), as a header can carry no control characters or raw non-ASCII.
+    'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(r.fileName ?? c.p[1] ?? '')}`,
   });
   c.res.end(r.data);
   return undefined;

@@ -56,6 +56,20 @@ describe('HTTP: files both ways, and GET /api/sessions', () => {
     expect((await s.api('/api/files/..%2F..%2Fservice.yaml/x')).status).toBe(404);
   });
 
+  it('a file over 100 MB is a `file` event with `error` and no url; nothing is kept and the outbox is emptied', async () => {
+    s = await startTestServer();
+    const events = await chat(s, { message: 'MAKE-SPARSE:huge.bin:104857601 MAKE-FILE:ok.txt:3 SAY:Done.' });
+    expect(events.filter((e) => e.type === 'file')).toEqual([
+      { type: 'file', name: 'huge.bin', size: 104857601, mimeType: 'application/octet-stream', error: 'not sent: 100.0 MB is over the limit of 100.0 MB' },
+      { type: 'file', name: 'ok.txt', size: 3, mimeType: 'text/plain', url: expect.stringContaining('/api/files/') },
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
+    const service = path.join(s.dir, '.service');
+    expect(fs.readdirSync(path.join(service, 'outbox'))).toEqual([]);
+    const kept = fs.readdirSync(path.join(service, 'files')).flatMap((id) => fs.readdirSync(path.join(service, 'files', id)));
+    expect(kept).toEqual(['ok.txt']);
+  });
+
   it('/chat takes `files` (base64) like `images`: saved into inbox/ and named in the prompt; bad ones are 400 or refused in the stream', async () => {
     s = await startTestServer();
     const events = await chat(s, { message: 'read it', files: [{ name: 'data.csv', data: Buffer.from('a,b\n1,2\n').toString('base64') }] });
