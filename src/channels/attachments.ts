@@ -43,7 +43,7 @@ export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage
       continue;
     }
     if (!adapter.downloadFile) {
-      notices.push(`${name} was not saved: I cannot download files on this platform.`);
+      notices.push(`${name} was not saved: receiving files is not supported on this channel.`);
       continue;
     }
     if (file.size !== undefined && file.size > max) {
@@ -76,7 +76,7 @@ export async function deliverFiles(
   for (const f of files) {
     const max = adapter.maxFileBytes;
     if (f.error || !f.path) notices.push(`Could not send ${f.name}: ${(f.error ?? 'not sent').replace(/^not sent: /, '')}.`);
-    else if (!adapter.sendFile) notices.push(`Could not send ${f.name}: this platform does not take files from me.`);
+    else if (!adapter.sendFile) notices.push(`Could not send ${f.name}: sending files is not supported on this channel.`);
     else if (max !== undefined && f.size > max)
       notices.push(`Could not send ${f.name} (${formatBytes(f.size)}): files sent here can be at most ${formatBytes(max)}.`);
     else {
