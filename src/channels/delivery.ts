@@ -1,6 +1,7 @@
 import { errorMessage } from '../core/errors.js';
-import type { Completion, StreamEvent } from '../core/events.js';
+import type { Completion, FileEvent, StreamEvent } from '../core/events.js';
 import type { Logger } from '../core/logger.js';
+import { deliverFiles } from './attachments.js';
 import { splitMessage } from './split.js';
 import type { ChannelAdapter, ReplyStream, ReplyTarget, SentMessage } from './types.js';
 
@@ -10,7 +11,8 @@ import type { ChannelAdapter, ReplyStream, ReplyTarget, SentMessage } from './ty
  * code block), before a tool-call hint, and at the end. Adapters that can update one message in
  * place (`openStream`) get the full text so far at those points instead of one message each.
  * Every part is split under the platform's limit after rendering. Failures reach the user as a
- * short message, never as silence; a `silent` turn sends nothing.
+ * short message, never as silence; a `silent` turn sends nothing. Files the agent sent go out
+ * after the text (attachments.ts).
  */
 export interface DeliveryOptions {
   mode: 'buffered' | 'streaming';
@@ -34,8 +36,12 @@ export async function deliverTurn(adapter: ChannelAdapter, to: ReplyTarget, even
     }
   };
   const typing = keepTyping(adapter, to, opts.log);
+  const files: FileEvent[] = [];
   try {
-    return opts.mode === 'streaming' ? await streamed(adapter, to, events, send, opts) : await buffered(events, send);
+    const tapped = withoutFiles(events, files);
+    const delivered = opts.mode === 'streaming' ? await streamed(adapter, to, tapped, send, opts) : await buffered(tapped, send);
+    if (files.length > 0) await deliverFiles(adapter, to, files, { log: opts.log, say: send, ...(opts.onSent ? { onSent: opts.onSent } : {}) });
+    return delivered;
   } finally {
     typing.stop();
   }
@@ -47,6 +53,14 @@ export function failureNotice(message: string | undefined): string {
 }
 
 // --- internal ---
+
+/** The turn's events without its `file` events, which are put aside for after the text. */
+async function* withoutFiles(events: AsyncIterable<StreamEvent>, files: FileEvent[]): AsyncIterable<StreamEvent> {
+  for await (const e of events) {
+    if (e.type === 'file') files.push(e);
+    else yield e;
+  }
+}
 
 async function buffered(events: AsyncIterable<StreamEvent>, send: (md: string) => Promise<void>): Promise<Delivered> {
   let completion: Completion | undefined;

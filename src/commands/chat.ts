@@ -3,6 +3,8 @@ import type { Assistant } from '../core/assistant/assistant.js';
 import { commandResult, isSlashCommand } from '../core/assistant/slash-commands.js';
 import { createLogger } from '../core/logger.js';
 import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
+import type { FileInput } from '../core/files/incoming.js';
+import { formatFileLine, readAttachment, saveDownload } from './chat-files.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
 
@@ -10,7 +12,17 @@ export interface ChatOptions {
   dir: string;
   session: string;
   message?: string;
+  /** Files to send with the message (`--file`). */
+  files?: string[];
   json?: boolean;
+}
+
+/** What one chat in the terminal carries between messages: files attached with /attach. */
+interface Terminal {
+  assistant: Assistant;
+  renderer: ChatRenderer;
+  dir: string;
+  attached: FileInput[];
 }
 
 /**
@@ -30,9 +42,25 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
     run: async () => commandResult('Bye.'),
   });
   const renderer = createChatRenderer(io, { json: Boolean(opts.json), tty: io.isTTY });
+  const term: Terminal = { assistant: opened.assistant, renderer, dir: opened.dir, attached: [] };
+  opened.commands.add({
+    name: 'attach',
+    usage: '/attach <path>',
+    help: 'send a file with your next message (saved into inbox/)',
+    changesConfig: () => false,
+    run: async (args) => {
+      if (args.length === 0) return commandResult('Usage: /attach <path>', { error: 'usage' });
+      const file = readAttachment(args.join(' '));
+      term.attached.push(file);
+      return commandResult(`Attached ${file.name}: it goes with your next message.`);
+    },
+  });
   try {
-    if (opts.message !== undefined) return await oneTurn(opened.assistant, renderer, opts.message, opts.session);
-    return await repl(opened.assistant, renderer, io, opts);
+    if (opts.message !== undefined) {
+      for (const f of opts.files ?? []) term.attached.push(readAttachment(f));
+      return await oneTurn(term, opts.message, opts.session);
+    }
+    return await repl(term, io, opts);
   } finally {
     await opened.assistant.drain(0);
     opened.close();
@@ -42,33 +70,49 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
 // --- internal ---
 
 /** One message or slash command; resolves true when it succeeded. */
-async function send(assistant: Assistant, renderer: ChatRenderer, message: string, sessionKey: string, signal?: AbortSignal): Promise<boolean> {
+async function send(term: Terminal, message: string, sessionKey: string, signal?: AbortSignal): Promise<boolean> {
+  const { assistant, renderer } = term;
   if (isSlashCommand(message)) {
-    const result = await assistant.runCommand(message, { sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal' });
+    const result = await assistant.runCommand(message, { chatKey: sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal' });
     renderer.command(result);
     return result.error === undefined;
   }
   await renderer.startTurn();
   let ok = false;
-  for await (const e of assistant.chat(message, { sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal', ...(signal ? { signal } : {}) })) {
+  const files = term.attached.splice(0);
+  const turn = assistant.chat(message, {
+    chatKey: sessionKey,
+    source: 'terminal',
+    sender: process.env.USER ?? 'terminal',
+    ...(files.length ? { files } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  for await (const e of turn) {
+    if (e.type === 'file') {
+      const outcome = saveDownload(term.dir, e);
+      renderer.event('saved' in outcome ? { ...e, path: outcome.saved } : e);
+      renderer.note(formatFileLine(e, outcome));
+      continue;
+    }
     renderer.event(e);
     if (e.type === 'completion') ok = e.status === 'completed' || e.status === 'silent';
   }
   return ok;
 }
 
-async function oneTurn(assistant: Assistant, renderer: ChatRenderer, message: string, sessionKey: string): Promise<number> {
+async function oneTurn(term: Terminal, message: string, sessionKey: string): Promise<number> {
   const ctl = new AbortController();
   const onSigint = () => ctl.abort();
   process.once('SIGINT', onSigint);
   try {
-    return (await send(assistant, renderer, message, sessionKey, ctl.signal)) ? 0 : 1;
+    return (await send(term, message, sessionKey, ctl.signal)) ? 0 : 1;
   } finally {
     process.removeListener('SIGINT', onSigint);
   }
 }
 
-async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO, opts: ChatOptions): Promise<number> {
+async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<number> {
+  const { assistant, renderer } = term;
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTTY, historySize: 200 });
   const prompt = io.isTTY ? 'you> ' : '';
   let buffer: string[] = [];
@@ -107,7 +151,7 @@ async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO,
         }
         // readline keeps reading during the turn: a paused interface would swallow Ctrl-C.
         turn = new AbortController();
-        await send(assistant, renderer, message, opts.session, turn.signal).catch((err: unknown) => renderer.note(`error: ${(err as Error).message}`));
+        await send(term, message, opts.session, turn.signal).catch((err: unknown) => renderer.note(`error: ${(err as Error).message}`));
         turn = undefined;
       }
       working = false;

@@ -40,7 +40,25 @@ export type StreamEvent =
   | { type: 'tool_result'; content: string }
   | { type: 'error'; message: string }
   | { type: 'done'; sessionId?: string; durationMs?: number; costUsd?: number; numTurns?: number }
+  | FileEvent
   | ({ type: 'completion' } & Completion);
+
+/**
+ * A file the agent left in its turn's outbox, sent after the reply (before `done`). In this
+ * process it names the kept copy (`id`, `path`); on the wire (HTTP) `url` replaces both
+ * (server/routes/files.ts). A file that cannot be sent carries `error` instead (too big, too
+ * many, empty).
+ */
+export interface FileEvent {
+  type: 'file';
+  name: string;
+  size: number;
+  mimeType: string;
+  id?: string;
+  path?: string;
+  url?: string;
+  error?: string;
+}
 
 export type CompletionStatus = 'completed' | 'silent' | 'failed' | 'aborted';
 

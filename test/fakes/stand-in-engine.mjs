@@ -16,6 +16,9 @@
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
 //   TEXT-THEN-TOOL `Let me look that up.` and a tool call before the answer (combines with SAY: etc.)
 //   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs (LONGCJK:<n> in Chinese)
+//   MAKE-FILE:<name>:<bytes>     write a file of <bytes> bytes into $SERVICE_OUTBOX (the turn's outbox)
+//   MAKE-LINK:<name>:<target>    a symbolic link in the outbox      MAKE-DIR:<name>  a folder in the outbox
+//   MAKE-SPARSE:<name>:<bytes>   a sparse file of <bytes> bytes in the outbox (a size past a limit, no disk written)
 //   REPLAY:<scenario>            print the recorded run test/fixtures/<engine>/<scenario> (its stdout, its
 //                                stderr, its exit code) instead of answering: real output through the real parser
 //   REPLAY-ON-RESUME:<scenario>  the same, but only when asked to resume a session (whether or not it
@@ -399,6 +402,18 @@ if (has('STDERR-FLOOD')) {
   const chunk = `${'e'.repeat(1023)}\n`;
   for (let i = 0; i < 1024; i++) process.stderr.write(chunk);
 }
+// Files into this turn's outbox ($SERVICE_OUTBOX), as an agent's shell would leave them.
+const outbox = process.env.SERVICE_OUTBOX;
+for (const m of own.matchAll(/MAKE-FILE:([^:\s]+):(\d+)/g)) {
+  if (outbox) fs.writeFileSync(path.join(outbox, m[1]), Buffer.alloc(Number(m[2]), m[1].endsWith('.png') ? 0x89 : 0x61));
+}
+for (const m of own.matchAll(/MAKE-SPARSE:([^:\s]+):(\d+)/g)) {
+  if (!outbox) continue;
+  fs.writeFileSync(path.join(outbox, m[1]), '');
+  fs.truncateSync(path.join(outbox, m[1]), Number(m[2]));
+}
+for (const m of own.matchAll(/MAKE-LINK:([^:\s]+):(\S+)/g)) if (outbox) fs.symlinkSync(m[2], path.join(outbox, m[1]));
+for (const m of own.matchAll(/MAKE-DIR:(\S+)/g)) if (outbox) fs.mkdirSync(path.join(outbox, m[1]), { recursive: true });
 if (has('PROVIDER-ERROR')) fmt.fail('Invalid API key', 401);
 if (has('FAIL:'))
   fmt.fail(

@@ -8,9 +8,25 @@ import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue } from '../queue/turn-queue.js';
-import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, RefusalReason, RunningTurnStore, SessionStore } from '../store/types.js';
+import { decodeFiles, type FileInput, promptWithFiles, saveIncomingFiles } from '../files/incoming.js';
+import { removeStaleOutboxes } from '../files/outbox.js';
+import { createSentFiles, type SentFiles } from '../files/sent-files.js';
+import type {
+  ActivityRecord,
+  ActivityStore,
+  ChatSessionStore,
+  FailoverStore,
+  HistoryStore,
+  Metrics,
+  RefusalReason,
+  RunningTurnStore,
+  SessionStore,
+} from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
+import { commandRecord, preview, refusalRecord } from './activity-records.js';
 import { createBuiltinCommands } from './builtin-commands.js';
+import { type ChatSessions, createChatSessions } from './chat-sessions.js';
+import { createSessionCommands } from './session-commands.js';
 import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
@@ -26,7 +42,7 @@ import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js'
 export interface AssistantDeps {
   dir: string;
   config: ConfigSource;
-  store: SessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore;
+  store: SessionStore & ChatSessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore;
   log: Logger;
   version: string;
   /** The slash-command table; the assistant adds its built-ins, other modules (the scheduler) add theirs. */
@@ -40,7 +56,11 @@ export interface AssistantDeps {
 
 export interface ChatOptions {
   sessionKey?: string;
+  /** A chat's base key (channels, the terminal): the turn runs on the chat's current named session. Wins over sessionKey. */
+  chatKey?: string;
   images?: readonly ImageInput[];
+  /** Documents: saved into the workspace (`inbox/<day>/`) and named in the prompt. */
+  files?: readonly FileInput[];
   /** `http`, a channel key, `cron`, `terminal`... (activity and metrics). */
   source?: string;
   sender?: string;
@@ -60,6 +80,8 @@ export interface ChatOptions {
 
 export interface CommandOptions {
   sessionKey?: string;
+  /** As in ChatOptions: the chat whose named sessions /new, /switch… act on. */
+  chatKey?: string;
   /** Whether /engine, /model, /cron run… may change the configuration (not from a channel). */
   allowConfigChanges?: boolean;
   source?: string;
@@ -117,9 +139,12 @@ export interface Assistant {
   drain(graceMs: number, why?: string): Promise<void>;
   readonly config: ConfigSource;
   readonly engine: EngineRunner;
+  /** Named sessions per chat, and every session key (GET /api/sessions). */
+  readonly sessions: ChatSessions;
+  /** Files the agent sent, kept for delivery and download (GET /api/files/…). */
+  readonly files: SentFiles;
 }
 
-const PREVIEW = 200;
 /** How long an admitted turn waits for requests sent together with it before its engine starts. */
 const START_COALESCE_MS = 5;
 
@@ -157,6 +182,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
 
   const recorder = createTurnRecorder(deps.store, deps.log);
+  const sentFiles = createSentFiles({ dir: paths.sentFilesDir, now });
+  sentFiles.prune();
+  removeStaleOutboxes(paths.outboxDir, now() - 86_400_000);
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
   const record = (raw: ActivityRecord) => {
@@ -169,7 +197,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }): AsyncIterable<StreamEvent> => {
     const out = createAsyncQueue<StreamEvent>();
     const emit = (e: StreamEvent) => out.push(e);
-    const key = opts.sessionKey ?? 'default';
+    const key = opts.chatKey !== undefined ? sessions.resolve(opts.chatKey) : (opts.sessionKey ?? 'default');
     const source = opts.source ?? 'http';
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
@@ -197,6 +225,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       if (budget?.reached) return log(rejectTurn(formatBudgetRefusal(budget), emit), 0, 'over_budget');
       const images = decodeImages(opts.images);
       if (!images.ok) return log(rejectTurn(images.message, emit), 0);
+      const files = decodeFiles(opts.files);
+      if (!files.ok) return log(rejectTurn(files.message, emit), 0);
       const admission = opts.waitForCapacity ? await queue.admitWhenFree(key, opts.signal) : queue.admit(key);
       if (!admission.ok) {
         const message =
@@ -226,11 +256,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           return log(completion, 0);
         }
         running.set(key, ctl);
-        deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
+        const full = promptWithFiles(prompt, saveIncomingFiles(paths.dir, files.files, now()));
+        deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
         turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: preview(prompt), startedAt: now() });
         const outcome = await executeTurn(
-          { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, now },
-          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal, onProcesses: turnRecord.processes },
+          { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, outboxDir: paths.outboxDir, sentFiles, now },
+          { key, prompt: full, images: images.images, ...(command ? { command } : {}), signal: ctl.signal, onProcesses: turnRecord.processes },
           emit,
         );
         const reply = outcome.completion.finalText;
@@ -277,6 +308,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     return { name: c.name, engine: c.engine, model: c.model ?? '', version: deps.version, uptime: now() - startedAt, running: q.running, waiting: q.waiting };
   };
 
+  const sessions = createChatSessions({ store: deps.store, reset, now });
   for (const command of createBuiltinCommands({
     table: deps.commands,
     config: deps.config,
@@ -289,12 +321,15 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   })) {
     deps.commands.add(command);
   }
+  for (const command of createSessionCommands(sessions, now)) deps.commands.add(command);
 
   return {
     config: deps.config,
     engine,
+    sessions,
+    files: sentFiles,
     chat(message, opts = {}) {
-      const shown = (text: string) => (text.trim() === '' && opts.images?.length ? '(image)' : text);
+      const shown = (text: string) => (text.trim() !== '' ? text : opts.images?.length ? '(image)' : opts.files?.length ? '(file)' : text);
       return startTurn(shown(message), { ...opts, ...(opts.messageText !== undefined ? { messageText: shown(opts.messageText) } : {}) });
     },
     command(name, args, opts = {}) {
@@ -325,28 +360,15 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     async runCommand(line, opts = {}) {
       const started = now();
-      const key = opts.sessionKey ?? 'default';
+      const key = opts.chatKey !== undefined ? sessions.resolve(opts.chatKey) : (opts.sessionKey ?? 'default');
       const result = await deps.commands.run(line, {
         sessionKey: key,
+        ...(opts.chatKey !== undefined ? { chatKey: opts.chatKey } : {}),
         allowConfigChanges: opts.allowConfigChanges ?? true,
         ...(opts.caller ? { caller: opts.caller } : {}),
       });
       const source = opts.source ?? 'http';
-      const failed = result.error !== undefined;
-      const refused = result.error === 'not_allowed_here';
-      record({
-        ts: new Date(started).toISOString(),
-        source,
-        sender: opts.sender ?? source,
-        messagePreview: preview(line),
-        responsePreview: preview(result.text),
-        durationMs: now() - started,
-        costUsd: 0,
-        status: refused ? 'refused' : failed ? 'failed' : 'completed',
-        sessionKey: key,
-        ...(failed ? { error: result.text } : {}),
-        ...(refused ? { refused: 'admin_only' as const } : {}),
-      });
+      record(commandRecord(line, result, { source, sender: opts.sender ?? source, sessionKey: key, started, ended: now() }));
       return result;
     },
     reset,
@@ -358,21 +380,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     recentActivity: (limit) => deps.store.recentActivity(limit),
     metrics: () => deps.store.metrics(),
-    recordRefusal(r) {
-      record({
-        ts: new Date(now()).toISOString(),
-        source: r.source,
-        sender: r.sender,
-        messagePreview: preview(r.message),
-        responsePreview: preview(r.reply),
-        durationMs: 0,
-        costUsd: 0,
-        status: 'refused',
-        sessionKey: r.sessionKey,
-        error: r.detail,
-        refused: r.reason,
-      });
-    },
+    recordRefusal: (r) => record(refusalRecord(r, now())),
     budget: () => budgetNow(),
     async drain(graceMs, why) {
       const all = Promise.allSettled([...inFlight]);
@@ -385,11 +393,4 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       stopping = undefined; // an embedder may go on using the assistant
     },
   };
-}
-
-// --- internal ---
-
-function preview(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW - 1)}…` : flat;
 }

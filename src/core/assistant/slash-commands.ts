@@ -9,7 +9,10 @@ export type CommandResult = { type: 'command'; text: string } & Record<string, u
 
 /** What one invocation knows about its caller. */
 export interface CommandCall {
+  /** The session the command acts on (a chat's current named session). */
   sessionKey: string;
+  /** The chat it came from (channels, the terminal): named sessions (/new, /switch…) belong to it. Absent over HTTP. */
+  chatKey?: string;
   /** Who runs it, where known: `<channel>:<userId>` from a chat (kept with what it changes, e.g. an approval). */
   caller?: string;
 }
@@ -30,7 +33,7 @@ export interface CommandTable {
   /** The commands in the order they were added. */
   list(): SlashCommand[];
   /** Run one command line; unknown commands, refusals and failures are answered, never thrown. */
-  run(line: string, opts: { sessionKey: string; allowConfigChanges: boolean; caller?: string }): Promise<CommandResult>;
+  run(line: string, opts: { sessionKey: string; chatKey?: string; allowConfigChanges: boolean; caller?: string }): Promise<CommandResult>;
 }
 
 export const commandResult = (text: string, extra: Record<string, unknown> = {}): CommandResult => ({ type: 'command', text, ...extra });
@@ -73,7 +76,11 @@ export function createCommandTable(): CommandTable {
         );
       }
       try {
-        return await command.run(args, { sessionKey: opts.sessionKey, ...(opts.caller ? { caller: opts.caller } : {}) });
+        return await command.run(args, {
+          sessionKey: opts.sessionKey,
+          ...(opts.chatKey !== undefined ? { chatKey: opts.chatKey } : {}),
+          ...(opts.caller ? { caller: opts.caller } : {}),
+        });
       } catch (err) {
         return commandResult(`/${name} failed: ${errorMessage(err)}`, { error: 'command_failed' });
       }

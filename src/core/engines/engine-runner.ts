@@ -33,6 +33,8 @@ export interface EngineTurnRequest {
   prompt: string;
   sessionId?: string;
   images?: readonly string[];
+  /** This turn's outbox folder: the engine finds it in SERVICE_OUTBOX (see the file-transfer skill). */
+  outboxDir?: string;
   command?: { name: string; arguments?: string };
   signal?: AbortSignal;
   /** Every process of the run, as they appear (recorded so a restart can reap them after a kill). */
@@ -127,7 +129,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
     };
     const invocation = engine.buildInvocation(turn);
-    const childEnv: NodeJS.ProcessEnv = { ...env };
+    const childEnv: NodeJS.ProcessEnv = { ...env, ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
     for (const [k, v] of Object.entries(invocation.env)) {
       if (v === undefined) delete childEnv[k];
       else childEnv[k] = v;

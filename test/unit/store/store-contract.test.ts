@@ -32,7 +32,7 @@ describe.each(implementations)('%s store (one contract)', (_name, make) => {
     expect(s.getSession('a')).toBeUndefined();
     s.saveSession({ key: 'a', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 1 });
     s.saveSession({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 99, updatedAt: 5 });
-    expect(s.getSession('a')).toEqual({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 1, updatedAt: 5 });
+    expect(s.getSession('a')).toEqual({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 1, updatedAt: 5, turns: 0 });
     s.saveSession({ key: 'b', engine: 'engine_d', sessionId: null, createdAt: 2, updatedAt: 2 });
     expect(
       s
@@ -409,6 +409,79 @@ describe('sqlite store: migration 6', () => {
     const s = createSqliteStore(file);
     expect(s.dailyCost('2024-05-10')).toBeCloseTo(0.75);
     expect(s.recentActivity(5).every((r) => r.refused === undefined)).toBe(true);
+    s.close();
+  });
+});
+
+describe.each(implementations)('%s store: named sessions per chat (one contract)', (_name, make) => {
+  const chat = 'channel_e:dm:1001';
+  const named = (name: string, createdAt: number, current = false) => ({
+    chatKey: chat,
+    name,
+    sessionKey: `${chat}#${name.toLowerCase()}`,
+    createdAt,
+    current,
+  });
+
+  it('adds sessions (one current per chat), switches, renames and removes them; names ignore case', () => {
+    const s = make();
+    expect(s.chatSessions(chat)).toEqual([]);
+    expect(s.addChatSession({ ...named('main', 1, true), sessionKey: chat })).toBe(true);
+    expect(s.addChatSession(named('Ideas', 2, true))).toBe(true);
+    expect(s.chatSessions(chat).map((c) => [c.name, c.current])).toEqual([
+      ['main', false],
+      ['Ideas', true],
+    ]);
+    // Taken name (any case) or taken key: refused, nothing changes.
+    expect(s.addChatSession(named('IDEAS', 3))).toBe(false);
+    expect(s.addChatSession({ ...named('other', 3), sessionKey: chat })).toBe(false);
+    expect(s.switchChatSession(chat, 'MAIN')).toBe(true);
+    expect(s.chatSessions(chat).find((c) => c.current)?.name).toBe('main');
+    expect(s.switchChatSession(chat, 'nope')).toBe(false);
+    expect(s.renameChatSession(chat, 'ideas', 'plans')).toBe(true);
+    expect(s.renameChatSession(chat, 'plans', 'Main')).toBe(false);
+    expect(s.renameChatSession(chat, 'plans', 'PLANS')).toBe(true); // a change of case of its own name
+    expect(s.chatSessions(chat).map((c) => [c.name, c.sessionKey])).toEqual([
+      ['main', chat],
+      ['PLANS', `${chat}#ideas`],
+    ]);
+    expect(s.removeChatSession(chat, 'plans')).toMatchObject({ name: 'PLANS', sessionKey: `${chat}#ideas` });
+    expect(s.removeChatSession(chat, 'plans')).toBeUndefined();
+    expect(s.allChatSessions().map((c) => c.name)).toEqual(['main']);
+    s.close();
+  });
+
+  it('counts turns per engine session; pruning removes named sessions left without an engine session', () => {
+    const s = make();
+    s.saveSession({ key: `${chat}#busy`, engine: 'e', sessionId: 'x', createdAt: 1, updatedAt: 5_000 });
+    s.countSessionTurn(`${chat}#busy`);
+    s.countSessionTurn(`${chat}#busy`);
+    s.countSessionTurn('no-such-key');
+    s.saveSession({ key: `${chat}#busy`, engine: 'e', sessionId: 'y', createdAt: 1, updatedAt: 6_000 });
+    expect(s.getSession(`${chat}#busy`)?.turns).toBe(2);
+    s.saveSession({ key: `${chat}#idle`, engine: 'e', sessionId: 'z', createdAt: 1, updatedAt: 1_000 });
+    s.addChatSession(named('busy', 1));
+    s.addChatSession(named('idle', 1));
+    s.addChatSession(named('empty-old', 1)); // never used, created before the cutoff
+    s.addChatSession(named('empty-new', 9_000, true)); // never used yet, created after it
+    expect(s.pruneSessions(2_000)).toBe(1);
+    expect(s.chatSessions(chat).map((c) => c.name)).toEqual(['busy', 'empty-new']);
+    s.close();
+  });
+});
+
+describe('sqlite store: migration 7', () => {
+  it('adds named sessions to a database of version 6; existing sessions start with 0 turns', () => {
+    const file = path.join(testdir(), '.service', 'state.db');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const old = new Database(file);
+    for (const m of MIGRATIONS.slice(0, 6)) old.exec(m);
+    old.pragma('user_version = 6');
+    old.prepare(`INSERT INTO sessions (key, engine, session_id, created_at, updated_at) VALUES ('k', 'engine_b', 's', 1, 2)`).run();
+    old.close();
+    const s = createSqliteStore(file);
+    expect(s.getSession('k')).toEqual({ key: 'k', engine: 'engine_b', sessionId: 's', createdAt: 1, updatedAt: 2, turns: 0 });
+    expect(s.addChatSession({ chatKey: 'k', name: 'main', sessionKey: 'k', createdAt: 1, current: true })).toBe(true);
     s.close();
   });
 });
