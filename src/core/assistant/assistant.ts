@@ -1,4 +1,6 @@
 import { type BudgetState, formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
+import { createApprovalCommands } from '../approvals/approval-commands.js';
+import { type AnswerOutcome, type AnswerRequest, createApprovals, type TurnApprovals } from '../approvals/approvals.js';
 import { maskSecretValues } from '../config/secrets.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
@@ -10,6 +12,7 @@ import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue } from '../queue/turn-queue.js';
 import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, RefusalReason, RunningTurnStore, SessionStore } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
+import { formatPreview, formatRefusalRecord } from './activity-records.js';
 import { createBuiltinCommands } from './builtin-commands.js';
 import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
@@ -44,6 +47,10 @@ export interface ChatOptions {
   /** `http`, a channel key, `cron`, `terminal`... (activity and metrics). */
   source?: string;
   sender?: string;
+  /** `<channel>:<userId>` of who started the turn from a chat: they (or an admin) answer its approvals. */
+  caller?: string;
+  /** Whether someone can answer approval requests (false for scheduled tasks: such tools are denied at once). */
+  askApprovals?: boolean;
   /**
    * What the person wrote, for the activity feed, when the prompt is built around it (a group
    * turn's prompt carries the chat's recent messages); the prompt itself by default.
@@ -102,6 +109,10 @@ export interface Assistant {
   reset(key: string): Promise<void>;
   /** Cancel the running turn of a key; true when one was running. History is kept. */
   abort(key: string): boolean;
+  /** Answer an approval request of a running turn (POST /approve, /allow, /deny, the terminal). */
+  answerApproval(answer: AnswerRequest): AnswerOutcome;
+  /** Whether a slash command line is answered at once (/stop, /allow, /deny), not queued behind the session's turn. */
+  runsAtOnce(line: string): boolean;
   status(): AssistantStatus;
   onActivity(listener: (record: ActivityRecord) => void): () => void;
   recentActivity(limit: number): ActivityRecord[];
@@ -118,8 +129,6 @@ export interface Assistant {
   readonly config: ConfigSource;
   readonly engine: EngineRunner;
 }
-
-const PREVIEW = 200;
 
 export function createAssistant(deps: AssistantDeps): Assistant {
   const now = deps.now ?? Date.now;
@@ -155,6 +164,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
 
   const recorder = createTurnRecorder(deps.store, deps.log);
+  const approvals = createApprovals({
+    timeoutMs: () => deps.config.current().config.approvalTimeoutSeconds * 1000,
+    mask: (text) => maskSecretValues(text, deps.config.current().secretValues),
+  });
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
   const record = (raw: ActivityRecord) => {
@@ -164,7 +177,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   };
 
   /** Admit, wait for the key's turn, run; the returned stream is fed by a task of its own. */
-  const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }): AsyncIterable<StreamEvent> => {
+  /** `refusal`: the turn is refused before anything (a native command the engine does not have). */
+  const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }, refusal?: string): AsyncIterable<StreamEvent> => {
     const out = createAsyncQueue<StreamEvent>();
     const emit = (e: StreamEvent) => out.push(e);
     const key = opts.sessionKey ?? 'default';
@@ -177,8 +191,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         ts,
         source,
         sender,
-        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt)),
-        responsePreview: preview(reply),
+        messagePreview: formatPreview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt)),
+        responsePreview: formatPreview(reply),
         durationMs: completion.durationMs ?? 0,
         costUsd,
         status: refused ? 'refused' : completion.status,
@@ -191,6 +205,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     };
 
     const task = (async () => {
+      if (refusal) return log(rejectTurn(refusal, emit), 0);
       const budget = isBudgeted(source) ? budgetNow() : undefined;
       if (budget?.reached) return log(rejectTurn(formatBudgetRefusal(budget), emit), 0, 'over_budget');
       const images = decodeImages(opts.images);
@@ -206,6 +221,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       const ctl = new AbortController();
       admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
+      let turnApprovals: TurnApprovals | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
@@ -220,16 +236,32 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         }
         running.set(key, ctl);
         deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
-        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: preview(prompt), startedAt: now() });
+        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
+        turnApprovals = approvals.openTurn({
+          sessionKey: key,
+          ...(opts.caller ? { requester: opts.caller } : {}),
+          canAsk: opts.askApprovals !== false,
+          emit: (request) => emit({ type: 'approval_request', ...request }),
+          signal: ctl.signal,
+        });
         const outcome = await executeTurn(
           { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, now },
-          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal, onProcesses: turnRecord.processes },
+          {
+            key,
+            prompt,
+            images: images.images,
+            ...(command ? { command } : {}),
+            signal: ctl.signal,
+            onProcesses: turnRecord.processes,
+            askApproval: turnApprovals.ask,
+          },
           emit,
         );
         const reply = outcome.completion.finalText;
         if (reply) deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
         log(outcome.completion, outcome.costUsd);
       } finally {
+        turnApprovals?.close();
         turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);
@@ -260,6 +292,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 
   const reset = async (key: string) => {
     abort(key);
+    approvals.forget(key);
     deps.store.deleteSession(key);
     deps.store.clearHistory(key);
   };
@@ -282,6 +315,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   })) {
     deps.commands.add(command);
   }
+  for (const command of createApprovalCommands(approvals)) deps.commands.add(command);
 
   return {
     config: deps.config,
@@ -293,28 +327,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     command(name, args, opts = {}) {
       const c = deps.config.current().config;
       const def = getEngine(c.engine);
-      if (!def.nativeCommands) {
-        const out = createAsyncQueue<StreamEvent>();
-        const completion = rejectTurn(
-          `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`,
-          (e) => out.push(e),
-        );
-        out.end();
-        record({
-          ts: new Date(now()).toISOString(),
-          source: opts.source ?? 'http',
-          sender: opts.sender ?? 'http',
-          messagePreview: `/${name}`,
-          responsePreview: completion.message ?? '',
-          durationMs: 0,
-          costUsd: 0,
-          status: 'failed',
-          sessionKey: opts.sessionKey ?? 'default',
-          error: completion.message ?? '',
-        });
-        return out;
-      }
-      return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
+      const refusal = def.nativeCommands
+        ? undefined
+        : `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`;
+      return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) }, refusal);
     },
     async runCommand(line, opts = {}) {
       const started = now();
@@ -331,8 +347,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         ts: new Date(started).toISOString(),
         source,
         sender: opts.sender ?? source,
-        messagePreview: preview(line),
-        responsePreview: preview(result.text),
+        messagePreview: formatPreview(line),
+        responsePreview: formatPreview(result.text),
         durationMs: now() - started,
         costUsd: 0,
         status: refused ? 'refused' : failed ? 'failed' : 'completed',
@@ -344,6 +360,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     reset,
     abort,
+    answerApproval: (answer) => approvals.answer(answer),
+    runsAtOnce: (line) => deps.commands.runsAtOnce(line),
     status,
     onActivity(listener) {
       listeners.add(listener);
@@ -352,19 +370,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     recentActivity: (limit) => deps.store.recentActivity(limit),
     metrics: () => deps.store.metrics(),
     recordRefusal(r) {
-      record({
-        ts: new Date(now()).toISOString(),
-        source: r.source,
-        sender: r.sender,
-        messagePreview: preview(r.message),
-        responsePreview: preview(r.reply),
-        durationMs: 0,
-        costUsd: 0,
-        status: 'refused',
-        sessionKey: r.sessionKey,
-        error: r.detail,
-        refused: r.reason,
-      });
+      record(formatRefusalRecord(r, new Date(now()).toISOString()));
     },
     budget: () => budgetNow(),
     async drain(graceMs, why) {
@@ -378,11 +384,4 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       stopping = undefined; // an embedder may go on using the assistant
     },
   };
-}
-
-// --- internal ---
-
-function preview(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW - 1)}…` : flat;
 }
