@@ -363,7 +363,7 @@ async function askPermission(toolName, input) {
   return JSON.parse(reply.result.content[0].text);
 }
 
-async function askedTool(fmt, command) {
+async function askedTool(command) {
   const id = `toolu_${randomUUID().slice(0, 8)}`;
   const input = { command, description: 'a command that needs permission' };
   out({
