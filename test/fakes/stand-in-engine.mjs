@@ -472,7 +472,6 @@ for (const d of ['ASK:', 'ASK2:']) {
   if (engine === 'engine_b' && has(d))
     asked.push(
       await askedTool(
-        fmt,
         own
           .slice(own.indexOf(d) + d.length)
           .split('\n')[0]
