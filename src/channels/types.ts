@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Logger } from '../core/logger.js';
+import type { ApprovalPrompt } from './approval-prompt.js';
 
 /**
  * The channel layer's seam. A channel is a platform adapter defined by data: its key in
@@ -103,6 +104,13 @@ export interface ChannelAdapter {
   readHistory?(chatId: string, opts: { since: Date; limit: number }): Promise<InboundMessage[]>;
   /** Bytes of an image attached to an inbound message. */
   downloadImage?(image: InboundImage): Promise<{ data: Buffer; mimeType: string }>;
+  /**
+   * Ask for a tool approval with buttons (the prompt's text, one button per action). A press is
+   * handed to `ctx.onMessage` as a message from the person who pressed, with the action's command
+   * as its text (and `mentioned: true`), so it takes the path a typed `/allow` takes. Without this
+   * capability the bridge replies with the prompt's text, which says how to answer.
+   */
+  askApproval?(to: ReplyTarget, prompt: ApprovalPrompt): Promise<SentMessage | undefined>;
 }
 
 export interface ChannelContext {

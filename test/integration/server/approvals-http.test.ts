@@ -80,12 +80,22 @@ describe('POST /approve answers the approval_request of a /chat stream', () => {
 
   it('validation: id and decision required, decision one of allow|deny|allow_always, unknown fields refused; the token is required', async () => {
     s = await startTestServer();
-    for (const body of [{ sessionKey: 'k', decision: 'allow' }, { id: 'x' }, { id: 'x', decision: 'yes' }, { id: 'x', decision: 'allow', extra: 1 }, { id: '', decision: 'allow' }]) {
+    for (const body of [
+      { sessionKey: 'k', decision: 'allow' },
+      { id: 'x' },
+      { id: 'x', decision: 'yes' },
+      { id: 'x', decision: 'allow', extra: 1 },
+      { id: '', decision: 'allow' },
+    ]) {
       const res = await s.api('/approve', { json: body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(await res.json()).toMatchObject({ error: expect.stringMatching(/^invalid request body/), issues: expect.any(Array) });
     }
-    const anonymous = await fetch(`${s.url}/approve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"x","decision":"allow"}' });
+    const anonymous = await fetch(`${s.url}/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"id":"x","decision":"allow"}',
+    });
     expect(anonymous.status).toBe(401);
     expect((await s.api('/approve', { method: 'GET' })).status).toBe(405);
   });

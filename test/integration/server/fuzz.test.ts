@@ -210,7 +210,10 @@ const PLAUSIBLE: Record<string, fc.Arbitrary<unknown>> = {
   '/command': fc.record({ command: word, arguments: word, sessionKey: word }, { requiredKeys: ['command'] }),
   '/reset': fc.record({ sessionKey: word }),
   '/abort': fc.record({ sessionKey: word }, { requiredKeys: [] }),
-  '/approve': fc.record({ sessionKey: word, id: word, decision: fc.constantFrom('allow', 'deny', 'allow_always', 'maybe') }, { requiredKeys: ['id', 'decision'] }),
+  '/approve': fc.record(
+    { sessionKey: word, id: word, decision: fc.constantFrom('allow', 'deny', 'allow_always', 'maybe') },
+    { requiredKeys: ['id', 'decision'] },
+  ),
   '/api/send': fc.record({ channel: fc.constantFrom('channel_a', 'channel_e', 'nope'), chatId: word, text: word }),
   '/api/config': fc.oneof(
     fc.record({ timeout: fc.integer({ min: 1, max: 600 }) }),
