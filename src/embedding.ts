@@ -13,6 +13,7 @@ import { once } from './core/util/once.js';
 import { startGateway as startFullGateway } from './gateway.js';
 import { createServerApp } from './server/app.js';
 import { resolveGatewayToken } from './server/auth.js';
+import { createHealthAnswer } from './server/health.js';
 import { listenApp } from './server/listen.js';
 
 /**
@@ -155,7 +156,8 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
     version: packageVersion(),
     dashboardDir: path.join(templatesDir(), 'dashboard'),
   });
-  const server = await listenApp(app, { host: opts.hostname ?? '127.0.0.1', port });
+  const answerFirst = createHealthAnswer({ assistant: directory.assistant, version: packageVersion(), config: directory.config, token: auth.token });
+  const server = await listenApp(app, { host: opts.hostname ?? '127.0.0.1', port, answerFirst });
 
   const stop = once(async (graceMs: number) => {
     inner.servers.delete(stop);

@@ -20,6 +20,7 @@ import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';
 import { createServerApp } from './server/app.js';
 import { resolveGatewayToken, type TokenSource } from './server/auth.js';
+import { createHealthAnswer } from './server/health.js';
 import { listenApp } from './server/listen.js';
 
 /**
@@ -142,7 +143,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   });
 
   // --- start ---
-  const server = await listenApp(app, bind).catch((err: unknown) => {
+  const answerFirst = createHealthAnswer({ assistant, version, config, token: auth.token });
+  const server = await listenApp(app, { ...bind, answerFirst }).catch((err: unknown) => {
     release();
     throw err;
   });
