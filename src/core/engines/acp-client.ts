@@ -55,6 +55,9 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
   let nextId = 1;
   let phase: Phase = 'starting';
   let cancelled = false;
+  /** Whether the agent said anything, and the tools the person denied (a silent stop after a denial is explained). */
+  let sawText = false;
+  const denied: string[] = [];
   let sessionId: string | undefined;
   let capabilities: Record<string, unknown> = {};
   let settleTimer: NodeJS.Timeout | undefined;
@@ -206,6 +209,8 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
     const stop = str(result.stopReason);
     if (stop === 'refusal') return end([...events, { type: 'failure', kind: 'engine', message: 'the agent refused to answer (stopReason refusal)' }]);
     if (stop === 'max_tokens' || stop === 'max_turn_requests') events.push({ type: 'warning', message: `the agent stopped early (${stop})` });
+    // Qwen Code 0.24 ends its turn without a word when a tool is denied: say why, not "empty reply".
+    if (!sawText && denied.length > 0 && stop !== 'cancelled') events.unshift(...joiner.text(`(The agent stopped: ${denied.join(', ')} was denied.)`, true));
     return end(events);
   };
 
@@ -223,7 +228,9 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
         const meta = obj(obj(u._meta)?.usage);
         usage = { ...usage, input: usage.input + (num(meta?.inputTokens) ?? 0), output: usage.output + (num(meta?.outputTokens) ?? 0) };
         const content = obj(u.content);
-        return content?.type === 'text' ? joiner.text(str(content.text) ?? '', false) : [];
+        const chunk = content?.type === 'text' ? joiner.text(str(content.text) ?? '', false) : [];
+        if (chunk.length > 0) sawText = true;
+        return chunk;
       }
       case 'tool_call':
       case 'tool_call_update':
@@ -291,6 +298,7 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
       const raw = obj(toolCall.rawInput);
       const input = raw && Object.keys(raw).length > 0 ? raw : (known?.input ?? {});
       void turn.askPermission({ tool, input, ...(title ? { title } : {}) }).then((verdict) => {
+        if (!verdict.allow) denied.push(tool);
         if (phase !== 'done') answer(verdict.allow);
       });
       return [];

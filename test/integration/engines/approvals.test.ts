@@ -119,6 +119,19 @@ describe('acp answers session/request_permission with what the person decided', 
     expect(a.asked[0]).toMatchObject({ title: 'shell: echo hi' });
   });
 
+  it('an agent that stops without a word after a denial (Qwen Code): the turn says why instead of failing empty', async () => {
+    const t = setup('acp');
+    const a = answering([{ allow: false, message: 'no' }]);
+    const events = await t.run({ prompt: 'ASK STOP-ON-DENY please', askApproval: a.askApproval });
+    const text = events
+      .filter((e) => e.type === 'text')
+      .map((e) => (e as { delta: string }).delta)
+      .join('');
+    expect(text).toBe('(The agent stopped: execute was denied.)');
+    expect(events.some((e) => e.type === 'failure')).toBe(false);
+    expect(doneText(events)).toBe(text);
+  });
+
   it('without anyone to ask the request is rejected with a warning, as before', async () => {
     const t = setup('acp');
     const events = await t.run({ prompt: 'ASK please' });
