@@ -126,7 +126,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     onSkipped: (task, at) => tasks.recordSkipped(task, at),
     log: log.child('scheduler'),
   });
-  directory.commands.add(createCronCommand({ config, tasks, nextRun: (id) => scheduler.nextRun(id) }));
+  directory.commands.add(createCronCommand({ config, tasks, control: taskControl, nextRun: (id) => scheduler.nextRun(id) }));
   const { app, streamsFlushed } = createServerApp({
     assistant,
     commands: directory.commands,
