@@ -129,6 +129,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
         deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
+      const caller = `${msg.channel}:${msg.senderId}`;
       const delivered = await deliverTurn(
         adapter,
         msg.replyTarget,
@@ -138,10 +139,17 @@ export function createBridge(deps: BridgeDeps): Bridge {
           ...(files.length ? { files } : {}),
           source: msg.channel,
           sender,
+          caller,
           messageText: msg.text,
           waitForCapacity: true,
         }),
-        { mode: cfg.streaming.mode, showToolCalls: cfg.streaming.showToolCalls, log, onSent },
+        {
+          mode: cfg.streaming.mode,
+          showToolCalls: cfg.streaming.showToolCalls,
+          log,
+          onSent,
+          approval: { timeoutSeconds: cfg.approvalTimeoutSeconds, ...(msg.chatType === 'group' ? { requester: sender } : {}) },
+        },
       );
       if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') {
         deps.store.setGroupBotTurns(chat, deps.store.groupBotTurns(chat) + 1);
@@ -184,7 +192,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
           fromBot: Boolean(msg.fromBot),
         });
       }
-      enqueue(key, () => process(msg, key));
+      // /stop, /allow and /deny must reach the turn running on this key, not wait behind it.
+      enqueue(deps.assistant.runsAtOnce(msg.text) ? `${key} (at once)` : key, () => process(msg, key));
     },
     recover() {
       let taken = 0;

@@ -2,6 +2,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Completion, FileEvent, StreamEvent } from '../core/events.js';
 import type { Logger } from '../core/logger.js';
 import { deliverFiles } from './attachments.js';
+import { type ApprovalPromptOptions, formatApprovalPrompt } from './approval-prompt.js';
 import { splitMessage } from './split.js';
 import type { ChannelAdapter, ReplyStream, ReplyTarget, SentMessage } from './types.js';
 
@@ -20,6 +21,8 @@ export interface DeliveryOptions {
   log: Logger;
   /** Called with every message this delivery sent (echo suppression, group context). */
   onSent?: (sent: SentMessage | undefined, text: string) => void;
+  /** How approval requests are worded (see approval-prompt.ts). */
+  approval?: ApprovalPromptOptions;
 }
 
 export interface Delivered {
@@ -37,9 +40,19 @@ export async function deliverTurn(adapter: ChannelAdapter, to: ReplyTarget, even
   };
   const typing = keepTyping(adapter, to, opts.log);
   const files: FileEvent[] = [];
+  // Approval requests go out at once in either mode: the turn waits for the answer.
+  const asked = withApprovalPrompts(withoutFiles(events, files), async (request) => {
+    const prompt = formatApprovalPrompt(request, opts.approval ?? { timeoutSeconds: 300 });
+    try {
+      if (adapter.askApproval) opts.onSent?.(await adapter.askApproval(to, prompt), prompt.text);
+      else await send(prompt.text);
+    } catch (err) {
+      // Unanswerable now: the request times out as denied, and the turn goes on.
+      opts.log.warn(`${adapter.name}: could not show approval request ${request.id}: ${errorMessage(err)}`);
+    }
+  });
   try {
-    const tapped = withoutFiles(events, files);
-    const delivered = opts.mode === 'streaming' ? await streamed(adapter, to, tapped, send, opts) : await buffered(tapped, send);
+    const delivered = opts.mode === 'streaming' ? await streamed(adapter, to, asked, send, opts) : await buffered(asked, send);
     if (files.length > 0) await deliverFiles(adapter, to, files, { log: opts.log, say: send, ...(opts.onSent ? { onSent: opts.onSent } : {}) });
     return delivered;
   } finally {
@@ -138,6 +151,16 @@ async function streamed(
     }
   }
   return { completion, text: shown };
+}
+
+async function* withApprovalPrompts(
+  events: AsyncIterable<StreamEvent>,
+  ask: (request: Extract<StreamEvent, { type: 'approval_request' }>) => Promise<void>,
+): AsyncIterable<StreamEvent> {
+  for await (const e of events) {
+    if (e.type === 'approval_request') await ask(e);
+    else yield e;
+  }
 }
 
 /** Index just after the last blank line that is outside a code block, or -1. */

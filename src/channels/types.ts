@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Logger } from '../core/logger.js';
+import type { ApprovalPrompt } from './approval-prompt.js';
 
 /**
  * The channel layer's seam. A channel is a platform adapter defined by data: its key in
@@ -115,6 +116,13 @@ export interface ChannelAdapter {
   sendFile?(to: ReplyTarget, file: OutboundFile): Promise<SentMessage | undefined>;
   /** The largest file `sendFile` can send on this platform, in bytes (the platform's own cap for bots). */
   readonly maxFileBytes?: number;
+  /**
+   * Ask for a tool approval with buttons (the prompt's text, one button per action). A press is
+   * handed to `ctx.onMessage` as a message from the person who pressed, with the action's command
+   * as its text (and `mentioned: true`), so it takes the path a typed `/allow` takes. Without this
+   * capability the bridge replies with the prompt's text, which says how to answer.
+   */
+  askApproval?(to: ReplyTarget, prompt: ApprovalPrompt): Promise<SentMessage | undefined>;
 }
 
 export interface ChannelContext {

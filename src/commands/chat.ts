@@ -5,6 +5,8 @@ import { createLogger } from '../core/logger.js';
 import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { FileInput } from '../core/files/incoming.js';
 import { formatFileLine, readAttachment, saveDownload } from './chat-files.js';
+import type { ApprovalRequest } from '../core/approvals/approvals.js';
+import { APPROVAL_QUESTION, createInlineApprovals, type InlineApprovals } from './chat-approvals.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
 
@@ -28,7 +30,8 @@ interface Terminal {
 /**
  * `service chat`: a terminal chat on the same core as the gateway. `-m` runs one turn and exits
  * (1 when it failed); otherwise a REPL: a line ending in `\` continues on the next line, Ctrl-C
- * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits.
+ * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits. An engine's permission
+ * request (skipPermissions false) is answered by the next line of input (chat-approvals.ts).
  */
 export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number> {
   const opened = openAssistantDirectory({ dir: opts.dir, log: createLogger({ level: 'warn' }) });
@@ -58,7 +61,7 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
   try {
     if (opts.message !== undefined) {
       for (const f of opts.files ?? []) term.attached.push(readAttachment(f));
-      return await oneTurn(term, opts.message, opts.session);
+      return await oneTurn(term, io, opts.message, opts.session, Boolean(opts.json));
     }
     return await repl(term, io, opts);
   } finally {
@@ -70,7 +73,13 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
 // --- internal ---
 
 /** One message or slash command; resolves true when it succeeded. */
-async function send(term: Terminal, message: string, sessionKey: string, signal?: AbortSignal): Promise<boolean> {
+async function send(
+  term: Terminal,
+  message: string,
+  sessionKey: string,
+  signal?: AbortSignal,
+  onApproval?: (request: ApprovalRequest) => void,
+): Promise<boolean> {
   const { assistant, renderer } = term;
   if (isSlashCommand(message)) {
     const result = await assistant.runCommand(message, { chatKey: sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal' });
@@ -95,20 +104,50 @@ async function send(term: Terminal, message: string, sessionKey: string, signal?
       continue;
     }
     renderer.event(e);
+    if (e.type === 'approval_request') onApproval?.({ id: e.id, tool: e.tool, summary: e.summary });
     if (e.type === 'completion') ok = e.status === 'completed' || e.status === 'silent';
   }
   return ok;
 }
 
-async function oneTurn(term: Terminal, message: string, sessionKey: string): Promise<number> {
+async function oneTurn(term: Terminal, io: CommandIO, message: string, sessionKey: string, json: boolean): Promise<number> {
+  const { assistant, renderer } = term;
   const ctl = new AbortController();
   const onSigint = () => ctl.abort();
   process.once('SIGINT', onSigint);
+  // stdin is only read when the engine asks for a permission: the answer is its next line.
+  let rl: readline.Interface | undefined;
+  const approvals = createInlineApprovals({
+    assistant,
+    sessionKey,
+    ask: () => {
+      if (!rl) {
+        rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTTY });
+        rl.on('line', (line) => approvals.offer(line));
+        rl.on('close', () => approvals.endOfInput());
+        // A terminal readline takes Ctrl-C from the process: it still stops the turn.
+        rl.on('SIGINT', onSigint);
+      }
+      showQuestion(rl, renderer, io, json);
+    },
+    say: (text) => renderer.note(text),
+  });
   try {
-    return (await send(term, message, sessionKey, ctl.signal)) ? 0 : 1;
+    return (await send(term, message, sessionKey, ctl.signal, (r) => approvals.request(r))) ? 0 : 1;
   } finally {
+    approvals.turnEnded();
+    rl?.close();
     process.removeListener('SIGINT', onSigint);
   }
+}
+
+/** The approval question: the prompt on a terminal, a plain line otherwise (none in --json, whose event says it). */
+function showQuestion(rl: readline.Interface, renderer: ChatRenderer, io: CommandIO, json: boolean): void {
+  if (json) return;
+  if (io.isTTY) {
+    rl.setPrompt(APPROVAL_QUESTION);
+    rl.prompt();
+  } else renderer.note(APPROVAL_QUESTION.trim());
 }
 
 async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<number> {
@@ -121,6 +160,19 @@ async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<n
   let closing = false;
   const pending: string[] = [];
   let working = false;
+  let inputEnded = false;
+  const approvals: InlineApprovals = createInlineApprovals({
+    assistant,
+    sessionKey: opts.session,
+    ask: () => showQuestion(rl, renderer, io, Boolean(opts.json)),
+    say: (text) => renderer.note(text),
+  });
+  const onApproval = (request: ApprovalRequest) => {
+    approvals.request(request);
+    // Piped input is read ahead: the line after the message that started the turn is the answer.
+    if (!io.isTTY && approvals.waiting() && pending.length > 0) approvals.offer(pending.shift() ?? '');
+    if (approvals.waiting() && inputEnded && pending.length === 0) approvals.endOfInput();
+  };
 
   if (io.isTTY) {
     const { name, engine } = assistant.status();
@@ -151,7 +203,8 @@ async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<n
         }
         // readline keeps reading during the turn: a paused interface would swallow Ctrl-C.
         turn = new AbortController();
-        await send(term, message, opts.session, turn.signal).catch((err: unknown) => renderer.note(`error: ${(err as Error).message}`));
+        await send(term, message, opts.session, turn.signal, onApproval).catch((err: unknown) => renderer.note(`error: ${(err as Error).message}`));
+        approvals.turnEnded();
         turn = undefined;
       }
       working = false;
@@ -160,6 +213,7 @@ async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<n
     };
 
     rl.on('line', (line) => {
+      if (approvals.offer(line)) return;
       if (line.endsWith('\\')) {
         buffer.push(line.slice(0, -1));
         ask();
@@ -193,6 +247,8 @@ async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<n
     });
     rl.on('close', () => {
       closing = true;
+      inputEnded = true;
+      if (pending.length === 0) approvals.endOfInput();
       finish();
     });
     ask();

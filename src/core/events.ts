@@ -33,9 +33,14 @@ export type EngineErrorCode = 'spawn_failed' | 'exit_nonzero' | 'engine_reported
 
 export const TIMEOUT_MESSAGE = 'Agent invocation timed out';
 
-/** The spec's StreamEvent, as sent on the wire. */
+/**
+ * The spec's StreamEvent, as sent on the wire, plus one extension: `approval_request` (an engine
+ * asks before running a tool, skipPermissions false; answered with POST /approve or /allow, /deny).
+ * Clients that do not know it ignore it.
+ */
 export type StreamEvent =
   | { type: 'text'; content: string }
+  | { type: 'approval_request'; id: string; tool: string; summary: string }
   | { type: 'tool_call'; name: string; args: string }
   | { type: 'tool_result'; content: string }
   | { type: 'error'; message: string }

@@ -1,4 +1,6 @@
 import { type BudgetState, formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
+import { createApprovalCommands } from '../approvals/approval-commands.js';
+import { type AnswerOutcome, type AnswerRequest, createApprovals, type TurnApprovals } from '../approvals/approvals.js';
 import { maskSecretValues } from '../config/secrets.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
@@ -7,7 +9,7 @@ import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { resolveAssistantPaths } from '../paths.js';
-import { createTurnQueue } from '../queue/turn-queue.js';
+import { createTurnQueue, formatAdmissionRefusal } from '../queue/turn-queue.js';
 import { decodeFiles, type FileInput, promptWithFiles, saveIncomingFiles } from '../files/incoming.js';
 import { removeStaleOutboxes } from '../files/outbox.js';
 import { createSentFiles, type SentFiles } from '../files/sent-files.js';
@@ -23,7 +25,7 @@ import type {
   SessionStore,
 } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
-import { commandRecord, preview, refusalRecord } from './activity-records.js';
+import { formatCommandRecord, formatPreview, formatRefusalRecord, formatTurnRecord } from './activity-records.js';
 import { createBuiltinCommands } from './builtin-commands.js';
 import { type ChatSessions, createChatSessions } from './chat-sessions.js';
 import { createSessionCommands } from './session-commands.js';
@@ -64,6 +66,10 @@ export interface ChatOptions {
   /** `http`, a channel key, `cron`, `terminal`... (activity and metrics). */
   source?: string;
   sender?: string;
+  /** `<channel>:<userId>` of who started the turn from a chat: they (or an admin) answer its approvals. */
+  caller?: string;
+  /** Whether someone can answer approval requests (false for scheduled tasks: such tools are denied at once). */
+  askApprovals?: boolean;
   /**
    * What the person wrote, for the activity feed, when the prompt is built around it (a group
    * turn's prompt carries the chat's recent messages); the prompt itself by default.
@@ -124,6 +130,10 @@ export interface Assistant {
   reset(key: string): Promise<void>;
   /** Cancel the running turn of a key; true when one was running. History is kept. */
   abort(key: string): boolean;
+  /** Answer an approval request of a running turn (POST /approve, /allow, /deny, the terminal). */
+  answerApproval(answer: AnswerRequest): AnswerOutcome;
+  /** Whether a slash command line is answered at once (/stop, /allow, /deny), not queued behind the session's turn. */
+  runsAtOnce(line: string): boolean;
   status(): AssistantStatus;
   onActivity(listener: (record: ActivityRecord) => void): () => void;
   recentActivity(limit: number): ActivityRecord[];
@@ -185,6 +195,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const sentFiles = createSentFiles({ dir: paths.sentFilesDir, now });
   sentFiles.prune();
   removeStaleOutboxes(paths.outboxDir, now() - 86_400_000);
+  const approvals = createApprovals({
+    timeoutMs: () => deps.config.current().config.approvalTimeoutSeconds * 1000,
+    mask: (text) => maskSecretValues(text, deps.config.current().secretValues),
+  });
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
   const record = (raw: ActivityRecord) => {
@@ -193,34 +207,20 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     for (const l of listeners) l(r);
   };
 
-  /** Admit, wait for the key's turn, run; the returned stream is fed by a task of its own. */
-  const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }): AsyncIterable<StreamEvent> => {
+  /** Admit, wait for the key's turn, run (`refusal`: refused before anything); the stream is fed by a task of its own. */
+  const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }, refusal?: string): AsyncIterable<StreamEvent> => {
     const out = createAsyncQueue<StreamEvent>();
     const emit = (e: StreamEvent) => out.push(e);
     const key = opts.chatKey !== undefined ? sessions.resolve(opts.chatKey) : (opts.sessionKey ?? 'default');
     const source = opts.source ?? 'http';
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
-    const log = (completion: Completion, costUsd: number, refused?: RefusalReason) => {
-      const reply = completion.finalText ?? completion.message ?? '';
-      record({
-        ts,
-        source,
-        sender,
-        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt)),
-        responsePreview: preview(reply),
-        durationMs: completion.durationMs ?? 0,
-        costUsd,
-        status: refused ? 'refused' : completion.status,
-        sessionKey: key,
-        ...(completion.status === 'failed' || completion.status === 'aborted' ? { error: completion.message ?? completion.status } : {}),
-        ...(refused ? { refused } : {}),
-        // The marker opens the answer, which may follow text written before a tool call.
-        ...(/(?:^|\n\n)\s*\[ESCALATE\]/.test(completion.finalText ?? '') ? { escalated: true } : {}),
-      });
-    };
+    const message = command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt);
+    const log = (completion: Completion, costUsd: number, refused?: RefusalReason) =>
+      record(formatTurnRecord({ ts, source, sender, message, sessionKey: key, completion, costUsd, ...(refused ? { refused } : {}) }));
 
     const task = (async () => {
+      if (refusal) return log(rejectTurn(refusal, emit), 0);
       const budget = isBudgeted(source) ? budgetNow() : undefined;
       if (budget?.reached) return log(rejectTurn(formatBudgetRefusal(budget), emit), 0, 'over_budget');
       const images = decodeImages(opts.images);
@@ -228,16 +228,11 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       const files = decodeFiles(opts.files);
       if (!files.ok) return log(rejectTurn(files.message, emit), 0);
       const admission = opts.waitForCapacity ? await queue.admitWhenFree(key, opts.signal) : queue.admit(key);
-      if (!admission.ok) {
-        const message =
-          admission.reason === 'busy'
-            ? `Server busy: too many concurrent requests (limit: ${admission.limit}). Try again later.`
-            : `Too many pending requests for this session (limit: ${admission.limit}). Try again later.`;
-        return log(rejectTurn(message, emit), 0);
-      }
+      if (!admission.ok) return log(rejectTurn(formatAdmissionRefusal(admission), emit), 0);
       const ctl = new AbortController();
       admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
+      let turnApprovals: TurnApprovals | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
@@ -258,16 +253,32 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         running.set(key, ctl);
         const full = promptWithFiles(prompt, saveIncomingFiles(paths.dir, files.files, now()));
         deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
-        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: preview(prompt), startedAt: now() });
+        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
+        turnApprovals = approvals.openTurn({
+          sessionKey: key,
+          ...(opts.caller ? { requester: opts.caller } : {}),
+          canAsk: opts.askApprovals !== false,
+          emit: (request) => emit({ type: 'approval_request', ...request }),
+          signal: ctl.signal,
+        });
         const outcome = await executeTurn(
           { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, outboxDir: paths.outboxDir, sentFiles, now },
-          { key, prompt: full, images: images.images, ...(command ? { command } : {}), signal: ctl.signal, onProcesses: turnRecord.processes },
+          {
+            key,
+            prompt: full,
+            images: images.images,
+            ...(command ? { command } : {}),
+            signal: ctl.signal,
+            onProcesses: turnRecord.processes,
+            askApproval: turnApprovals.ask,
+          },
           emit,
         );
         const reply = outcome.completion.finalText;
         if (reply) deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
         log(outcome.completion, outcome.costUsd);
       } finally {
+        turnApprovals?.close();
         turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);
@@ -298,6 +309,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 
   const reset = async (key: string) => {
     abort(key);
+    approvals.forget(key);
     deps.store.deleteSession(key);
     deps.store.clearHistory(key);
   };
@@ -322,6 +334,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     deps.commands.add(command);
   }
   for (const command of createSessionCommands(sessions, now)) deps.commands.add(command);
+  for (const command of createApprovalCommands(approvals)) deps.commands.add(command);
 
   return {
     config: deps.config,
@@ -335,28 +348,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     command(name, args, opts = {}) {
       const c = deps.config.current().config;
       const def = getEngine(c.engine);
-      if (!def.nativeCommands) {
-        const out = createAsyncQueue<StreamEvent>();
-        const completion = rejectTurn(
-          `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`,
-          (e) => out.push(e),
-        );
-        out.end();
-        record({
-          ts: new Date(now()).toISOString(),
-          source: opts.source ?? 'http',
-          sender: opts.sender ?? 'http',
-          messagePreview: `/${name}`,
-          responsePreview: completion.message ?? '',
-          durationMs: 0,
-          costUsd: 0,
-          status: 'failed',
-          sessionKey: opts.sessionKey ?? 'default',
-          error: completion.message ?? '',
-        });
-        return out;
-      }
-      return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
+      const refusal = def.nativeCommands
+        ? undefined
+        : `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`;
+      return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) }, refusal);
     },
     async runCommand(line, opts = {}) {
       const started = now();
@@ -368,11 +363,13 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         ...(opts.caller ? { caller: opts.caller } : {}),
       });
       const source = opts.source ?? 'http';
-      record(commandRecord(line, result, { source, sender: opts.sender ?? source, sessionKey: key, started, ended: now() }));
+      record(formatCommandRecord(line, result, { source, sender: opts.sender ?? source, sessionKey: key, started, ended: now() }));
       return result;
     },
     reset,
     abort,
+    answerApproval: (answer) => approvals.answer(answer),
+    runsAtOnce: (line) => deps.commands.runsAtOnce(line),
     status,
     onActivity(listener) {
       listeners.add(listener);
@@ -380,7 +377,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     recentActivity: (limit) => deps.store.recentActivity(limit),
     metrics: () => deps.store.metrics(),
-    recordRefusal: (r) => record(refusalRecord(r, now())),
+    recordRefusal: (r) => record(formatRefusalRecord(r, new Date(now()).toISOString())),
     budget: () => budgetNow(),
     async drain(graceMs, why) {
       const all = Promise.allSettled([...inFlight]);

@@ -1,3 +1,4 @@
+import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { ServiceConfig } from '../config/schema.js';
 import type { EngineRunner } from '../engines/engine-runner.js';
 import type { AgentEvent, Completion, StreamEvent } from '../events.js';
@@ -26,6 +27,8 @@ export interface TurnRequest {
   command?: { name: string; arguments?: string };
   signal: AbortSignal;
   onProcesses?: (processes: ProcessIdentity[]) => void;
+  /** Chat approvals of this turn (the request reaches the stream as `approval_request`). */
+  askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
 }
 
 export interface TurnDeps {
@@ -83,6 +86,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
       ...(req.command ? { command: req.command } : {}),
       signal: req.signal,
       ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
+      ...(req.askApproval ? { askApproval: req.askApproval } : {}),
     });
     for await (const e of events) {
       switch (e.type) {
