@@ -429,7 +429,10 @@ if (has('CRASH')) {
   process.exit(3);
 }
 fmt.start();
-fs.writeFileSync(sessionFile(sessionId), JSON.stringify([...history, prompt]));
+// Written whole or not at all (a temporary file renamed over it): a turn killed mid-write (an
+// abort) must not leave a half-written session that crashes the next turn's resume.
+fs.writeFileSync(`${sessionFile(sessionId)}.${process.pid}.tmp`, JSON.stringify([...history, prompt]));
+fs.renameSync(`${sessionFile(sessionId)}.${process.pid}.tmp`, sessionFile(sessionId));
 
 if (arg('SLEEP')) await sleep(Number(arg('SLEEP')));
 if (has('GRANDCHILD')) {
