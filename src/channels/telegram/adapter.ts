@@ -1,7 +1,8 @@
 import { Bot, GrammyError, HttpError, type Transformer } from 'grammy';
-import type { Message } from 'grammy/types';
+import type { CallbackQuery, Message } from 'grammy/types';
 import type { Logger } from '../../core/logger.js';
 import { withTimeout } from '../../core/util/timeout.js';
+import type { ApprovalPrompt } from '../approval-prompt.js';
 import { createLifecycle } from '../lifecycle.js';
 import {
   ChannelError,
@@ -14,6 +15,7 @@ import {
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
+import { formatTelegramApprovalKeyboard, normaliseTelegramCallback } from './approval.js';
 import { renderTelegramMarkdownV2, renderTelegramPlain } from './format.js';
 import { mimeFromPath, nativeMessageId, normaliseTelegramMessage, type TelegramIdentity } from './inbound.js';
 import { downloadTelegramFile, sendTelegramFile, TELEGRAM_MAX_UPLOAD_BYTES, type TelegramFileAccess } from './media.js';
@@ -64,6 +66,7 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
     b.api.config.use(watchPolling);
     // Middleware is registered before start(): grammy forbids `use` once polling runs.
     b.on('message', (x) => onMessage(x.msg));
+    b.on('callback_query:data', (x) => onPress(x.callbackQuery));
     b.catch((err) => log.warn(`update handling failed: ${describe(err.error)}`));
     bot = b;
 
@@ -94,7 +97,7 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
         started = true;
         resolve();
       };
-      running = b.start({ allowed_updates: ['message'] }).then(
+      running = b.start({ allowed_updates: ['message', 'callback_query'] }).then(
         () => {
           if (!started) reject(new ChannelError(name, 'other', 'polling stopped before it started'));
         },
@@ -176,6 +179,26 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
     }
   }
 
+  /**
+   * An approval button was pressed: its command goes in as a message from the presser, then the
+   * query is answered (the client shows a spinner on the button until then). The keyboard stays:
+   * a press by someone who may not answer must leave the buttons to the person who may.
+   */
+  async function onPress(query: CallbackQuery): Promise<void> {
+    if (!ctx) return;
+    const m = normaliseTelegramCallback(name, query);
+    try {
+      if (m) await ctx.onMessage(m);
+    } catch (e) {
+      log.error(`could not hand over button press ${query.id}: ${describe(e)}`);
+    }
+    try {
+      await bot?.api.answerCallbackQuery(query.id, m ? { text: `Sent ${m.text}` } : {});
+    } catch (e) {
+      log.debug(`answerCallbackQuery failed: ${describe(e)}`);
+    }
+  }
+
   // --- outbound ---
 
   function api(what: string): Bot['api'] {
@@ -216,13 +239,10 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
     start: lifecycle.start,
     stop: lifecycle.stop,
 
-    reply(to: ReplyTarget, markdown: string) {
-      const id = nativeMessageId(to.messageId);
-      return sendText('reply', to.chatId, markdown, {
-        ...(id ? { reply_parameters: { message_id: id, allow_sending_without_reply: true } } : {}),
-        ...(to.threadId ? { message_thread_id: Number(to.threadId) } : {}),
-      });
-    },
+    reply: (to: ReplyTarget, markdown: string) => sendText('reply', to.chatId, markdown, replyExtra(to)),
+
+    askApproval: (to: ReplyTarget, prompt: ApprovalPrompt) =>
+      sendText('reply', to.chatId, prompt.text, { ...replyExtra(to), reply_markup: formatTelegramApprovalKeyboard(prompt) }),
 
     send: (chatId: string, markdown: string) => sendText('send', chatId, markdown, {}),
 
@@ -275,6 +295,15 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
 }
 
 // --- internal ---
+
+/** Quote the message answered, in its forum topic. */
+function replyExtra(to: ReplyTarget): Sendable {
+  const id = nativeMessageId(to.messageId);
+  return {
+    ...(id ? { reply_parameters: { message_id: id, allow_sending_without_reply: true } } : {}),
+    ...(to.threadId ? { message_thread_id: Number(to.threadId) } : {}),
+  };
+}
 
 /** grammy errors → ChannelError, never showing the bot token. */
 function toTelegramChannelError(

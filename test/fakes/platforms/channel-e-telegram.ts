@@ -35,12 +35,16 @@
  * Ids: Telegram ids are integers, so FakeInbound.userId / chatId / messageId must be decimal strings
  * (group chats negative, e.g. '-1001234567890'); a DM's chat id is the user id. Integer chat ids are
  * accepted for sends without checking that the chat exists (lenient); anything else is "chat not found".
- * Not modelled: rate limits (use failNext with retry_after), webhooks, inline mode, callbacks.
+ * Inline keyboards: `reply_markup.inline_keyboard` buttons with `callback_data` (at most 64 bytes,
+ * else 400 "BUTTON_DATA_INVALID") are recorded as `buttons`; `press()` delivers the `callback_query`
+ * a click makes, and `answerCallbackQuery` calls are recorded in `callbackAnswers` (an unknown or
+ * twice-answered query id is 400 "query is too old ... or query ID is invalid").
+ * Not modelled: rate limits (use failNext with retry_after), webhooks, inline mode.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Recorder, closeServer, counter, listen, parseRequest, randomToken, sendJson, type UploadedFile } from './_shared-slack-telegram.js';
 import { parseText, type TgEntity } from './channel-e-telegram-format.js';
-import type { FakeInbound, FakePlatform, FakePlatformOptions } from './types.js';
+import type { FakeButton, FakeInbound, FakePlatform, FakePlatformOptions } from './types.js';
 import { HANG_MS } from '../../helpers/wait.js';
 
 export const TELEGRAM_TEXT_LIMIT = 4096;
@@ -50,7 +54,7 @@ const PHOTO_MAX_BYTES = 10 * 1024 * 1024;
 const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
 
 type TgMessage = Record<string, unknown> & { message_id: number; chat: { id: number; type: string }; text?: string; entities?: TgEntity[] };
-type Update = { update_id: number; message: TgMessage };
+type Update = { update_id: number; message: TgMessage } | { update_id: number; callback_query: Record<string, unknown> & { id: string } };
 type Poll = { res: ServerResponse; timer: NodeJS.Timeout | undefined };
 type Failure = { error_code: number; description: string; retry_after?: number };
 
@@ -67,6 +71,14 @@ export interface TelegramExtras {
   failNext(method: string, failure: Failure): void;
   /** Messages the bot deleted, as `${chatId}:${messageId}`. */
   readonly deleted: string[];
+  /**
+   * Click a button of a message the bot sent (`chatId`, `messageId` as recorded in outbound), as
+   * `userId`: delivers the `callback_query` update. Resolves with the query id once it was fetched,
+   * or at once with `delivered: false` when the bot's getUpdates leaves callback queries out.
+   */
+  press(opts: { chatId: string; messageId: string; label: string; userId: string; userName?: string }): Promise<{ queryId: string; delivered: boolean }>;
+  /** answerCallbackQuery calls, in order. */
+  readonly callbackAnswers: Array<{ queryId: string; text?: string; at: number }>;
 }
 
 const int = (v: unknown): number | undefined =>
@@ -118,6 +130,10 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   const calls: TelegramExtras['calls'] = [];
   let expired = 0;
   const deleted: string[] = [];
+  const callbackAnswers: TelegramExtras['callbackAnswers'] = [];
+  const openQueries = new Set<string>();
+  const nextQueryId = counter(5_000_000);
+  let allowedUpdates: string[] | undefined;
   let port = 0;
 
   const key = (chat: number, id: number) => `${chat}:${id}`;
@@ -282,6 +298,8 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
             ? { photo: [{ ...addFile(data, 'jpg'), width: 800, height: 600 }] }
             : { document: { ...addFile(data, name.split('.').at(-1) ?? 'bin', 'documents'), file_name: name, mime_type: sentFile.mimeType } };
         }
+        const keyboard = readKeyboard(p.reply_markup);
+        if (typeof keyboard === 'string') return fail(400, keyboard);
         const thread = int(p.message_thread_id);
         const m: TgMessage = {
           message_id: nextMessageId(),
@@ -292,6 +310,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
           ...(replied ? { reply_to_message: { ...replied, fromBot: undefined } } : {}),
           ...(media ? { ...attached, ...(body.text ? { caption: body.text } : {}) } : { text: body.text }),
           ...(body.entities?.length ? { [media ? 'caption_entities' : 'entities']: body.entities } : {}),
+          ...(keyboard ? { reply_markup: obj(p.reply_markup) } : {}),
         };
         store(m, true);
         recorder.addOutbound({
@@ -303,6 +322,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
           ...(replyId !== undefined ? { replyTo: String(replyId) } : {}),
           ...(thread !== undefined ? { threadId: String(thread) } : {}),
           ...(sentFile ? { file: sentFile } : {}),
+          ...(keyboard ? { buttons: keyboard } : {}),
           raw: p,
         });
         return ok(JSON.parse(JSON.stringify(m)));
@@ -354,6 +374,13 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
         });
         return ok(true);
       }
+      case 'answercallbackquery': {
+        const id = typeof p.callback_query_id === 'string' ? p.callback_query_id : String(p.callback_query_id ?? '');
+        if (!openQueries.delete(id)) return fail(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
+        callbackAnswers.push({ queryId: id, ...(typeof p.text === 'string' ? { text: p.text } : {}), at: Date.now() });
+        recorder.notify();
+        return ok(true);
+      }
       case 'getfile': {
         const f = typeof p.file_id === 'string' ? files.get(p.file_id) : undefined;
         if (!f) return fail(400, 'Bad Request: invalid file_id');
@@ -368,9 +395,12 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   function getUpdates(p: Record<string, unknown>, res: ServerResponse): void {
     calls.push({ method: 'getupdates', params: p, at: Date.now() });
     lastPollAt = Date.now();
+    const allowed = typeof p.allowed_updates === 'string' ? obj(p.allowed_updates) : p.allowed_updates;
+    // An empty or missing list keeps the previous setting, as on Telegram.
+    if (Array.isArray(allowed) && allowed.length > 0) allowedUpdates = allowed.map(String);
     const offset = int(p.offset);
     if (offset !== undefined && offset > 0) {
-      for (const u of pending) if (u.update_id < offset) recorder.addAck(String(u.message.message_id));
+      for (const u of pending) if (u.update_id < offset) recorder.addAck('message' in u ? String(u.message.message_id) : `callback:${u.callback_query.id}`);
       pending = pending.filter((u) => u.update_id >= offset);
     }
     if (poll)
@@ -482,6 +512,24 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       poll = undefined;
       server.closeAllConnections();
     },
+    callbackAnswers,
+    async press({ chatId, messageId, label, userId, userName }) {
+      const m = messages.get(key(numericId(chatId, 'chatId'), numericId(messageId, 'messageId')));
+      if (!m?.fromBot) throw new Error(`fake telegram: no message ${chatId}:${messageId} from the bot`);
+      const keyboard = readKeyboard(m.reply_markup);
+      const button = Array.isArray(keyboard) ? keyboard.find((b) => b.label === label) : undefined;
+      if (!button) throw new Error(`fake telegram: message ${chatId}:${messageId} has no button "${label}"`);
+      const id = String(nextQueryId());
+      openQueries.add(id);
+      const uid = numericId(userId, 'userId');
+      const from = { id: uid, is_bot: false, first_name: userName ?? `User ${uid}`, ...(userName ? { username: userName } : {}), language_code: 'en' };
+      const { fromBot: _f, ...message } = m;
+      const query = { id, from, message, chat_instance: `-${Math.abs(m.chat.id)}0`, data: button.value };
+      // Telegram keeps back update types the bot's last getUpdates did not ask for (allowed_updates).
+      if (allowedUpdates && !allowedUpdates.includes('callback_query')) return { queryId: id, delivered: false };
+      await hand([{ update_id: nextUpdateId(), callback_query: query }]);
+      return { queryId: id, delivered: true };
+    },
     pendingUpdates: () => pending.length,
     expiredPolls: () => expired,
     failNext: (method, failure) => void failures.set(method.toLowerCase(), failure),
@@ -491,4 +539,19 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       await closeServer(server);
     },
   };
+}
+
+/** `reply_markup.inline_keyboard` → the buttons it shows (undefined: none; a string: Telegram's refusal). */
+function readKeyboard(markup: unknown): FakeButton[] | undefined | string {
+  const rows = obj(markup)?.inline_keyboard;
+  if (rows === undefined) return undefined;
+  if (!Array.isArray(rows) || !rows.every(Array.isArray)) return 'Bad Request: field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays';
+  const buttons: FakeButton[] = [];
+  for (const b of (rows as unknown[][]).flat() as Array<Record<string, unknown>>) {
+    if (typeof b.text !== 'string' || !b.text) return 'Bad Request: text buttons are unallowed in the inline keyboard';
+    if (typeof b.callback_data !== 'string' || Buffer.byteLength(b.callback_data) < 1 || Buffer.byteLength(b.callback_data) > 64)
+      return 'Bad Request: BUTTON_DATA_INVALID';
+    buttons.push({ label: b.text, value: b.callback_data });
+  }
+  return buttons;
 }

@@ -63,9 +63,17 @@ export interface FakeOutbound {
   finished?: boolean;
   /** A file the message carries (an upload the bot made); `text` is then its caption, if any. */
   file?: FakeSentFile;
+  /** Buttons the message carries (Telegram inline keyboard, Slack actions block), in order: the label shown and the value a press sends. */
+  buttons?: FakeButton[];
   /** The request body as received, for protocol-level assertions. */
   raw: unknown;
   at: number;
+}
+
+export interface FakeButton {
+  label: string;
+  /** What a press hands back to the bot (Telegram callback_data, Slack action value). */
+  value: string;
 }
 
 /** A request the fake refused (over the limit, bad formatting...), so tests can see retries. */
