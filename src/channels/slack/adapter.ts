@@ -1,6 +1,7 @@
 import { LogLevel, SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
 import { withTimeout } from '../../core/util/timeout.js';
+import type { ApprovalPrompt } from '../approval-prompt.js';
 import { createLifecycle } from '../lifecycle.js';
 import {
   ChannelError,
@@ -14,6 +15,7 @@ import {
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
+import { formatSlackApprovalBlocks, normaliseSlackBlockAction, type SlackBlockActions } from './approval.js';
 import { downloadSlackFile, uploadSlackFile } from './files.js';
 import { describe, sdkLogger, slackErrorCode, toSlackChannelError } from './errors.js';
 import { renderSlackMrkdwn } from './format.js';
@@ -46,7 +48,11 @@ const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
 /** Slack takes files up to 1 GB; what we send is capped lower by the chat core (100 MB). */
 const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
-type Envelope = { ack: (response?: Record<string, unknown>) => Promise<void>; type: string; body?: { event?: SlackMessageEvent; event_id?: string } };
+type Envelope = {
+  ack: (response?: Record<string, unknown>) => Promise<void>;
+  type: string;
+  body?: { event?: SlackMessageEvent; event_id?: string } & SlackBlockActions;
+};
 
 export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps): Promise<ChannelAdapter> {
   // --- state ---
@@ -207,6 +213,9 @@ export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps):
   async function onEnvelope(args: Envelope): Promise<void> {
     try {
       if (args.type === 'events_api') await onEvent(args.body ?? {});
+      // A button press (approval buttons): its command goes in as a message from the presser.
+      const press = args.type === 'interactive' && args.body ? normaliseSlackBlockAction(name, args.body) : undefined;
+      if (press && ctx) await ctx.onMessage(press);
     } catch (e) {
       // Not acknowledged: Slack redelivers the envelope, and the bridge dedups by message id.
       log.warn(`could not hand over a Slack event: ${describe(e)}`);
@@ -264,13 +273,21 @@ export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps):
     return web;
   }
 
-  async function post(what: 'reply' | 'send', channel: string, markdown: string, thread: string | undefined): Promise<SentMessage | undefined> {
+  async function post(
+    what: 'reply' | 'send' | 'askApproval',
+    channel: string,
+    markdown: string,
+    thread: string | undefined,
+    prompt?: ApprovalPrompt,
+  ): Promise<SentMessage | undefined> {
     const client = api(what);
     const text = renderSlackMrkdwn(markdown);
     if (!text.trim()) return undefined;
     try {
       // mrkdwn text is never refused for its formatting, so there is no plain-text retry here.
-      const res = await client.chat.postMessage({ channel, text, ...(thread ? { thread_ts: thread } : {}) });
+      // With blocks, `text` is what notifications show; the blocks are what the chat shows.
+      const blocks = prompt ? { blocks: formatSlackApprovalBlocks(prompt, text) } : {};
+      const res = await client.chat.postMessage({ channel, text, ...blocks, ...(thread ? { thread_ts: thread } : {}) });
       return { chatId: res.channel ?? channel, messageId: res.ts ?? '', ...(thread ? { extra: { threadTs: thread } } : {}) };
     } catch (e) {
       throw toSlackChannelError(name, e, `${what} to ${channel}`);
@@ -288,6 +305,8 @@ export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps):
     reply: (to: ReplyTarget, markdown: string) => post('reply', to.chatId, markdown, to.threadId),
 
     send: (chatId: string, markdown: string) => post('send', chatId, markdown, undefined),
+
+    askApproval: (to: ReplyTarget, prompt: ApprovalPrompt) => post('askApproval', to.chatId, prompt.text, to.threadId, prompt),
 
     async edit(message: SentMessage, markdown: string) {
       const client = api('edit');

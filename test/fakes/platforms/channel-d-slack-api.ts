@@ -20,6 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Recorder } from './_shared-slack-telegram.js';
+import type { FakeButton } from './types.js';
 
 export interface SlackFile {
   id: string;
@@ -116,6 +117,31 @@ function chunkText(chunks: unknown): string {
   const arr = json(chunks);
   if (!Array.isArray(arr)) return '';
   return arr.map((c: { type?: string; text?: string }) => (c?.type === 'markdown_text' ? (c.text ?? '') : '')).join('');
+}
+
+/**
+ * Buttons of an `actions` block → what a user sees and what a press sends (undefined: none; a string:
+ * Slack's refusal, as `invalid_blocks` with its detail).
+ */
+export function blockButtons(blocks: unknown): FakeButton[] | undefined | string {
+  const arr = json(blocks);
+  if (!Array.isArray(arr)) return undefined;
+  const buttons: FakeButton[] = [];
+  for (const block of arr as Array<{ type?: string; block_id?: string; elements?: unknown }>) {
+    if (block?.type !== 'actions') continue;
+    if (!Array.isArray(block.elements) || block.elements.length === 0 || block.elements.length > 25) return 'invalid_blocks: elements must have 1-25 items';
+    const ids = new Set<string>();
+    for (const e of block.elements as Array<{ type?: string; action_id?: string; value?: unknown; text?: { type?: string; text?: string } }>) {
+      if (e.type !== 'button') continue;
+      const label = e.text?.text ?? '';
+      if (e.text?.type !== 'plain_text' || !label || label.length > 75) return 'invalid_blocks: button text must be plain_text of 1-75 characters';
+      if (typeof e.value !== 'string' || e.value.length > 2000) return 'invalid_blocks: button value must be a string of at most 2000 characters';
+      if (!e.action_id || ids.has(e.action_id)) return 'invalid_blocks: action_id must be unique within the block';
+      ids.add(e.action_id);
+      buttons.push({ label, value: e.value });
+    }
+  }
+  return buttons.length ? buttons : undefined;
 }
 
 function blockText(blocks: unknown): string {
@@ -215,7 +241,10 @@ export function handleSlackApi(s: SlackState, method: string, p: Record<string, 
       if (stream && !thread) return fail('invalid_arguments');
       if (!stream && !text && p.blocks === undefined && p.attachments === undefined) return fail('no_text');
       if (text.length > SLACK_TEXT_LIMIT) return fail('msg_too_long');
+      const buttons = blockButtons(p.blocks);
+      if (typeof buttons === 'string') return fail('invalid_blocks', { errors: [buttons] });
       const msg = botMsg(channel, text, thread);
+      if (p.blocks !== undefined) msg.blocks = json(p.blocks);
       s.recorder.addOutbound({
         kind: stream ? 'stream' : thread ? 'reply' : 'send',
         chatId: channel,
@@ -224,6 +253,7 @@ export function handleSlackApi(s: SlackState, method: string, p: Record<string, 
         messageId: msg.ts,
         ...(thread ? { replyTo: thread, threadId: thread } : {}),
         ...(stream ? { finished: false } : {}),
+        ...(buttons ? { buttons } : {}),
         raw: p,
       });
       s.onBotMessage(channel, msg);

@@ -34,12 +34,15 @@
  * graceful `{type:'disconnect',reason:'refresh_requested'}`. While refusing, every Web API call
  * (auth.test and apps.connections.open included) answers `{ok:false,error:'invalid_auth'}`.
  * Stricter than Slack: text over 40 000 characters is rejected with `msg_too_long` (Slack truncates).
+ * Buttons: a post's `actions` blocks are checked (button text plain_text ≤ 75, value ≤ 2000, unique
+ * action_id) and recorded as `buttons`; `press()` sends the `interactive` envelope (a `block_actions`
+ * payload) a click makes; its ack is recorded under the press id it returns.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
 import { Recorder, closeServer, listen, parseRequest, randomToken, sendJson } from './_shared-slack-telegram.js';
-import { handleSlackApi, SLACK_TEXT_LIMIT, type SlackMessage, type SlackState } from './channel-d-slack-api.js';
+import { blockButtons, handleSlackApi, SLACK_TEXT_LIMIT, type SlackMessage, type SlackState } from './channel-d-slack-api.js';
 import type { FakeInbound, FakePlatform, FakePlatformOptions } from './types.js';
 import { HANG_MS } from '../../helpers/wait.js';
 
@@ -71,6 +74,12 @@ export interface SlackExtras {
   failNext(method: string, failure: { error?: string; retryAfter?: number }): void;
   /** Stored messages of a channel (history, delivered and bot messages), in insertion order. */
   history(channel: string): SlackMessage[];
+  /**
+   * Click the button labelled `label` on the bot's message `messageId` (its ts) in `chatId`, as
+   * `userId`: sends the `interactive` envelope. Resolves once it was sent, with the id its ack is
+   * recorded under in `acks`.
+   */
+  press(opts: { chatId: string; messageId: string; label: string; userId: string }): Promise<{ pressId: string }>;
 }
 
 interface Delivery {
@@ -376,6 +385,52 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
       state.failures.set(method, failure);
     },
     history: (channel) => [...(state.channels.get(channel) ?? [])],
+    async press({ chatId, messageId, label, userId }) {
+      const message = state.channels.get(chatId)?.find((m) => m.ts === messageId && m.user === state.botUserId);
+      if (!message) throw new Error(`fake slack: no bot message ${messageId} in ${chatId}`);
+      const blocks = (Array.isArray(message.blocks) ? message.blocks : []) as Array<{
+        type?: string;
+        block_id?: string;
+        elements?: Array<Record<string, unknown>>;
+      }>;
+      const block = blocks.find((b) => b.type === 'actions' && b.elements?.some((e) => (e.text as { text?: string })?.text === label));
+      const button = block?.elements?.find((e) => (e.text as { text?: string })?.text === label);
+      if (!block || !button || !Array.isArray(blockButtons([block]))) throw new Error(`fake slack: message ${messageId} has no button "${label}"`);
+      const ws = await recorder.waitFor(currentSocket, HANG_MS, 'a Socket Mode connection to deliver on');
+      const pressId = `press:${randomToken(8)}`;
+      const envelopeId = randomUUID();
+      envelopeToMessage.set(envelopeId, pressId);
+      const name = state.users.get(userId) ?? userId.toLowerCase();
+      const actionTs = state.newTs();
+      await sendFrame(ws, {
+        envelope_id: envelopeId,
+        type: 'interactive',
+        accepts_response_payload: false,
+        payload: {
+          type: 'block_actions',
+          user: { id: userId, username: name, name, team_id: state.teamId },
+          api_app_id: state.appId,
+          token: 'fake-verification-token',
+          container: {
+            type: 'message',
+            message_ts: message.ts,
+            channel_id: chatId,
+            is_ephemeral: false,
+            ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+          },
+          trigger_id: `${Date.now()}.${randomToken(10)}`,
+          team: { id: state.teamId, domain: 'fake-team' },
+          enterprise: null,
+          is_enterprise_install: false,
+          channel: { id: chatId, name: chatId.startsWith('D') ? 'directmessage' : 'general' },
+          message,
+          state: { values: {} },
+          response_url: `http://127.0.0.1:${state.port}/actions/${randomToken(10)}`,
+          actions: [{ ...button, block_id: block.block_id ?? 'fake-block', action_ts: actionTs }],
+        },
+      });
+      return { pressId };
+    },
     async close() {
       recorder.close();
       for (const ws of sockets) ws.terminate();

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SlackExtras } from '../../fakes/platforms/channel-d-slack.js';
 import type { TelegramExtras } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakeOutbound, FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, type PlatformSpec, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
@@ -21,6 +22,13 @@ interface ButtonPlatform {
 }
 
 const BUTTON_PLATFORMS: ButtonPlatform[] = [
+  {
+    spec: PLATFORMS.channel_d!,
+    async press(f, prompt, label, userId) {
+      await (f as FakePlatform & SlackExtras).press({ chatId: prompt.chatId, messageId: prompt.messageId!, label, userId });
+    },
+    acknowledged: (f) => f.acks.filter((a) => a.messageId.startsWith('press:')).length,
+  },
   {
     spec: PLATFORMS.channel_e!,
     async press(f, prompt, label, userId) {
