@@ -6,6 +6,8 @@ import {
   GatewayIntentBits,
   Options,
   Partials,
+  type ButtonInteraction,
+  type Interaction,
   type Message,
   type SendableChannels,
   type TextBasedChannel,
@@ -24,7 +26,9 @@ import {
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
+import type { ApprovalPrompt } from '../approval-prompt.js';
 import { createLifecycle } from '../lifecycle.js';
+import { formatDiscordApprovalComponents, normaliseDiscordButtonPress } from './approval.js';
 import { describeCloseCode, toChannelError } from './errors.js';
 import { renderDiscordMarkdown } from './format.js';
 import { toInboundMessage, type DiscordSelf } from './inbound.js';
@@ -137,6 +141,7 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
 
   function attach(c: Client, failStart: (err: Error) => void): void {
     c.on(Events.MessageCreate, (m) => onDiscordMessage(c, m));
+    c.on(Events.InteractionCreate, (i) => onInteraction(i));
     c.on(Events.ShardReconnecting, () => report('disconnected', 'gateway connection lost; reconnecting'));
     c.on(Events.ShardResume, () => report('connected'));
     c.on(Events.ShardReady, () => report('connected'));
@@ -176,6 +181,34 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     handoff = handoff.then(() => to.onMessage(message)).catch((err: unknown) => log.warn(`handing over ${message.messageId} failed: ${String(err)}`));
   }
 
+  /**
+   * An approval button was pressed: its command goes in as a message from the presser (in turn
+   * with messages). The interaction is acknowledged at once without changing the message: Discord
+   * shows "This interaction failed" after 3 s without it and never redelivers a press, so waiting
+   * for the hand-over would gain nothing. The buttons stay for whoever may answer.
+   */
+  function onInteraction(i: Interaction): void {
+    if (!i.isButton()) return;
+    i.deferUpdate().catch((err: unknown) => log.debug(`acknowledging button press ${i.id} failed: ${String(err)}`));
+    const press = readPress(i);
+    const to = ctx;
+    if (!press || !to) return;
+    handoff = handoff.then(() => to.onMessage(press)).catch((err: unknown) => log.warn(`handing over button press ${i.id} failed: ${String(err)}`));
+  }
+
+  function readPress(i: ButtonInteraction): InboundMessage | undefined {
+    const parentId = i.channel?.isThread() ? i.channel.parentId : undefined;
+    return normaliseDiscordButtonPress(name, {
+      id: i.id,
+      customId: i.customId,
+      channelId: i.channelId,
+      parentId,
+      inGuild: i.inGuild(),
+      user: { id: i.user.id, globalName: i.user.globalName, username: i.user.username },
+      messageId: i.message.id,
+    });
+  }
+
   function self(c: Client): DiscordSelf {
     return { channel: name, botId: c.user?.id ?? '', ...(opts.botName ? { botName: opts.botName } : {}) };
   }
@@ -207,10 +240,25 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     }
   }
 
-  async function post(ch: SendableChannels, markdown: string, replyTo?: string): Promise<Message | undefined> {
+  async function post(ch: SendableChannels, markdown: string, replyTo?: string, prompt?: ApprovalPrompt): Promise<Message | undefined> {
     const content = renderDiscordMarkdown(markdown);
     if (!content) return undefined; // Discord refuses empty messages (50006); there is nothing to show anyway
-    return ch.send({ content, ...(replyTo ? { reply: { messageReference: replyTo, failIfNotExists: false } } : {}) });
+    return ch.send({
+      content,
+      ...(replyTo ? { reply: { messageReference: replyTo, failIfNotExists: false } } : {}),
+      ...(prompt ? { components: formatDiscordApprovalComponents(prompt) as never } : {}),
+    });
+  }
+
+  async function replyIn(what: string, to: ReplyTarget, markdown: string, prompt?: ApprovalPrompt): Promise<SentMessage | undefined> {
+    const c = live(what);
+    try {
+      const ch = await channelById(c, to.threadId ?? to.chatId);
+      const m = await post(ch, markdown, to.messageId, prompt);
+      return m && sent(to.chatId, m);
+    } catch (err) {
+      throw toChannelError(name, `${what} in ${to.threadId ?? to.chatId}`, err);
+    }
   }
 
   function sent(chatId: string, m: Message): SentMessage {
@@ -224,16 +272,9 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     start: lifecycle.start,
     stop: lifecycle.stop,
 
-    async reply(to: ReplyTarget, markdown: string) {
-      const c = live('reply');
-      try {
-        const ch = await channelById(c, to.threadId ?? to.chatId);
-        const m = await post(ch, markdown, to.messageId);
-        return m && sent(to.chatId, m);
-      } catch (err) {
-        throw toChannelError(name, `reply in ${to.threadId ?? to.chatId}`, err);
-      }
-    },
+    reply: (to: ReplyTarget, markdown: string) => replyIn('reply', to, markdown),
+
+    askApproval: (to: ReplyTarget, prompt: ApprovalPrompt) => replyIn('askApproval', to, prompt.text, prompt),
 
     async send(chatId: string, markdown: string) {
       const c = live('send');

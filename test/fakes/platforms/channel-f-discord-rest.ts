@@ -14,7 +14,7 @@ import {
   type FakeDiscordWorld,
   type StoredMessage,
 } from './channel-f-discord-state.js';
-import type { FakeImage, FakeOutbound, FakeRejection } from './types.js';
+import type { FakeButton, FakeImage, FakeOutbound, FakeRejection } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -30,6 +30,18 @@ export interface RestContext {
   rejection(r: FakeRejection): void;
   /** Gateway echo of the bot's own writes (Discord sends MESSAGE_CREATE/UPDATE/DELETE for them too). */
   echo(t: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE' | 'MESSAGE_DELETE', m: StoredMessage): void;
+  /** POST /interactions/:id/:token/callback (no Authorization: the token in the path is the proof). */
+  interactionCallback(id: string, token: string, body: Json): { status: number; body?: unknown };
+}
+
+/** The buttons of a message's action rows (label, custom_id), where it has any. */
+export function componentButtons(components: unknown): FakeButton[] | undefined {
+  if (!Array.isArray(components)) return undefined;
+  const buttons = (components as Json[])
+    .flatMap((row) => (Array.isArray(row.components) ? (row.components as Json[]) : []))
+    .filter((c) => c.type === 2)
+    .map((c) => ({ label: String(c.label ?? ''), value: String(c.custom_id ?? '') }));
+  return buttons.length ? buttons : undefined;
 }
 
 interface Reply {
@@ -140,6 +152,9 @@ export function createRestHandler(ctx: RestContext) {
     const big = req.files.find((f) => f.data.length > MAX_ATTACHMENT);
     if (big) return reject(req, `attachment ${big.fileName ?? ''} over ${MAX_ATTACHMENT} bytes`, error(413, 40005, 'Request entity too large'));
     const files = req.files.map((f) => (f.mimeType === 'application/octet-stream' ? { ...f, mimeType: typeOfName(f.fileName ?? '') } : f));
+    const buttons = componentButtons(body.components);
+    const badButton = buttons?.find((b) => !b.label || b.label.length > 80 || !b.value || b.value.length > 100);
+    if (badButton) return reject(req, 'invalid button', formError(['components'], 'BASE_TYPE_MAX_LENGTH', 'Invalid button label or custom_id.'));
     const stored = world.storeBotMessage(channel, body, files);
     const id = String(stored.payload.id);
     const first = files[0];
@@ -153,6 +168,7 @@ export function createRestHandler(ctx: RestContext) {
       ...(first
         ? { file: { name: first.fileName ?? 'file', mimeType: first.mimeType, data: first.data, as: first.mimeType.startsWith('image/') ? 'image' : 'file' } }
         : {}),
+      ...(buttons ? { buttons } : {}),
       raw: req.files.length ? { ...body, files: req.files } : body,
       at: Date.now(),
     });
@@ -283,6 +299,9 @@ export function createRestHandler(ctx: RestContext) {
       return send(res, error(400, 50109, 'The request body contains invalid JSON.'));
     }
     const r: Req = { method, parts, query: url.searchParams, ...parsed, route: `/${parts.join('/')}` };
+    if (method === 'POST' && parts[0] === 'interactions' && parts[3] === 'callback' && parts.length === 4) {
+      return send(res, ctx.interactionCallback(parts[1] ?? '', parts[2] ?? '', parsed.body), parts);
+    }
     const authorized = req.headers.authorization === `Bot ${ctx.token}`;
     const open = method === 'GET' && parts.join('/') === 'gateway';
     if (!authorized && !open) return send(res, reject(r, 'bad or missing Authorization header', error(401, 0, '401: Unauthorized')), parts);

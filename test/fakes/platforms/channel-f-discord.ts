@@ -35,6 +35,7 @@
  * - Discord has no per-message ack. The closest thing is the last sequence number a heartbeat or
  *   resume reports; `acks` records the messages at or below it (use `heartbeatIntervalMs` to see them).
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import {
@@ -50,7 +51,7 @@ import {
   type StoredMessage,
 } from './channel-f-discord-state.js';
 import { createGateway, gatewayMessage, type GatewayRecord } from './channel-f-discord-gateway.js';
-import { createRestHandler, type DiscordOutbound } from './channel-f-discord-rest.js';
+import { componentButtons, createRestHandler, type DiscordOutbound } from './channel-f-discord-rest.js';
 import type { FakeInbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
 import { HANG_MS } from '../../helpers/wait.js';
 
@@ -83,6 +84,13 @@ export interface DiscordExtras {
   requestReconnect(): void;
   /** Forget every session, so the next resume gets op 9 (invalid session) and the client re-identifies. */
   invalidateSessions(): void;
+  /**
+   * Click the button labelled `label` on the bot's message `messageId` as `userId`: dispatches the
+   * INTERACTION_CREATE (type 3, component_type 2) a click makes. Resolves once it was sent.
+   */
+  press(opts: { messageId: string; label: string; userId: string }): Promise<{ interactionId: string }>;
+  /** Interaction callbacks the bot made (type 6: deferred update, 7: update, 4: message), in order. */
+  readonly interactionAnswers: Array<{ interactionId: string; type: number; at: number }>;
 }
 
 export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<FakePlatform & DiscordExtras> {
@@ -98,6 +106,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     for (const w of [...waiters]) w();
   };
 
+  const openInteractions = new Map<string, string>();
+  const interactionAnswers: DiscordExtras['interactionAnswers'] = [];
   const world = createWorld(baseUrl);
   const gateway = createGateway({
     world,
@@ -136,6 +146,15 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       notify();
     },
     echo,
+    interactionCallback(id, interactionToken, body) {
+      if (openInteractions.get(id) !== interactionToken) return { status: 404, body: { message: 'Unknown interaction', code: 10062 } };
+      if (interactionAnswers.some((a) => a.interactionId === id)) {
+        return { status: 400, body: { message: 'Interaction has already been acknowledged.', code: 40060 } };
+      }
+      interactionAnswers.push({ interactionId: id, type: Number(body.type), at: Date.now() });
+      notify();
+      return { status: 204 };
+    },
   });
 
   const sockets = new Set<Socket>();
@@ -207,6 +226,40 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     getMessage: (id) => world.messages.get(id)?.payload,
     requestReconnect: () => gateway.requestReconnect(),
     invalidateSessions: () => gateway.invalidateSessions(),
+
+    interactionAnswers,
+    async press({ messageId, label, userId }) {
+      const stored = world.messages.get(messageId);
+      const button = stored?.fromBot ? componentButtons(stored.payload.components)?.find((b) => b.label === label) : undefined;
+      if (!stored || !button) throw new Error(`fake discord: no bot message ${messageId} with a button "${label}"`);
+      await waitForConnection();
+      const user = world.ensureUser(userId);
+      const dm = stored.channel.type === CHANNEL_TYPE.DM;
+      const id = world.nextId();
+      const interactionToken = `aW50ZXJhY3Rpb246${randomBytes(24).toString('hex')}`;
+      openInteractions.set(id, interactionToken);
+      const d = {
+        id,
+        application_id: BOT_ID,
+        type: 3,
+        data: { custom_id: button.value, component_type: 2 },
+        channel_id: stored.channel.id,
+        channel: world.channelPayload(stored.channel),
+        ...(dm ? { user: world.userPayload(user) } : { guild_id: GUILD_ID, member: { ...world.memberPayload(user, true), permissions: '2248473465835073' } }),
+        token: interactionToken,
+        version: 1,
+        message: stored.payload,
+        app_permissions: '2248473465835073',
+        locale: 'en-US',
+        ...(dm ? {} : { guild_locale: 'en-US' }),
+        entitlements: [],
+        authorizing_integration_owners: dm ? { '1': user.id } : { '0': GUILD_ID },
+        context: dm ? 1 : 0,
+      };
+      // Interactions need no intent: every session gets them.
+      await gateway.dispatch('INTERACTION_CREATE', () => d);
+      return { interactionId: id };
+    },
 
     async deliver(msg: FakeInbound) {
       await waitForConnection();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SlackExtras } from '../../fakes/platforms/channel-d-slack.js';
 import type { TelegramExtras } from '../../fakes/platforms/channel-e-telegram.js';
+import type { DiscordExtras } from '../../fakes/platforms/channel-f-discord.js';
 import type { FakeOutbound, FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, type PlatformSpec, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
@@ -36,6 +37,13 @@ const BUTTON_PLATFORMS: ButtonPlatform[] = [
       expect(delivered, 'the bot polls for callback queries').toBe(true);
     },
     acknowledged: (f) => (f as FakePlatform & TelegramExtras).callbackAnswers.length,
+  },
+  {
+    spec: PLATFORMS.channel_f!,
+    async press(f, prompt, label, userId) {
+      await (f as FakePlatform & DiscordExtras).press({ messageId: prompt.messageId!, label, userId });
+    },
+    acknowledged: (f) => (f as FakePlatform & DiscordExtras).interactionAnswers.filter((a) => a.type === 6).length,
   },
 ];
 
