@@ -207,7 +207,7 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
     return bot.api;
   }
 
-  async function sendText(what: 'reply' | 'send', chatId: string, markdown: string, extra: Sendable): Promise<SentMessage | undefined> {
+  async function sendText(what: 'reply' | 'send' | 'askApproval', chatId: string, markdown: string, extra: Sendable): Promise<SentMessage | undefined> {
     const client = api(what);
     const text = renderTelegramMarkdownV2(markdown);
     if (!text.trim()) return undefined;
@@ -242,7 +242,7 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
     reply: (to: ReplyTarget, markdown: string) => sendText('reply', to.chatId, markdown, replyExtra(to)),
 
     askApproval: (to: ReplyTarget, prompt: ApprovalPrompt) =>
-      sendText('reply', to.chatId, prompt.text, { ...replyExtra(to), reply_markup: formatTelegramApprovalKeyboard(prompt) }),
+      sendText('askApproval', to.chatId, prompt.text, { ...replyExtra(to), reply_markup: formatTelegramApprovalKeyboard(prompt) }),
 
     send: (chatId: string, markdown: string) => sendText('send', chatId, markdown, {}),
 

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { formatApprovalPrompt } from '../../../src/channels/approval-prompt.js';
 import { loadCustomAdapter } from '../../../src/channels/custom.js';
 import { channelDefinitions } from '../../../src/channels/registry.js';
 import { type ChannelAdapter, ChannelError, type InboundMessage } from '../../../src/channels/types.js';
@@ -78,6 +79,11 @@ async function expectNotConnected(adapter: ChannelAdapter, m: Pick<InboundMessag
     ['openStream', adapter.openStream && (() => adapter.openStream!(m.replyTarget))],
     ['readHistory', adapter.readHistory && (() => adapter.readHistory!(m.chatId, { since: new Date(0), limit: 5 }))],
     ['downloadImage', adapter.downloadImage && (() => adapter.downloadImage!({ ref: 'x/y' }))],
+    [
+      'askApproval',
+      adapter.askApproval &&
+        (() => adapter.askApproval!(m.replyTarget, formatApprovalPrompt({ id: 'k7m2x', tool: 'Bash', summary: 'ls' }, { timeoutSeconds: 300 }))),
+    ],
   ];
   for (const [what, call] of calls) {
     if (!call) continue;
