@@ -61,6 +61,7 @@ function wrapCustomAdapter(inner: ChannelAdapter, name: string): ChannelAdapter 
   if (inner.downloadImage) adapter.downloadImage = whenStarted('downloadImage', inner.downloadImage);
   if (inner.downloadFile) adapter.downloadFile = whenStarted('downloadFile', inner.downloadFile);
   if (inner.sendFile) adapter.sendFile = whenStarted('sendFile', inner.sendFile);
+  if (inner.askApproval) adapter.askApproval = whenStarted('askApproval', inner.askApproval);
   return adapter;
 }
 

@@ -223,4 +223,29 @@ describe('a custom adapter (examples/adapters/folder-adapter.mjs) gets the same 
     expectChannelError(await f.adapter.start(f.ctx).catch((e: unknown) => e), 'lifecycle', /start\(\) after stop\(\)/);
     expect(await openHandles()).toEqual([]);
   });
+
+  it('optional capabilities of the module (files, approval buttons) pass through the wrapper, guarded the same way', async () => {
+    const dir = testdir();
+    const file = path.join(dir, 'buttons-adapter.mjs');
+    fs.writeFileSync(
+      file,
+      [
+        'export default () => ({',
+        '  asked: [],',
+        '  async start() {}, async stop() {},',
+        "  async reply() { return { messageId: 'r1' }; },",
+        "  async sendFile() { return { messageId: 'f1' }; },",
+        "  async askApproval(to, prompt) { this.asked.push(prompt.text); return { messageId: 'a1' }; },",
+        '});',
+      ].join('\n'),
+    );
+    const adapter = await loadCustomAdapter(file, {}, { log: createSilentLogger(), dir, name: 'buttons' });
+    defer(() => adapter.stop());
+    const prompt = { text: 'Approval needed', actions: [] } as unknown as Parameters<NonNullable<typeof adapter.askApproval>>[1];
+    expect(typeof adapter.sendFile).toBe('function');
+    expect(typeof adapter.askApproval).toBe('function');
+    expectChannelError(await adapter.askApproval?.(directTarget('room').replyTarget, prompt).catch((e: unknown) => e), 'not_connected', /start\(\) has not been called/);
+    await adapter.start(createRecordingContext());
+    expect(await adapter.askApproval?.(directTarget('room').replyTarget, prompt)).toEqual({ messageId: 'a1' });
+  });
 });
