@@ -14,10 +14,12 @@ import {
   type Metrics,
   type SessionRecord,
   type Store,
+  type SyncOf,
   type TimelineBucket,
 } from './types.js';
 import { formatLocalDay } from '../util/local-day.js';
 import { createMemoryAccessStore } from './memory-access.js';
+import { toAsyncStore } from './async-store.js';
 
 /** Store in memory (unit tests, embedding without a directory). Same behaviour as the SQLite store. */
 export function createMemoryStore(): Store {
@@ -36,7 +38,7 @@ export function createMemoryStore(): Store {
   const inboxKey = (channel: string, id: string) => `${channel}\u0000${id}`;
   const costByDay = new Map<string, number>();
 
-  return {
+  const sync: SyncOf<Store> = {
     ...createMemoryAccessStore(),
     getSession: (key) => {
       const s = sessions.get(key);
@@ -184,6 +186,8 @@ export function createMemoryStore(): Store {
     writeFailover: (state) => {
       failover = { ...state };
     },
+    ready: () => undefined,
     close: () => undefined,
   };
+  return toAsyncStore<Store>(sync);
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { formatLocalDay } from '../util/local-day.js';
+import { toAsyncStore } from './async-store.js';
 import { MIGRATIONS } from './migrations.js';
 import { createSqliteAccessStore } from './sqlite-access.js';
 import {
@@ -17,6 +18,7 @@ import {
   type TaskRun,
   type SessionRecord,
   type Store,
+  type SyncOf,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -194,8 +196,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     q.trimActivity.run(ACTIVITY_KEPT);
   });
 
-  return {
-    db,
+  const sync: SyncOf<Store> = {
     ...createSqliteAccessStore(db),
     getSession: (key) => {
       const r = q.getSession.get(key) as Row | undefined;
@@ -304,10 +305,12 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       return { consecutiveFailures: Number(r.consecutive_failures), ...(r.fallback_since === null ? {} : { fallbackSince: Number(r.fallback_since) }) };
     },
     writeFailover: (state) => void q.writeFailover.run(state.consecutiveFailures, state.fallbackSince ?? null),
+    ready: () => undefined,
     close: () => {
       if (db.open) db.close();
     },
   };
+  return { ...toAsyncStore<Store>(sync), db };
 }
 
 // --- internal ---
