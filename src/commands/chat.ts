@@ -35,7 +35,7 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
     return await repl(opened.assistant, renderer, io, opts);
   } finally {
     await opened.assistant.drain(0);
-    opened.close();
+    await opened.close();
   }
 }
 

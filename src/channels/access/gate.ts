@@ -54,11 +54,15 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
       reply,
     });
 
-  const openPairing = (msg: InboundMessage, kind: AccessKind, id: string): Exclude<OpenPairingResult, { status: 'collision' }> => {
+  const openPairing = async (msg: InboundMessage, kind: AccessKind, id: string): Promise<Exclude<OpenPairingResult, { status: 'collision' }>> => {
     const label = kind === 'sender' ? msg.senderName : `asked by ${msg.senderName ?? msg.senderId}`;
     const request = { channel: msg.channel, kind, id, ...(label ? { label } : {}), createdAt: now() };
     for (;;) {
-      const result = deps.store.openPairing(request, { code: generatePairingCode(deps.random), ttlMs: PAIRING_TTL_MS, maxPending: MAX_PENDING_PER_CHANNEL });
+      const result = await deps.store.openPairing(request, {
+        code: generatePairingCode(deps.random),
+        ttlMs: PAIRING_TTL_MS,
+        maxPending: MAX_PENDING_PER_CHANNEL,
+      });
       if (result.status !== 'collision') return result;
     }
   };
@@ -66,7 +70,12 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
   return {
     async admit(msg, say) {
       const cfg = deps.config.current().config.access;
-      const v = decideAccess(msg, cfg, (kind, id) => deps.store.isGranted(msg.channel, kind, id));
+      // The policy is pure: the grants it may ask about are read first.
+      const [sender, chat] = await Promise.all([
+        deps.store.isGranted(msg.channel, 'sender', msg.senderId),
+        msg.chatType === 'group' ? deps.store.isGranted(msg.channel, 'chat', msg.chatId) : false,
+      ]);
+      const v = decideAccess(msg, cfg, (kind) => (kind === 'sender' ? sender : chat));
       const who = `${msg.channel}:${msg.chatType === 'group' ? `${msg.chatId} (group)` : msg.senderId}`;
       switch (v.verdict) {
         case 'admit':
@@ -79,7 +88,7 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
           refuse(msg, 'not_allowed', `${who} is not allowed (access.${msg.chatType === 'group' ? 'groups' : 'dm'}: allowlist)`, '');
           return { admitted: false };
         case 'pair': {
-          const result = openPairing(msg, v.kind, v.id);
+          const result = await openPairing(msg, v.kind, v.id);
           if (result.status === 'full') {
             log.info(`${msg.channel} ${msg.messageId}: ${who} is not paired and ${MAX_PENDING_PER_CHANNEL} codes are already waiting`);
             const reply = formatPairingFull();

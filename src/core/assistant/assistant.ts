@@ -104,12 +104,12 @@ export interface Assistant {
   abort(key: string): boolean;
   status(): AssistantStatus;
   onActivity(listener: (record: ActivityRecord) => void): () => void;
-  recentActivity(limit: number): ActivityRecord[];
-  metrics(): Metrics;
+  recentActivity(limit: number): Promise<ActivityRecord[]>;
+  metrics(): Promise<Metrics>;
   /** Record a message refused before any turn (live on onActivity, like a turn). */
-  recordRefusal(refusal: Refusal): void;
+  recordRefusal(refusal: Refusal): Promise<void>;
   /** Today's spending against `access.dailyBudgetUsd`. */
-  budget(): BudgetState;
+  budget(): Promise<BudgetState>;
   /**
    * Let running turns finish for up to `graceMs`, then abort what is left, queued turns too; their
    * completion says `Aborted: <why>` (default: the gateway is shutting down).
@@ -149,17 +149,22 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const inFlight = new Set<Promise<unknown>>();
   const listeners = new Set<(r: ActivityRecord) => void>();
 
-  // Idle sessions are pruned at start-up, never in the middle of serving.
+  // Idle sessions are pruned at start-up, never in the middle of serving: turns wait for it, so
+  // none resumes a session that is about to go.
   const ttlDays = deps.config.current().config.sessionTtlDays;
-  const pruned = deps.store.pruneSessions(now() - ttlDays * 86_400_000);
-  if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
+  const pruning = deps.store
+    .pruneSessions(now() - ttlDays * 86_400_000)
+    .then((pruned) => {
+      if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
+    })
+    .catch((err: unknown) => deps.log.error(`cannot prune idle sessions: ${(err as Error).message}`));
 
   const recorder = createTurnRecorder(deps.store, deps.log);
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
-  const record = (raw: ActivityRecord) => {
+  const record = async (raw: ActivityRecord) => {
     const r = maskSecretValues(raw, deps.config.current().secretValues);
-    deps.store.recordActivity(r);
+    await deps.store.recordActivity(r);
     for (const l of listeners) l(r);
   };
 
@@ -173,7 +178,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     const ts = new Date(now()).toISOString();
     const log = (completion: Completion, costUsd: number, refused?: RefusalReason) => {
       const reply = completion.finalText ?? completion.message ?? '';
-      record({
+      return record({
         ts,
         source,
         sender,
@@ -191,7 +196,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     };
 
     const task = (async () => {
-      const budget = isBudgeted(source) ? budgetNow() : undefined;
+      await pruning;
+      const budget = isBudgeted(source) ? await budgetNow() : undefined;
       if (budget?.reached) return log(rejectTurn(formatBudgetRefusal(budget), emit), 0, 'over_budget');
       const images = decodeImages(opts.images);
       if (!images.ok) return log(rejectTurn(images.message, emit), 0);
@@ -219,7 +225,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           return log(completion, 0);
         }
         running.set(key, ctl);
-        deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
+        await deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
         turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: preview(prompt), startedAt: now() });
         const outcome = await executeTurn(
           { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, now },
@@ -227,10 +233,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           emit,
         );
         const reply = outcome.completion.finalText;
-        if (reply) deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
-        log(outcome.completion, outcome.costUsd);
+        if (reply) await deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
+        await log(outcome.completion, outcome.costUsd);
       } finally {
-        turnRecord?.end();
+        await turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);
         opts.signal?.removeEventListener('abort', onCallerAbort);
@@ -260,8 +266,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 
   const reset = async (key: string) => {
     abort(key);
-    deps.store.deleteSession(key);
-    deps.store.clearHistory(key);
+    await deps.store.deleteSession(key);
+    await deps.store.clearHistory(key);
   };
 
   const status = (): AssistantStatus => {
@@ -278,7 +284,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     listModels: () => engine.listModels(deps.config.current().config),
     reset,
     abort,
-    statusText: (key) => formatStatusText(status(), deps.store.getSession(key), key, running.has(key)),
+    statusText: async (key) => formatStatusText(status(), await deps.store.getSession(key), key, running.has(key)),
   })) {
     deps.commands.add(command);
   }
@@ -300,7 +306,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           (e) => out.push(e),
         );
         out.end();
-        record({
+        void record({
           ts: new Date(now()).toISOString(),
           source: opts.source ?? 'http',
           sender: opts.sender ?? 'http',
@@ -311,7 +317,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           status: 'failed',
           sessionKey: opts.sessionKey ?? 'default',
           error: completion.message ?? '',
-        });
+        }).catch((err: unknown) => deps.log.error(`cannot record activity: ${(err as Error).message}`));
         return out;
       }
       return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
@@ -327,7 +333,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       const source = opts.source ?? 'http';
       const failed = result.error !== undefined;
       const refused = result.error === 'not_allowed_here';
-      record({
+      await record({
         ts: new Date(started).toISOString(),
         source,
         sender: opts.sender ?? source,
@@ -352,7 +358,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     recentActivity: (limit) => deps.store.recentActivity(limit),
     metrics: () => deps.store.metrics(),
     recordRefusal(r) {
-      record({
+      return record({
         ts: new Date(now()).toISOString(),
         source: r.source,
         sender: r.sender,

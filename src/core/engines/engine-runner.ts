@@ -9,7 +9,7 @@ import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
 import { runProcess } from './runner.js';
-import type { EngineDefinition, EngineTurn, ModelListing } from './types.js';
+import type { EngineDefinition, EngineTurn, ModelListing, ProviderEndpoint } from './types.js';
 
 /**
  * One engine turn, as the chat core asks for it: prepare the workspace (context file, skill
@@ -76,7 +76,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       yield { type: 'error', code: 'spawn_failed', message: `could not prepare the workspace: ${(err as Error).message}`, kind: 'engine' };
       return;
     }
-    const chosen = chooseEndpoint(req.config.provider, deps.failover, now());
+    const chosen = await chooseEndpoint(req.config.provider, deps.failover, now());
     const attempt = (sessionId: string | undefined) => runOnce(engine, binary, req, sessionId, chosen?.endpoint);
 
     let terminal: AgentEvent | undefined;
@@ -99,7 +99,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       }
     }
     const outcome = terminal?.type === 'done' ? 'ok' : terminal?.type === 'error' && terminal.kind === 'provider' ? 'provider_error' : 'other';
-    if (recordOutcome(req.config.provider, chosen, outcome, deps.failover, now())) {
+    if (await recordOutcome(req.config.provider, chosen, outcome, deps.failover, now())) {
       deps.log.warn(`provider ${chosen?.endpoint.baseUrl ?? ''} failed ${req.config.provider?.failoverThreshold} times in a row; using provider.fallback`);
     }
   }
@@ -109,7 +109,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     binary: string,
     req: EngineTurnRequest,
     sessionId: string | undefined,
-    endpoint: ReturnType<typeof chooseEndpoint> extends infer C ? (C extends { endpoint: infer E } ? E : never) | undefined : never,
+    endpoint: ProviderEndpoint | undefined,
   ): AsyncIterable<AgentEvent> {
     const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
     const turn: EngineTurn = {

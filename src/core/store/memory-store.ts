@@ -182,6 +182,11 @@ export function createMemoryStore(): Store {
     runningTurns: () => [...runningTurns.values()].map((t) => ({ ...t, owner: { ...t.owner }, processes: t.processes.map((p) => ({ ...p })) })),
     groupBotTurns: (chatKey) => botTurns.get(chatKey) ?? 0,
     setGroupBotTurns: (chatKey, turns) => void botTurns.set(chatKey, turns),
+    addGroupBotTurn(chatKey) {
+      const turns = (botTurns.get(chatKey) ?? 0) + 1;
+      botTurns.set(chatKey, turns);
+      return turns;
+    },
     readFailover: () => ({ ...failover }),
     writeFailover: (state) => {
       failover = { ...state };

@@ -207,6 +207,16 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
         turns,
       ])),
 
+    addGroupBotTurn: async (chatKey) =>
+      Number(
+        (
+          await rows(
+            'INSERT INTO group_state (chat_key, bot_turns) VALUES ($1, 1) ON CONFLICT (chat_key) DO UPDATE SET bot_turns = group_state.bot_turns + 1 RETURNING bot_turns',
+            [chatKey],
+          )
+        )[0]?.bot_turns,
+      ),
+
     recordTaskRun: (r) =>
       insertKeeping(
         `INSERT INTO task_runs (task_id, started_at, ended_at, status, duration_ms, cost_usd, preview, error, delivered)

@@ -112,6 +112,9 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     removeRunningTurn: db.prepare('DELETE FROM running_turns WHERE id = ?'),
     runningTurns: db.prepare('SELECT * FROM running_turns ORDER BY id'),
     botTurns: db.prepare('SELECT bot_turns FROM group_state WHERE chat_key = ?'),
+    addBotTurn: db.prepare(
+      'INSERT INTO group_state (chat_key, bot_turns) VALUES (?, 1) ON CONFLICT(chat_key) DO UPDATE SET bot_turns = bot_turns + 1 RETURNING bot_turns',
+    ),
     setBotTurns: db.prepare('INSERT INTO group_state (chat_key, bot_turns) VALUES (?, ?) ON CONFLICT(chat_key) DO UPDATE SET bot_turns = excluded.bot_turns'),
     readFailover: db.prepare('SELECT consecutive_failures, fallback_since FROM provider_state WHERE id = 1'),
     writeFailover: db.prepare(
@@ -299,6 +302,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       })),
     groupBotTurns: (chatKey) => Number((q.botTurns.get(chatKey) as Row | undefined)?.bot_turns ?? 0),
     setGroupBotTurns: (chatKey, turns) => void q.setBotTurns.run(chatKey, turns),
+    addGroupBotTurn: (chatKey) => Number((q.addBotTurn.get(chatKey) as Row).bot_turns),
     readFailover: () => {
       const r = q.readFailover.get() as Row | undefined;
       if (!r) return { consecutiveFailures: 0 };

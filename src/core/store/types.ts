@@ -181,6 +181,8 @@ export interface GroupStateStore {
   /** Consecutive bot replies in a group since a person last wrote (groupChat.maxTurns). */
   groupBotTurns(chatKey: string): Promise<number>;
   setGroupBotTurns(chatKey: string, turns: number): Promise<void>;
+  /** One more bot reply, counted in one statement (two turns of one group may end together); returns the new count. */
+  addGroupBotTurn(chatKey: string): Promise<number>;
 }
 
 export interface TaskRunStore {

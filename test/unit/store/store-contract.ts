@@ -85,6 +85,10 @@ export function describeStoreContract(name: string, make: () => Store): void {
       await s.setGroupBotTurns('channel_e:g2', 1);
       await s.setGroupBotTurns('channel_e:g1', 4);
       expect([await s.groupBotTurns('channel_e:g1'), await s.groupBotTurns('channel_e:g2')]).toEqual([4, 1]);
+      expect(await Promise.all([s.addGroupBotTurn('channel_e:g1'), s.addGroupBotTurn('channel_e:g1'), s.addGroupBotTurn('channel_e:new')])).toEqual(
+        expect.arrayContaining([5, 6, 1]),
+      );
+      expect(await s.groupBotTurns('channel_e:g1')).toBe(6);
       expect(await s.readFailover()).toEqual({ consecutiveFailures: 0 });
       await s.writeFailover({ consecutiveFailures: 0, fallbackSince: 1234 });
       expect(await s.readFailover()).toEqual({ consecutiveFailures: 0, fallbackSince: 1234 });
