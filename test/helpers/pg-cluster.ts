@@ -54,7 +54,8 @@ export async function startPgCluster(): Promise<PgCluster> {
   const data = path.join(root, 'data');
   const asRoot = process.getuid?.() === 0;
   const user = asRoot ? readUser('postgres') : undefined;
-  if (asRoot && !user) throw new Error('running as root, and there is no `postgres` user to run the throwaway PostgreSQL cluster as (install Debian\'s postgresql package)');
+  if (asRoot && !user)
+    throw new Error("running as root, and there is no `postgres` user to run the throwaway PostgreSQL cluster as (install Debian's postgresql package)");
   if (user) fs.chownSync(root, user.uid, user.gid);
   const run = (cmd: string, args: string[]) => {
     const argv = user ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];

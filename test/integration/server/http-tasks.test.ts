@@ -151,9 +151,9 @@ describe('scheduled tasks over HTTP', () => {
     const task = s.config.current().config.tasks[1];
     if (!task) throw new Error('no task');
     await control.runScheduled(task);
-    expect(control.history('slow', 5)?.map((r) => r.status)).toEqual(['skipped']);
+    expect((await control.history('slow', 5))?.map((r) => r.status)).toEqual(['skipped']);
     expect((await collect(start.events)).at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
-    expect(control.history('slow', 5)?.map((r) => r.status)).toEqual(['completed', 'skipped']);
+    expect((await control.history('slow', 5))?.map((r) => r.status)).toEqual(['completed', 'skipped']);
   });
 
   it('?token= does not open the task routes', async () => {

@@ -65,7 +65,9 @@ describe('postgres store specifics', () => {
     await Promise.all(hosts.map((s) => s.ready()));
     for (let round = 0; round < 5; round++) {
       const entry = { channel: 'channel_e', messageId: `m${round}`, chatKey: 'k', receivedAt: round, payload: '{}' };
-      const claims = await Promise.all(hosts.flatMap((s, i) => [s.claimMessage({ ...entry, owner: `run-${i}` }), s.claimMessage({ ...entry, owner: `run-${i}` })]));
+      const claims = await Promise.all(
+        hosts.flatMap((s, i) => [s.claimMessage({ ...entry, owner: `run-${i}` }), s.claimMessage({ ...entry, owner: `run-${i}` })]),
+      );
       expect(claims.filter(Boolean)).toHaveLength(1);
       // A later run taking over: of callers with one owner, only one wins.
       const takes = await Promise.all(hosts.map((s) => s.takeOverMessage('channel_e', `m${round}`, 'run-late')));
