@@ -6,7 +6,7 @@
 //    a wrapper named `claude`, as test/helpers/stand-in.ts makes them) is run through
 //    createEngineRunner and, interleaved, spawned directly with child_process.spawn reading its
 //    stdout. Same binary, same argv shape, same stdin: the difference is what our layer adds
-//    (workspace prepare, execa, the process-tree bookkeeping, parsing, the post-exit drain).
+//    (workspace prepare, the spawn, the process-tree bookkeeping, parsing, the post-exit drain).
 // 2. Each real CLI's full RUN-TOOL turn (one shell tool call + final text) against the scripted fake
 //    LLM on 127.0.0.1, through our runner, in a fresh HOME: one cold turn, then the median of N.
 //

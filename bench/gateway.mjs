@@ -1,40 +1,49 @@
 #!/usr/bin/env node
 // Gateway benchmark: prints numbers, asserts nothing. Runs against the BUILT code (`npm run build`
-// first): `node bench/gateway.mjs [--turns 50] [--health-seconds 5]`.
+// first): `node bench/gateway.mjs [--rounds 3] [--turns 50] [--health-seconds 3] [--cold 15]`.
 //
 // The real `service gateway` runs as a child process, exactly as a user starts it, with the stand-in
 // engine (test/fakes/stand-in-engine.mjs behind a wrapper named `claude`, as test/helpers/stand-in.ts
-// makes it) first on PATH. Measured from the outside:
-// 1. gateway CPU per chat turn: the gateway PID's own utime+stime from /proc/<pid>/stat, so the
-//    engine processes (its children) are not counted; they are shown apart (cutime+cstime);
-// 2. GET /health throughput and latency over 8 keep-alive connections;
-// 3. time to headers / first body byte of a turn queued behind a running one on the same key;
-// 4. the gateway's RSS after start and after the load;
-// 5. CLI cold start (`--version`) next to a bare `node -e 0`.
-// Linux only (/proc). This process and the gateway share the machine's CPUs, so the throughput
-// figure is for both together: it is a relative number, for comparing builds on one machine.
+// makes it) first on PATH. Each round starts a fresh gateway and measures, from the outside:
+// 1. RSS (VmRSS) 1 s after it first answered /health (idle);
+// 2. gateway CPU per chat turn over sequential turns: the gateway PID's own utime+stime from
+//    /proc/<pid>/stat, so the engine processes (its children) are not counted;
+// 3. GET /health throughput over 8 keep-alive connections, with a lean raw-socket client (node's
+//    http client costs as much CPU per request as the gateway, so with it req/s measures the
+//    client), and the gateway's CPU per request;
+// 4. time to the response headers of a turn queued behind a running one on the same key;
+// 5. RSS after load: 50 keys x 4 turns at concurrency 10, then 1 s of quiet.
+// Then CLI cold start (`--version`) against a bare `node -e 0`, interleaved samples.
+// The summary gives minimum / median / maximum over the rounds (over the samples for cold start).
+// Linux only (/proc). This process and the gateway share the machine's CPUs: the figures are for
+// comparing builds on one machine, run on a quiet one.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { median, ms, quantile } from './stats.mjs';
+import { median } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'bin', 'service.js');
 const { values: opts } = parseArgs({
   options: {
+    rounds: { type: 'string', default: '3' },
     turns: { type: 'string', default: '50' },
-    'health-seconds': { type: 'string', default: '5' },
+    'health-seconds': { type: 'string', default: '3' },
+    cold: { type: 'string', default: '15' },
   },
 });
+const ROUNDS = Number(opts.rounds);
 const TURNS = Number(opts.turns);
 const HEALTH_MS = Number(opts['health-seconds']) * 1000;
+const COLD_N = Number(opts.cold);
 const WARMUP = 3; // first turns pay for JIT, the SQLite statements' first use, lazy imports
-const QUEUED_RUNS = 5;
+const QUEUED_RUNS = 3;
 const TOKEN = 'bench-token';
 
 if (!fs.existsSync(path.join(ROOT, 'dist', 'cli.js'))) {
@@ -46,9 +55,6 @@ if (!fs.existsSync('/proc/self/stat')) {
   process.exit(1);
 }
 
-// --- formatting (statistics: stats.mjs) ---
-
-const mb = (kb) => `${(kb / 1024).toFixed(1)} MB`;
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
 
 // --- /proc readers ---
@@ -59,30 +65,30 @@ try {
 } catch {
   // getconf missing: 100 is what Linux uses on every common architecture
 }
-/** CPU ms of the process itself (utime+stime, fields 14-15) and of its reaped children (cutime+cstime, 16-17). */
-function cpuOf(pid) {
+/** CPU ms of the process itself (utime+stime, fields 14-15). */
+function cpuMs(pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may hold spaces and parentheses: split after its closing ')'.
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3
-  const tick = (n) => (Number(f[n - 3]) * 1000) / CLK_TCK;
-  return { self: tick(14) + tick(15), children: tick(16) + tick(17) };
+  return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
 }
-const rssKb = (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+const rssMiB = (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 // --- temp directories: assistant, stand-in bin, fleet, HOME and the stand-in's session files ---
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'service-bench-gw-'));
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
-const dir = path.join(tmp, 'assistant');
 const binDir = path.join(tmp, 'bin');
-for (const d of [dir, binDir, path.join(tmp, 'fleet'), path.join(tmp, 'home')]) fs.mkdirSync(d);
-fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: bench\nengine: engine_b\n');
+for (const d of [binDir, path.join(tmp, 'fleet'), path.join(tmp, 'home')]) fs.mkdirSync(d);
 const standIn = path.join(ROOT, 'test', 'fakes', 'stand-in-engine.mjs');
 fs.writeFileSync(path.join(binDir, 'claude'), `#!/bin/sh\nexec "${process.execPath}" "${standIn}" engine_b "$@"\n`, { mode: 0o755 });
 
 // --- the gateway process ---
 
-async function startGateway() {
+async function startGateway(round) {
+  const dir = path.join(tmp, `assistant-${round}`);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: bench\nengine: engine_b\n');
   // PATH: the stand-in first, and no node_modules/.bin (where the real `claude` may live).
   const PATH = [binDir, ...(process.env.PATH ?? '').split(':').filter((p) => p && !p.includes('node_modules'))].join(':');
   const env = {
@@ -94,7 +100,6 @@ async function startGateway() {
     STANDIN_STATE_DIR: path.join(tmp, 'standin'),
   };
   delete env.SERVICE_TOKEN; // --token wins anyway; keep the environment from looking like it matters
-  const t0 = performance.now();
   const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', '--token', TOKEN, '-d', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -112,29 +117,32 @@ async function startGateway() {
     child.stdout.on('data', check);
     void exited.then((e) => reject(new Error(`gateway exited early (${JSON.stringify(e)}):\n${out}`)));
   });
-  return { child, url, exited, startMs: performance.now() - t0, output: () => out };
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { child, url, stop };
 }
 
-// --- HTTP client: node:http rather than fetch, to see the headers and the first body chunk apart ---
+// --- HTTP clients ---
 
-/** One request; times from sending to the response headers, the first body chunk and the end. */
+/** One request over node:http; times from sending to the response headers and the end. */
 function request(base, method, pathname, { body, agent } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const r = { headers: NaN, firstByte: NaN, end: NaN, status: 0, text: '' };
+    const r = { headers: NaN, end: NaN, status: 0, text: '' };
     const req = http.request(new URL(pathname, base), {
       method,
-      agent: agent ?? false, // no agent: a fresh connection, nothing pooled between measurements
+      agent: agent ?? false,
       headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     });
     req.on('response', (res) => {
       r.headers = performance.now() - t0;
       r.status = res.statusCode;
       res.setEncoding('utf8');
-      res.on('data', (d) => {
-        if (Number.isNaN(r.firstByte)) r.firstByte = performance.now() - t0;
-        r.text += d;
-      });
+      res.on('data', (d) => (r.text += d));
       res.on('end', () => resolve({ ...r, end: performance.now() - t0 }));
       res.on('error', reject);
     });
@@ -142,98 +150,127 @@ function request(base, method, pathname, { body, agent } = {}) {
     req.end(body ? JSON.stringify(body) : undefined);
   });
 }
-const chat = (base, message, sessionKey) => request(base, 'POST', '/chat', { body: { message, sessionKey } });
-/** A turn counts when the stand-in's answer came back; a failed one is reported, not thrown. */
+const chat = (base, message, sessionKey, agent) => request(base, 'POST', '/chat', { body: { message, sessionKey }, agent });
+/** A turn counts when the stand-in's answer came back. */
 const answered = (r) => r.status === 200 && r.text.includes('ECHO:');
 
-// --- the measurements ---
-
-async function sequentialTurns(gw) {
-  for (let i = 0; i < WARMUP; i++) await chat(gw.url, `warm-up ${i}`, 'cpu');
-  const runs = [];
-  const c0 = cpuOf(gw.child.pid);
+/**
+ * GET /health as fast as `connections` raw keep-alive sockets allow: one request in flight per
+ * socket, responses parsed only as far as status line and Content-Length (or chunked end).
+ */
+async function rawHealth(base, connections, durationMs) {
+  const { hostname, port } = new URL(base);
+  const deadline = performance.now() + durationMs;
+  let ok = 0;
+  let bad = 0;
+  const loop = () =>
+    new Promise((resolve) => {
+      const socket = net.connect(Number(port), hostname);
+      let buf = '';
+      const send = () => (performance.now() < deadline ? socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`) : socket.end());
+      socket.setEncoding('latin1');
+      socket.on('connect', send);
+      socket.on('data', (d) => {
+        buf += d;
+        for (;;) {
+          const head = buf.indexOf('\r\n\r\n');
+          if (head < 0) return;
+          const headers = buf.slice(0, head);
+          const length = /content-length:\s*(\d+)/i.exec(headers);
+          let end;
+          if (length) end = head + 4 + Number(length[1]);
+          else {
+            const chunkedEnd = buf.indexOf('\r\n0\r\n\r\n', head);
+            if (chunkedEnd < 0) return;
+            end = chunkedEnd + 7;
+          }
+          if (buf.length < end) return;
+          if (headers.startsWith('HTTP/1.1 200')) ok++;
+          else bad++;
+          buf = buf.slice(end);
+          send();
+        }
+      });
+      socket.on('error', () => resolve());
+      socket.on('close', () => resolve());
+    });
   const t0 = performance.now();
-  for (let i = 0; i < TURNS; i++) runs.push(await chat(gw.url, `bench turn ${i}`, 'cpu'));
-  const wall = performance.now() - t0;
-  const c1 = cpuOf(gw.child.pid);
-  const failed = runs.filter((r) => !answered(r)).length;
-  const col = (k) => runs.map((r) => r[k]);
-  console.log(`\nPOST /chat, ${TURNS} sequential turns on one session key (after ${WARMUP} warm-up turns)`);
-  console.log(
-    `  gateway CPU (own utime+stime)     ${ms((c1.self - c0.self) / TURNS)} per turn   (${(c1.self - c0.self).toFixed(0)} ms in total, ${(1000 / CLK_TCK).toFixed(0)} ms resolution)`,
-  );
-  console.log(`  engine CPU (reaped children)      ${ms((c1.children - c0.children) / TURNS)} per turn   (sh + node stand-in, for scale)`);
-  console.log(
-    `  wall per turn                      median ${ms(median(col('end')))}   p90 ${ms(quantile(col('end'), 0.9))}   (${ms(wall / TURNS)} mean incl. client)`,
-  );
-  console.log(`  request → response headers        median ${ms(median(col('headers')))}   p90 ${ms(quantile(col('headers'), 0.9))}`);
-  console.log(`  request → first body byte         median ${ms(median(col('firstByte')))}   p90 ${ms(quantile(col('firstByte'), 0.9))}`);
-  if (failed) console.log(`  !! ${failed} of ${TURNS} turns did not answer; first: ${runs.find((r) => !answered(r)).text.slice(0, 300)}`);
+  await Promise.all(Array.from({ length: connections }, loop));
+  return { ok, bad, seconds: (performance.now() - t0) / 1000 };
 }
 
-async function healthThroughput(gw) {
-  // 8 loops over an 8-socket keep-alive pool: each loop keeps one connection busy.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
-  const latencies = [];
-  let errors = 0;
-  const c0 = cpuOf(gw.child.pid);
-  const t0 = performance.now();
-  const deadline = t0 + HEALTH_MS;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (performance.now() < deadline) {
-        const r = await request(gw.url, 'GET', '/health', { agent }).catch(() => ({ status: 0 }));
-        if (r.status === 200) latencies.push(r.end);
-        else errors++;
-      }
-    }),
-  );
-  const elapsed = performance.now() - t0;
-  const c1 = cpuOf(gw.child.pid);
-  agent.destroy();
-  console.log(`\nGET /health, 8 concurrent keep-alive connections for ${(elapsed / 1000).toFixed(1)} s`);
-  console.log(
-    `  throughput                        ${((latencies.length / elapsed) * 1000).toFixed(0).padStart(7)} req/s   (${latencies.length} requests, ${errors} errors)`,
-  );
-  console.log(
-    `  latency                            median ${ms(median(latencies))}   p90 ${ms(quantile(latencies, 0.9))}   p99 ${ms(quantile(latencies, 0.99))}`,
-  );
-  console.log(
-    `  gateway CPU per request           ${(((c1.self - c0.self) / latencies.length) * 1000).toFixed(0).padStart(7)} µs   (gateway busy ${(((c1.self - c0.self) / elapsed) * 100).toFixed(0)}% of one core)`,
-  );
-}
+// --- one round ---
 
-// Headers and first byte are timed apart because Node sends the headers only with the first body
-// bytes (see src/server/sse.ts, openingComment): the two coincide unless the route writes early.
-async function queuedTurns(gw) {
-  const runs = [];
-  const running = async () => (await request(gw.url, 'GET', '/api/status').then((r) => JSON.parse(r.text))).turns?.running ?? 0;
-  for (let i = 0; i < QUEUED_RUNS; i++) {
-    const first = chat(gw.url, `SLEEP:2000 blocker ${i}`, 'q').then((r) => ({ ...r, doneAt: performance.now() }));
-    first.catch(() => undefined); // awaited below; a failure must not be an unhandled rejection meanwhile
-    // Send the second turn only once the first one is really running (not merely sent), so it queues.
-    const t0 = performance.now();
-    while ((await running()) < 1 && performance.now() - t0 < 5_000) await sleep(20);
-    const sentAt = performance.now();
-    const [a, b] = await Promise.all([first, chat(gw.url, `queued ${i}`, 'q')]);
-    runs.push({ ...b, blockerLeft: a.doneAt - sentAt, ok: answered(a) && answered(b) });
+async function round(i) {
+  const gw = await startGateway(i);
+  const pid = gw.child.pid;
+  try {
+    // Idle: the serving line is printed once it listens; one /health, then 1 s of quiet.
+    await request(gw.url, 'GET', '/health');
+    await sleep(1_000);
+    const rssIdle = rssMiB(pid);
+
+    const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    for (let t = 0; t < WARMUP; t++) await chat(gw.url, `warm-up ${t}`, 'cpu', keepAlive);
+    const c0 = cpuMs(pid);
+    const turns = [];
+    for (let t = 0; t < TURNS; t++) turns.push(await chat(gw.url, `bench turn ${t}`, 'cpu', keepAlive));
+    const cpuPerTurn = (cpuMs(pid) - c0) / TURNS;
+    keepAlive.destroy();
+    const failed = turns.filter((r) => !answered(r)).length;
+
+    const h0 = cpuMs(pid);
+    const health = await rawHealth(gw.url, 8, HEALTH_MS);
+    const healthCpuUs = ((cpuMs(pid) - h0) / Math.max(1, health.ok)) * 1000;
+
+    const queued = await queuedHeaders(gw.url);
+
+    // Load: 50 keys x 4 turns, 10 at a time (the default maxConcurrent), then 1 s of quiet.
+    let next = 0;
+    let loadFailed = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (next < 50) {
+          const key = `load-${next++}`;
+          for (let t = 0; t < 4; t++) if (!answered(await chat(gw.url, `load turn ${t}`, key))) loadFailed++;
+        }
+      }),
+    );
+    await sleep(1_000);
+    const rssLoad = rssMiB(pid);
+    return {
+      rssIdle,
+      cpuPerTurn,
+      healthRps: health.ok / health.seconds,
+      healthCpuUs,
+      queued,
+      rssLoad,
+      problems: [
+        failed && `${failed}/${TURNS} sequential turns failed`,
+        health.bad && `${health.bad} /health answers not 200`,
+        loadFailed && `${loadFailed}/200 load turns failed`,
+      ].filter(Boolean),
+    };
+  } finally {
+    await gw.stop();
   }
-  const col = (k) => runs.map((r) => r[k]);
-  console.log(`\nA turn queued behind a running SLEEP:2000 turn on the same key, ${QUEUED_RUNS} runs (from sending the queued request)`);
-  console.log(
-    `  → response headers                median ${ms(median(col('headers')))}   (${col('headers')
-      .map((x) => x.toFixed(0))
-      .join(', ')})`,
-  );
-  console.log(
-    `  → first body byte                 median ${ms(median(col('firstByte')))}   (${col('firstByte')
-      .map((x) => x.toFixed(0))
-      .join(', ')})`,
-  );
-  console.log(`  → end of the queued turn          median ${ms(median(col('end')))}`);
-  console.log(`  (the running turn ended           median ${ms(median(col('blockerLeft')))} after the queued request was sent)`);
-  const bad = runs.filter((r) => !r.ok).length;
-  if (bad) console.log(`  !! ${bad} of ${QUEUED_RUNS} runs had a turn that did not answer`);
+}
+
+/** Headers of a turn sent while another turn of the same key runs (median of QUEUED_RUNS). */
+async function queuedHeaders(base) {
+  const times = [];
+  for (let q = 0; q < QUEUED_RUNS; q++) {
+    const key = `queued-${q}`;
+    const first = chat(base, 'SLEEP:1000 blocker', key);
+    first.catch(() => undefined); // awaited below
+    // Send the second turn only once the first one is really running, so it queues.
+    const t0 = performance.now();
+    const running = async () => JSON.parse((await request(base, 'GET', '/api/status')).text).turns?.running ?? 0;
+    while ((await running()) < 1 && performance.now() - t0 < 5_000) await sleep(10);
+    const [, second] = await Promise.all([first, chat(base, `queued ${q}`, key)]);
+    times.push(second.headers);
+  }
+  return median(times);
 }
 
 function coldStart() {
@@ -242,60 +279,88 @@ function coldStart() {
     const r = spawnSync(process.execPath, args, { cwd: tmp, stdio: 'ignore', env: { ...process.env, NO_COLOR: '1' } });
     return { ms: performance.now() - t0, ok: r.status === 0 };
   };
-  const runs = { cli: [], bare: [] };
-  for (let i = 0; i < 10; i++) {
-    // Interleaved, so that load changes on a shared machine hit both alike.
-    runs.cli.push(time([CLI, '--version']));
-    runs.bare.push(time(['-e', '0']));
+  time(['-e', '0']); // warm-ups, dropped
+  time([CLI, '--version']);
+  const above = [];
+  let failed = 0;
+  for (let i = 0; i < COLD_N; i++) {
+    // Pairs in alternating order, so that load changes on a shared machine hit both alike.
+    let bare;
+    let ours;
+    if (i % 2) {
+      bare = time(['-e', '0']);
+      ours = time([CLI, '--version']);
+    } else {
+      ours = time([CLI, '--version']);
+      bare = time(['-e', '0']);
+    }
+    if (!ours.ok) failed++;
+    above.push(ours.ms - bare.ms);
   }
-  const m = (xs) => median(xs.map((x) => x.ms));
-  console.log(`\nCLI cold start, 10 runs each, interleaved`);
-  console.log(
-    `  node bin/service.js --version      median ${ms(m(runs.cli))}   min ${ms(Math.min(...runs.cli.map((x) => x.ms)))}${runs.cli.every((x) => x.ok) ? '' : '   !! some runs failed'}`,
-  );
-  console.log(`  node -e 0                          median ${ms(m(runs.bare))}   min ${ms(Math.min(...runs.bare.map((x) => x.ms)))}`);
-  console.log(`  ours on top of bare node           median ${ms(m(runs.cli) - m(runs.bare))}`);
+  return { above, failed };
 }
 
 // --- main ---
 
-console.log(
-  `gateway bench: node ${process.version}, ${os.cpus().length} CPUs, CLK_TCK ${CLK_TCK}, load average ${os
+const load = () =>
+  os
     .loadavg()
     .map((l) => l.toFixed(2))
-    .join(' ')}`,
+    .join(' ');
+console.log(`gateway bench: node ${process.version}, ${os.cpus().length} CPUs, CLK_TCK ${CLK_TCK}, load average ${load()}`);
+console.log(
+  `${ROUNDS} rounds, each a fresh gateway: ${TURNS} sequential turns, /health for ${HEALTH_MS / 1000} s, ${QUEUED_RUNS} queued turns, 200 turns of load`,
 );
 const benchStart = performance.now();
-const gw = await startGateway();
-let stopped = false;
-// Never leave a gateway behind, whatever fails below.
-process.on('exit', () => {
-  if (!stopped && gw.child.exitCode === null) gw.child.kill('SIGKILL');
-});
-try {
-  // "Right after start": the serving line is printed once it listens and the channels are started.
-  const rssStart = rssKb(gw.child.pid);
-  const cpuStart = cpuOf(gw.child.pid);
-  console.log(`\nGateway start: serving line after ${ms(gw.startMs)}, CPU so far ${ms(cpuStart.self)}, RSS ${mb(rssStart)}`);
-  await sequentialTurns(gw);
-  await healthThroughput(gw);
-  await queuedTurns(gw);
-  // After the load: give pending timers and GC a moment so this is an idle figure, not a peak.
-  await sleep(500);
-  console.log(`\nGateway RSS (VmRSS): ${mb(rssStart)} right after start, ${mb(rssKb(gw.child.pid))} after the load above`);
-} finally {
-  const t0 = performance.now();
-  gw.child.kill('SIGTERM');
-  const timer = setTimeout(() => gw.child.kill('SIGKILL'), 15_000);
-  const { code, signal } = await gw.exited;
-  clearTimeout(timer);
-  stopped = true;
-  console.log(`Gateway stop: SIGTERM → exit ${code ?? signal} in ${ms(performance.now() - t0)}`);
+const rounds = [];
+for (let i = 0; i < ROUNDS; i++) {
+  const r = await round(i);
+  rounds.push(r);
+  console.log(
+    `  round ${i + 1}: idle ${r.rssIdle.toFixed(1)} MiB, ${r.cpuPerTurn.toFixed(2)} ms CPU/turn, /health ${r.healthRps.toFixed(0)} req/s (${r.healthCpuUs.toFixed(0)} µs CPU each), queued headers ${r.queued.toFixed(1)} ms, after load ${r.rssLoad.toFixed(1)} MiB${r.problems.length ? `  !! ${r.problems.join('; ')}` : ''}`,
+  );
 }
-coldStart();
-console.log(
-  `\ntotal ${((performance.now() - benchStart) / 1000).toFixed(1)} s; load average at the end: ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
+const cold = coldStart();
+
+const row = (label, values, unit, digits = 1) => {
+  const s = [...values].sort((a, b) => a - b);
+  const f = (x) => `${x.toFixed(digits)}`.padStart(9);
+  console.log(`  ${label.padEnd(38)} ${f(s[0])} ${f(median(s))} ${f(s[s.length - 1])}  ${unit}`);
+};
+console.log(`\nsummary${' '.repeat(34)}      min    median       max`);
+row(
+  'gateway CPU per turn',
+  rounds.map((r) => r.cpuPerTurn),
+  'ms',
+  2,
 );
+row(
+  'RSS idle (1 s after first /health)',
+  rounds.map((r) => r.rssIdle),
+  'MiB',
+);
+row(
+  'RSS after load (200 turns, 1 s quiet)',
+  rounds.map((r) => r.rssLoad),
+  'MiB',
+);
+row(
+  'GET /health, 8 raw keep-alive sockets',
+  rounds.map((r) => r.healthRps),
+  'req/s',
+  0,
+);
+row(
+  '  gateway CPU per /health',
+  rounds.map((r) => r.healthCpuUs),
+  'µs',
+  0,
+);
+row(
+  'queued turn: response headers',
+  rounds.map((r) => r.queued),
+  'ms',
+);
+row(`cold start: --version minus node -e 0`, cold.above, `ms (${COLD_N} pairs)`);
+if (cold.failed) console.log(`  !! ${cold.failed} --version runs failed`);
+console.log(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(1)} s; load average at the end: ${load()}`);

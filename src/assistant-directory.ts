@@ -8,6 +8,7 @@ import type { PeerAssistant } from './core/engines/context.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
+import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner, type TaskRunner } from './core/scheduler/task-runner.js';
 import { openStore, resolveStoreTarget } from './core/store/open-store.js';
 import type { Store } from './core/store/types.js';
@@ -92,18 +93,25 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   };
 }
 
+/** A directory's tasks: the runner, and the control every run asked for goes through (one run of a task at a time). */
+export interface DirectoryTasks {
+  runner: TaskRunner;
+  control: TaskControl;
+}
+
 /**
  * Scheduled tasks where no scheduler runs (`service chat`, `service cron`, embedding): a task
  * runner delivering through `channels` when given, and `/cron` with next runs from the schedule.
  */
-export function addTaskRunner(directory: AssistantDirectory, channels?: ChannelHub): TaskRunner {
-  const tasks = createTaskRunner({
+export function addTaskRunner(directory: AssistantDirectory, channels?: ChannelHub): DirectoryTasks {
+  const runner = createTaskRunner({
     assistant: directory.assistant,
     config: directory.config,
     store: directory.store,
     log: directory.log,
     ...(channels ? { channels } : {}),
   });
-  directory.commands.add(createCronCommand({ config: directory.config, tasks }));
-  return tasks;
+  const control = createTaskControl({ config: directory.config, runner, scheduled: false, log: directory.log.child('tasks') });
+  directory.commands.add(createCronCommand({ config: directory.config, tasks: runner, control }));
+  return { runner, control };
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { addTaskRunner, type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
+import { addTaskRunner, type AssistantDirectory, type DirectoryTasks, openAssistantDirectory } from './assistant-directory.js';
 import { channelDefinitions } from './channels/registry.js';
 import type { Assistant } from './core/assistant/assistant.js';
 import type { ChannelHub, ChannelStatus } from './core/channel-hub.js';
@@ -7,12 +7,11 @@ import { parsePort } from './core/config/bind.js';
 import type { ConfigSource } from './core/config/source.js';
 import { createSilentLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
-import { createTaskControl } from './core/scheduler/task-control.js';
-import type { TaskRunner } from './core/scheduler/task-runner.js';
 import { once } from './core/util/once.js';
 import { startGateway as startFullGateway } from './gateway.js';
 import { createServerApp } from './server/app.js';
 import { resolveGatewayToken } from './server/auth.js';
+import { createHealthAnswer } from './server/health.js';
 import { listenApp } from './server/listen.js';
 
 /**
@@ -83,7 +82,7 @@ export interface ServerHandle {
 
 interface Internals {
   directory: AssistantDirectory;
-  tasks: TaskRunner;
+  tasks: DirectoryTasks;
   servers: Set<(graceMs: number) => Promise<void>>;
   closed: boolean;
 }
@@ -147,7 +146,7 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
     commands: directory.commands,
     config: directory.config,
     channels: createUnconnectedHub(directory.config),
-    tasks: createTaskControl({ config: directory.config, runner: inner.tasks, scheduled: false, log: directory.log.child('tasks') }),
+    tasks: inner.tasks.control,
     access: directory.access,
     activity: directory.store,
     token: auth.token,
@@ -155,7 +154,8 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
     version: packageVersion(),
     dashboardDir: path.join(templatesDir(), 'dashboard'),
   });
-  const server = await listenApp(app, { host: opts.hostname ?? '127.0.0.1', port });
+  const answerFirst = createHealthAnswer({ assistant: directory.assistant, version: packageVersion(), config: directory.config, token: auth.token });
+  const server = await listenApp(app, { host: opts.hostname ?? '127.0.0.1', port, answerFirst });
 
   const stop = once(async (graceMs: number) => {
     inner.servers.delete(stop);

@@ -20,6 +20,7 @@ import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';
 import { createServerApp } from './server/app.js';
 import { resolveGatewayToken, type TokenSource } from './server/auth.js';
+import { createHealthAnswer } from './server/health.js';
 import { listenApp } from './server/listen.js';
 
 /**
@@ -133,7 +134,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     onSkipped: (task, at) => tasks.recordSkipped(task, at),
     log: log.child('scheduler'),
   });
-  directory.commands.add(createCronCommand({ config, tasks, nextRun: (id) => scheduler.nextRun(id) }));
+  directory.commands.add(createCronCommand({ config, tasks, control: taskControl, nextRun: (id) => scheduler.nextRun(id) }));
   const { app, streamsFlushed } = createServerApp({
     assistant,
     commands: directory.commands,
@@ -150,7 +151,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   });
 
   // --- start ---
-  const server = await listenApp(app, bind).catch(async (err: unknown) => {
+  const answerFirst = createHealthAnswer({ assistant, version, config, token: auth.token });
+  const server = await listenApp(app, { ...bind, answerFirst }).catch(async (err: unknown) => {
     await release();
     throw err;
   });

@@ -27,7 +27,7 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
   const log = createLogger({ level: 'warn' });
   const opened = openAssistantDirectory({ dir: opts.dir, log });
   const delivery = createCronDelivery({ dir: opts.dir, config: opened.config, log });
-  const runner = addTaskRunner(opened, delivery);
+  const { runner } = addTaskRunner(opened, delivery);
   try {
     const tasks = opened.config.current().config.tasks;
     const found = opts.id === undefined ? undefined : tasks.find((t) => t.id === opts.id);

@@ -107,9 +107,19 @@ async function chooseOptions(opts: InitOptions, io: CommandIO, defaultName: stri
 }
 
 function ensureGitignore(file: string): void {
-  const line = `${STATE_DIR_NAME}/`;
   const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  if (current.split(/\r?\n/).some((l) => l.trim() === line || l.trim() === STATE_DIR_NAME)) return;
+  const lines = new Set(current.split(/\r?\n/).map((l) => l.trim()));
+  const entries: Array<[line: string[], comment: string]> = [
+    [[`${STATE_DIR_NAME}/`, STATE_DIR_NAME], '# private state of the assistant (sessions, tokens, scratch images)'],
+    // Gemini CLI (engine_e) reads its provider and MCP settings, resolved secrets included, only from here.
+    [['.gemini/settings.json', '.gemini/', '.gemini'], '# engine settings the gateway writes, with resolved credentials'],
+  ];
+  let add = '';
+  for (const [[line, ...alike], comment] of entries) {
+    if (lines.has(line as string) || alike.some((l) => lines.has(l))) continue;
+    add += `${comment}\n${line}\n`;
+  }
+  if (!add) return;
   const sep = current === '' || current.endsWith('\n') ? '' : '\n';
-  fs.writeFileSync(file, `${current}${sep}# private state of the assistant (sessions, tokens, scratch images)\n${line}\n`);
+  fs.writeFileSync(file, `${current}${sep}${add}`);
 }

@@ -70,7 +70,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     return reply(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
   });
 
-  const methods = new Map<string, Set<string>>();
+  const methods = new Map<string, { match: RegExp; allowed: Set<string> }>();
   const streams = new Set<Promise<void>>();
   const table: RouteTable = {
     redact,
@@ -79,7 +79,9 @@ export function createServerApp(deps: ServerDeps): ServerApp {
       void finished.finally(() => streams.delete(finished));
     },
     add(method, path, handler) {
-      methods.set(path, (methods.get(path) ?? new Set()).add(method));
+      const entry = methods.get(path) ?? { match: matchPattern(path), allowed: new Set<string>() };
+      methods.set(path, entry);
+      entry.allowed.add(method);
       app.on(method, path, async (event) => {
         try {
           return await redactResult(await handler(event), redact);
@@ -104,8 +106,9 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerAccessRoutes(table, deps);
 
   app.all('/**', (event) => {
-    const allowed = methods.get(event.url.pathname);
-    if (allowed && !allowed.has(event.req.method)) {
+    // The methods of every route whose pattern matches (`/api/tasks/:id/run` included).
+    const allowed = new Set([...methods.values()].filter((r) => r.match.test(event.url.pathname)).flatMap((r) => [...r.allowed]));
+    if (allowed.size > 0 && !allowed.has(event.req.method)) {
       log.info(formatHttpLine(405, event.req.method, event.url.pathname));
       return reply(405, { error: `method ${event.req.method} not allowed on ${event.url.pathname}`, allow: [...allowed] }, { allow: [...allowed].join(', ') });
     }
@@ -121,6 +124,12 @@ export function createServerApp(deps: ServerDeps): ServerApp {
 }
 
 // --- internal ---
+
+/** A route pattern as h3 writes it (`:name` is one path segment) as an exact matcher. */
+function matchPattern(pattern: string): RegExp {
+  const escaped = pattern.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${escaped.join('/')}$`);
+}
 
 /**
  * What is never sent: the secret values of the config in force (placeholder resolutions, secret

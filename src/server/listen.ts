@@ -1,12 +1,13 @@
+import http, { STATUS_CODES } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { toNodeHandler, type H3 } from 'h3';
-import { listen } from 'listhen';
-import { STATUS_CODES } from 'node:http';
-import net from 'node:net';
 import { AppError } from '../core/errors.js';
 
 /**
- * listhen around the h3 app: the exact host and port asked for (a busy port is an error, never a
- * silent move to another one); port 0 picks a free one.
+ * node:http around the h3 app: the exact host and port asked for (a busy port is an error, never
+ * a silent move to another one); port 0 picks a free one. (A plain server rather than listhen:
+ * listhen's port search, certificate code and URL printing cost the gateway memory and start-up
+ * time for nothing it uses.)
  */
 export interface RunningServer {
   url: string;
@@ -18,25 +19,31 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function listenApp(app: H3, opts: { host: string; port: number }): Promise<RunningServer> {
-  // Empty ranges: get-port-please must not fall back to other ports when the one asked for is busy.
-  const noRange = [] as unknown as [number, number];
-  const port = opts.port === 0 ? { port: 0, random: true } : { port: opts.port, ports: [], portRange: noRange, alternativePortRange: noRange, random: false };
-  const listener = await listen(toNodeHandler(app), {
-    port,
-    hostname: opts.host,
-    showURL: false,
-    isProd: true,
-    qr: false,
-    public: opts.host !== '127.0.0.1' && opts.host !== 'localhost' && opts.host !== '::1',
-    autoClose: false,
-  }).catch(async (err: Error) => {
-    throw await explainListenFailure(opts, err);
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /**
+   * Requests the listener answers itself, before the app (the gateway's GET /health): true when
+   * it did. Everything else goes to the app.
+   */
+  answerFirst?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+}
+
+export async function listenApp(app: H3, opts: ListenOptions): Promise<RunningServer> {
+  const handle = toNodeHandler(app);
+  const first = opts.answerFirst;
+  const server = http.createServer(first ? (req, res) => first(req, res) || handle(req, res) : handle);
+  await new Promise<void>((resolve, reject) => {
+    const fail = (err: NodeJS.ErrnoException) => reject(explainListenFailure(opts, err));
+    server.once('error', fail);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', fail);
+      resolve();
+    });
   });
-  const address = listener.address;
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  const server = listener.server as import('node:http').Server;
   server.on('clientError', answerMalformed);
+  const address = server.address() as AddressInfo;
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   let closed: Promise<void> | undefined;
   const stopAccepting = () => {
     closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
@@ -74,26 +81,17 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: import('node:stream
   );
 }
 
-/**
- * listhen (get-port-please) reports every bind failure as "unable to find an available port";
- * binding once more ourselves gets the reason, so the user reads what to do (an ordinary error,
- * exit 1, never a bug report).
- */
-async function explainListenFailure(opts: { host: string; port: number }, err: Error): Promise<AppError> {
-  const code = await new Promise<string | undefined>((resolve) => {
-    const probe = net.createServer();
-    probe.once('error', (e: NodeJS.ErrnoException) => resolve(e.code));
-    probe.listen(opts.port, opts.host, () => probe.close(() => resolve(undefined)));
-  });
+/** A bind failure said so the user reads what to do (an ordinary error, exit 1, never a bug report). */
+function explainListenFailure(opts: ListenOptions, err: NodeJS.ErrnoException): AppError {
   const { host, port } = opts;
-  if (code === 'EADDRINUSE') {
+  if (err.code === 'EADDRINUSE') {
     return new AppError('port_in_use', `port ${port} on ${host} is already in use; stop what is using it or choose another port with --port`);
   }
-  if (code === 'EACCES') {
+  if (err.code === 'EACCES') {
     return new AppError('port_denied', `not allowed to listen on port ${port} on ${host} (ports below 1024 need privileges); choose another port with --port`);
   }
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
     return new AppError('host_unavailable', `cannot listen on ${host}: it is not an address of this machine; check --host or gateway.host`);
   }
-  return new AppError('listen_failed', `cannot listen on ${host}:${port}: ${code ?? err.message}`);
+  return new AppError('listen_failed', `cannot listen on ${host}:${port}: ${err.code ?? err.message}`);
 }

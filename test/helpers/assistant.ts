@@ -23,7 +23,7 @@ export interface TestAssistantOptions {
 export function createTestAssistant(opts: TestAssistantOptions = {}): TestAssistant {
   const { dir, standIn } = writeTestAssistant(opts);
   const opened = openAssistantDirectory({ dir, log: createSilentLogger(), env: { ...process.env, ...standIn.env } });
-  const tasks = addTaskRunner(opened);
+  const tasks = addTaskRunner(opened).runner;
   return { ...opened, standIn, tasks };
 }
 

@@ -38,8 +38,8 @@ describe('architecture', () => {
     expect(importing((s) => s === 'cron-parser')).toEqual(['core/scheduler/cron.ts']);
   });
 
-  it('only src/server imports h3 and listhen', () => {
-    expect(importing((s) => s === 'h3' || s === 'listhen').every((f) => f.startsWith('server/'))).toBe(true);
+  it('only src/server imports h3', () => {
+    expect(importing((s) => s === 'h3').every((f) => f.startsWith('server/'))).toBe(true);
   });
 
   it('only the CLI layer imports commander, prompts, spinners and colours', () => {

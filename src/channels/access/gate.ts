@@ -85,21 +85,21 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
           return { admitted: false };
         case 'refuse':
           log.info(`${msg.channel} ${msg.messageId}: ${who} is not on the allowlist; dropped`);
-          refuse(msg, 'not_allowed', `${who} is not allowed (access.${msg.chatType === 'group' ? 'groups' : 'dm'}: allowlist)`, '');
+          await refuse(msg, 'not_allowed', `${who} is not allowed (access.${msg.chatType === 'group' ? 'groups' : 'dm'}: allowlist)`, '');
           return { admitted: false };
         case 'pair': {
           const result = await openPairing(msg, v.kind, v.id);
           if (result.status === 'full') {
             log.info(`${msg.channel} ${msg.messageId}: ${who} is not paired and ${MAX_PENDING_PER_CHANNEL} codes are already waiting`);
             const reply = formatPairingFull();
-            refuse(msg, 'not_paired', `${who} is not paired; ${MAX_PENDING_PER_CHANNEL} pairing codes are already waiting on ${msg.channel}`, reply);
+            await refuse(msg, 'not_paired', `${who} is not paired; ${MAX_PENDING_PER_CHANNEL} pairing codes are already waiting on ${msg.channel}`, reply);
             await say(reply);
             return { admitted: false };
           }
           const { code } = result.request;
           log.info(`${msg.channel} ${msg.messageId}: ${who} is not paired; ${result.status === 'created' ? 'new' : 'same'} pairing code ${code}`);
           const reply = formatPairingReply(v.kind, code, approveLine(code));
-          refuse(msg, 'not_paired', `${who} is not paired; pairing code ${code} sent`, reply);
+          await refuse(msg, 'not_paired', `${who} is not paired; pairing code ${code} sent`, reply);
           await say(reply);
           return { admitted: false };
         }
@@ -111,7 +111,7 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
       if (hit.ok) return true;
       const reply = hit.notify ? `Slow down: more than ${limit.messages} messages in ${limit.perSeconds} s. Try again in ${hit.retryInSeconds} s.` : '';
       log.info(`${msg.channel} ${msg.messageId}: ${msg.channel}:${msg.senderId} is over the rate limit${hit.notify ? '' : ' (already told)'}`);
-      refuse(msg, 'rate_limited', `over ${limit.messages} messages in ${limit.perSeconds} s; not processed`, reply);
+      await refuse(msg, 'rate_limited', `over ${limit.messages} messages in ${limit.perSeconds} s; not processed`, reply);
       if (reply) await say(reply);
       return false;
     },

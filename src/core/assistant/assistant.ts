@@ -120,6 +120,8 @@ export interface Assistant {
 }
 
 const PREVIEW = 200;
+/** How long an admitted turn waits for requests sent together with it before its engine starts. */
+const START_COALESCE_MS = 5;
 
 export function createAssistant(deps: AssistantDeps): Assistant {
   const now = deps.now ?? Date.now;
@@ -218,6 +220,11 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       if (stopping) ctl.abort(stopping);
       try {
         await Promise.race([admission.ticket.ready, new Promise((r) => ctl.signal.addEventListener('abort', r, { once: true }))]);
+        // Starting a turn holds this thread for milliseconds (database writes, workspace files, the
+        // fork of the engine). Requests sent together with this one (a burst on one key) reach us
+        // over a few milliseconds: they are taken first, so every queued stream opens at once,
+        // not one fork later. A few ms on a turn that takes seconds.
+        await new Promise((r) => setTimeout(r, START_COALESCE_MS));
         if (ctl.signal.aborted) {
           const completion: Completion = { status: 'aborted', finalText: '', message: abortMessage(ctl.signal, 'Aborted before it started'), durationMs: 0 };
           emit({ type: 'done', durationMs: 0 });

@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { ServiceConfig } from '../config/schema.js';
 import type { AgentEvent } from '../events.js';
 import type { Logger } from '../logger.js';
-import { scanSkills, type Skill } from '../skills/skills.js';
+import { createSkillScanner, type Skill } from '../skills/skills.js';
 import { renderAssistantContext, type PeerAssistant } from './context.js';
 import { findEngineBinary } from './detect.js';
 import type { FailoverStore, ProcessIdentity } from '../store/types.js';
@@ -50,6 +50,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
   const env = deps.env ?? process.env;
   const now = deps.now ?? Date.now;
   const warnedPermissions = new Set<string>();
+  const scanSkills = createSkillScanner(now);
 
   const prepare = (config: ServiceConfig): Skill[] => {
     const engine = getEngine(config.engine);

@@ -1,5 +1,5 @@
-import fs from 'node:fs';
 import type { ProcessIdentity } from '../store/types.js';
+import { listPids, type ProcStat, readLastPid, readPidMax, readProcStat } from '../util/proc.js';
 
 /**
  * Everything an engine run started. The engine runs in its own process group, but the CLIs run
@@ -7,6 +7,13 @@ import type { ProcessIdentity } from '../store/types.js';
  * Codex), and a shell whose parent died is re-parented away. So the tree is snapshotted while
  * the run goes on (descendants, members of the group, and of every session or group a tracked
  * process leads), and killing means signalling every tracked process that still exists.
+ *
+ * A snapshot reads only processes created since the tree's last one. A process that existed then
+ * and was not related cannot become related later (it cannot join a session created after it, a
+ * group of another session, or get a new parent but a reaper), and pids are handed out in
+ * increasing order (wrapping at pid_max), so the new processes are the pids after the last one
+ * seen then, up to the last one handed out now. On a busy machine that is a few pids per run
+ * instead of every process there is; a run whose engine started nothing reads none.
  */
 export interface ProcessTree {
   /** Add the current descendants to the tracked set; true when it grew. */
@@ -19,61 +26,90 @@ export interface ProcessTree {
   terminate(graceMs: number): Promise<boolean>;
 }
 
-interface ProcInfo {
-  pid: number;
-  ppid: number;
-  pgrp: number;
-  session: number;
-  start: string;
-  zombie: boolean;
-}
-
 export interface ProcessTreeOptions {
   /**
    * Processes known to belong to the tree already (a record made while an earlier run of ours
-   * was alive); only those still alive with the same start time are taken.
+   * was alive); only those still alive with the same start time are taken. Such a tree is older
+   * than this process knows, so its snapshots read every process.
    */
   known?: readonly ProcessIdentity[];
 }
 
+/** Processes read by one snapshot: the pids created since a tree's last one (or every process). */
+interface Snapshot {
+  table: Map<number, ProcStat>;
+  /** The last pid handed out when the snapshot began; the next one starts after it. */
+  through: number | undefined;
+  /**
+   * The newest pids of the range that had no process yet: a pid is handed out an instant before
+   * its process shows in /proc, so the next snapshot tries these again.
+   */
+  missing: number[];
+}
+
+/** Where a tree's next snapshot starts: after `after` (plus `retry`), or everywhere when undefined. */
+interface Mark {
+  after: number;
+  retry: readonly number[];
+}
+
+interface TreeInternals extends ProcessTree {
+  readonly mark: Mark | undefined;
+  refreshFrom(snapshot: Snapshot): boolean;
+}
+
 export function createProcessTree(rootPid: number, opts: ProcessTreeOptions = {}): ProcessTree {
+  return createTree(rootPid, opts);
+}
+
+function createTree(rootPid: number, opts: ProcessTreeOptions): TreeInternals {
   const tracked = new Map<number, string>(); // pid → start time
-  const first = readProc(rootPid);
+  const first = readProcStat(rootPid);
   const knownRoot = opts.known?.find((k) => k.pid === rootPid);
   if (first && (!knownRoot || knownRoot.start === first.start)) tracked.set(rootPid, first.start);
   for (const k of opts.known ?? []) {
-    if (readProc(k.pid)?.start === k.start) tracked.set(k.pid, k.start);
+    if (readProcStat(k.pid)?.start === k.start) tracked.set(k.pid, k.start);
   }
+  // A fresh run's processes all came after its root; a recorded one's may be anywhere.
+  let mark: Mark | undefined = opts.known || process.platform !== 'linux' ? undefined : { after: rootPid, retry: [] };
   // The group id is the root's pid: signal the group only while the root is the process we know
   // (or is gone, leaving its group id unused), never a later process that reused the pid.
   const rootStart = knownRoot?.start ?? first?.start;
   const groupIsOurs = () => {
-    const now = readProc(rootPid);
+    const now = readProcStat(rootPid);
     return rootStart !== undefined && (now === undefined || now.start === rootStart);
   };
 
-  const refresh = (): boolean => {
-    if (process.platform !== 'linux') return false;
-    const table = readProcTable();
+  const refreshFrom = ({ table, through, missing }: Snapshot): boolean => {
     const before = tracked.size;
     const ownGroup = groupIsOurs();
+    // A tracked parent's identity, from the snapshot or (created before it) read once now.
+    const parents = new Map<number, string | undefined>();
+    const parentIsTracked = (ppid: number) => {
+      const start = tracked.get(ppid);
+      if (start === undefined) return false;
+      if (!parents.has(ppid)) parents.set(ppid, (table.get(ppid) ?? readProcStat(ppid))?.start);
+      return parents.get(ppid) === start;
+    };
     let grew = true;
     while (grew) {
       grew = false;
       for (const p of table.values()) {
-        if (tracked.has(p.pid) || p.zombie) continue;
-        const related =
-          (ownGroup && p.pgrp === rootPid) ||
-          (tracked.has(p.ppid) && tracked.get(p.ppid) === table.get(p.ppid)?.start) ||
-          tracked.has(p.session) ||
-          tracked.has(p.pgrp);
+        if (tracked.has(p.pid) || p.zombie || p.thread) continue;
+        const related = (ownGroup && p.pgrp === rootPid) || parentIsTracked(p.ppid) || tracked.has(p.session) || tracked.has(p.pgrp);
         if (related) {
           tracked.set(p.pid, p.start);
           grew = true;
         }
       }
     }
+    if (mark) mark = through === undefined ? undefined : { after: through, retry: missing };
     return tracked.size > before;
+  };
+
+  const refresh = (): boolean => {
+    if (process.platform !== 'linux') return false;
+    return refreshFrom(readSnapshot(mark));
   };
 
   const alive = (): number[] => {
@@ -87,7 +123,7 @@ export function createProcessTree(rootPid: number, opts: ProcessTreeOptions = {}
     }
     const out: number[] = [];
     for (const [pid, start] of tracked) {
-      const p = readProc(pid);
+      const p = readProcStat(pid);
       if (p && !p.zombie && p.start === start) out.push(pid);
     }
     return out;
@@ -121,6 +157,10 @@ export function createProcessTree(rootPid: number, opts: ProcessTreeOptions = {}
   };
 
   return {
+    get mark() {
+      return mark;
+    },
+    refreshFrom,
     refresh,
     tracked: () => [...tracked].map(([pid, start]) => ({ pid, start })),
     alive,
@@ -133,6 +173,26 @@ export function createProcessTree(rootPid: number, opts: ProcessTreeOptions = {}
       signalAll('SIGKILL');
       return waitGone(5_000);
     },
+  };
+}
+
+/**
+ * Snapshots while runs go on, one per second for all of them: one read of the processes created
+ * since the oldest tree's last snapshot serves every tree. `onGrow` hears of each tree that found
+ * more processes. Returns the function that stops watching this tree.
+ */
+export function watchTree(tree: ProcessTree, onGrow: () => void): () => void {
+  watched.set(tree as TreeInternals, onGrow);
+  if (!ticker) {
+    ticker = setInterval(snapshotWatched, SNAPSHOT_MS);
+    ticker.unref();
+  }
+  return () => {
+    watched.delete(tree as TreeInternals);
+    if (watched.size === 0 && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
   };
 }
 
@@ -164,7 +224,7 @@ export function trackTree(tree: ProcessTree): () => void {
 
 /** A live process by identity (pid and start time), or undefined when there is none (or not on Linux). */
 export function identifyProcess(pid: number): ProcessIdentity | undefined {
-  const p = readProc(pid);
+  const p = readProcStat(pid);
   return p && !p.zombie ? { pid, start: p.start } : undefined;
 }
 
@@ -175,34 +235,81 @@ export function isProcessAlive(id: ProcessIdentity): boolean {
 
 // --- internal ---
 
-function parseStat(pid: number, stat: string): ProcInfo | undefined {
-  // "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime ..."
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (rest.length < 20) return undefined;
-  return { pid, zombie: rest[0] === 'Z' || rest[0] === 'X', ppid: Number(rest[1]), pgrp: Number(rest[2]), session: Number(rest[3]), start: rest[19] ?? '' };
+const SNAPSHOT_MS = 1_000;
+/** Past this many new pids, listing /proc is cheaper than trying each one. */
+const MAX_PIDS_TRIED = 1_024;
+/** How many of the newest pids of a range are tried again when they had no process yet. */
+const RETRY_NEWEST = 64;
+const watched = new Map<TreeInternals, () => void>();
+let ticker: NodeJS.Timeout | undefined;
+
+function snapshotWatched(): void {
+  if (process.platform !== 'linux' || watched.size === 0) return;
+  let mark: Mark | undefined;
+  for (const tree of watched.keys()) {
+    if (!tree.mark) {
+      mark = undefined;
+      break;
+    }
+    mark = mark ? { after: oldest(mark.after, tree.mark.after), retry: [...mark.retry, ...tree.mark.retry] } : tree.mark;
+  }
+  const snapshot = readSnapshot(mark);
+  for (const [tree, onGrow] of [...watched]) {
+    if (tree.refreshFrom(snapshot)) onGrow();
+  }
 }
 
-function readProc(pid: number): ProcInfo | undefined {
-  try {
-    return parseStat(pid, fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return undefined;
-  }
+/** The earlier of two pids in the order they were handed out (a pid far below the other came after a wrap). */
+function oldest(a: number, b: number): number {
+  return Math.abs(a - b) > readPidMax() / 2 ? Math.max(a, b) : Math.min(a, b);
 }
 
-function readProcTable(): Map<number, ProcInfo> {
-  const table = new Map<number, ProcInfo>();
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return table;
+/** The processes created after `mark` (every process without one). */
+function readSnapshot(mark: Mark | undefined): Snapshot {
+  const through = readLastPid();
+  const table = new Map<number, ProcStat>();
+  const missing: number[] = [];
+  const add = (pid: number) => {
+    const info = readProcStat(pid);
+    if (info) table.set(pid, info);
+    return info !== undefined;
+  };
+  if (!mark || through === undefined) {
+    for (const pid of listPids()) add(pid);
+    return { table, through, missing };
   }
-  for (const e of entries) {
-    const c = e.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    const info = readProc(Number(e));
-    if (info) table.set(info.pid, info);
+  for (const pid of mark.retry) add(pid);
+  const max = readPidMax();
+  const range = pidsAfter(mark.after, through, max, MAX_PIDS_TRIED);
+  if (!range) {
+    for (const pid of listPids()) if (inRange(pid, mark.after, through)) add(pid);
+    // The newest pids of the range that were not listed are tried again next time.
+    const newest = pidsAfter(through - RETRY_NEWEST < 1 ? max - 1 - (RETRY_NEWEST - through) : through - RETRY_NEWEST, through, max, RETRY_NEWEST) ?? [];
+    for (const pid of newest) if (!table.has(pid)) missing.push(pid);
+    return { table, through, missing };
   }
-  return table;
+  range.forEach((pid, i) => {
+    if (!add(pid) && range.length - i <= RETRY_NEWEST) missing.push(pid);
+  });
+  return { table, through, missing };
+}
+
+/**
+ * The pids the kernel hands out after `after` up to `through`, in that order: the cyclic range
+ * (after, through], where after pid_max - 1 numbering starts again low (at 300 on Linux; from 1
+ * here, which only adds pids that do not exist). Undefined when there are more than `limit`.
+ */
+export function pidsAfter(after: number, through: number, pidMax: number, limit: number): number[] | undefined {
+  const count = through >= after ? through - after : pidMax - 1 - after + through;
+  if (count > limit) return undefined;
+  const pids: number[] = [];
+  for (let i = 0, pid = after; i < count; i++) {
+    pid = pid + 1 >= pidMax ? 1 : pid + 1;
+    pids.push(pid);
+  }
+  return pids;
+}
+
+function inRange(pid: number, after: number, through: number): boolean {
+  return through >= after ? pid > after && pid <= through : pid > after || pid <= through;
 }

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { execa } from 'execa';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { errorMessage } from '../errors.js';
 import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
 import type { ProcessIdentity } from '../store/types.js';
 import { describeExit } from './parse-helpers.js';
-import { createProcessTree, trackTree } from './process-tree.js';
+import { createProcessTree, trackTree, watchTree } from './process-tree.js';
 
 /**
  * The only subprocess code of the project. It spawns an engine CLI in its own process group,
@@ -99,6 +99,8 @@ export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable
 /** `<binary> --version`, first line, bounded so a broken CLI cannot hang `doctor`. */
 export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<{ ok: boolean; text: string }> {
   try {
+    // execa only here and in runCapture (doctor, model listings): a gateway never loads it.
+    const { execa } = await import('execa');
     const r = await execa(binary, ['--version'], { timeout: timeoutMs, reject: false, stdin: 'ignore', all: true });
     const first =
       (r.all ?? '')
@@ -115,6 +117,7 @@ export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<
 
 /** Run a short helper command of an engine (a model listing) and return its stdout. */
 export async function runCapture(spec: Omit<ProcessSpec, 'signal'>): Promise<{ ok: boolean; stdout: string; message: string }> {
+  const { execa } = await import('execa');
   const r = await execa(spec.binary, spec.args, {
     cwd: spec.cwd,
     env: spec.env,
@@ -170,27 +173,28 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     return;
   }
 
-  let child: ReturnType<typeof execa>;
+  let child: ChildProcess;
   try {
-    child = execa(spec.binary, spec.args, {
+    child = spawn(spec.binary, spec.args, {
       cwd: spec.cwd,
       env: spec.env,
-      extendEnv: false,
+      // Its own process group (and session): a timeout or abort signals the whole group.
       detached: true,
-      cleanup: false,
-      buffer: false,
-      reject: false,
-      stripFinalNewline: false,
+      // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then EOF.
+      stdio: [parser.conversation || spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       windowsHide: true,
-      ...(parser.conversation ? { stdin: 'pipe' as const } : spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
     });
   } catch (err) {
-    // execa validates its options synchronously (and throws) before anything is spawned.
+    // spawn() validates its arguments synchronously (and throws) before anything is started.
     emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${errorMessage(err)}` });
     return;
   }
-  // A conversing engine that dies mid-write must not take this process down with EPIPE.
+  // An engine that exits without reading its stdin (or dies mid-conversation) must not take this
+  // process down with EPIPE; stream errors end the output early at worst.
   child.stdin?.on('error', () => undefined);
+  child.stdout?.on('error', () => undefined);
+  child.stderr?.on('error', () => undefined);
+  if (!parser.conversation && spec.stdin !== undefined) child.stdin?.end(spec.stdin);
 
   const stderr = createTail();
   const splitter = createLineSplitter((line) => parse(() => parser.parseLine(line)), {
@@ -203,13 +207,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
 
   const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException | undefined }>((resolve) => {
     child.once('spawn', () => resolve({ ok: true }));
-    child.once('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
-    // When Node's spawn() itself throws, execa returns a stand-in that never emits 'spawn' or
-    // 'error': only its result tells.
-    child.then(
-      (r) => resolve(r.failed && child.pid === undefined ? { ok: false, error: (r.cause ?? r) as NodeJS.ErrnoException } : { ok: true }),
-      (error: NodeJS.ErrnoException) => resolve({ ok: false, error }),
-    );
+    child.on('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
   });
   if (!spawned.ok || child.pid === undefined) {
     const err = spawned.ok ? undefined : spawned.error;
@@ -221,10 +219,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   const untrack = trackTree(tree);
   // Snapshots while the engine runs: a tool shell re-parented after its parent died is still found.
   spec.onProcesses?.(tree.tracked());
-  const snapshots = setInterval(() => {
-    if (tree.refresh()) spec.onProcesses?.(tree.tracked());
-  }, 1_000);
-  snapshots.unref();
+  const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
 
   let stopReason: 'timeout' | 'aborted' | 'failed' | undefined;
   let killing: Promise<boolean> | undefined;
@@ -265,7 +260,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
 
   // The engine is gone; give its pipe a moment to drain, then clear out anything it left running:
   // processes started by a turn do not outlive it.
-  clearInterval(snapshots);
+  unwatch();
   await waitForEnd(child.stdout, spec.drainMs ?? 1_000);
   if (killing) await killing;
   await tree.terminate(graceMs);

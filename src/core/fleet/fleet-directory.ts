@@ -4,6 +4,7 @@ import path from 'node:path';
 import { writeFileAtomic } from '../atomic-write.js';
 import { fleetEntryFileName, parseFleetEntry, type FleetEntry } from './entry.js';
 import { isProcessAlive } from './process-alive.js';
+import { readStamp } from '../util/file-stamp.js';
 
 /**
  * The local fleet registry: a per-user directory holding one JSON file per running gateway.
@@ -31,6 +32,8 @@ export interface FleetDirectoryOptions {
   dir: string;
   /** Injected so tests can declare a pid dead without killing anything. */
   isAlive?: (pid: number) => boolean;
+  /** The clock the folder's change time is judged by (tests move it on). */
+  now?: () => number;
 }
 
 /** Documented default `~/.service/fleet/`; `SERVICE_FLEET_DIR` overrides it (tests use a temp one). */
@@ -42,6 +45,9 @@ export function resolveFleetDir(env: NodeJS.ProcessEnv, home: string = os.homedi
 export function createFleetDirectory(opts: FleetDirectoryOptions): FleetDirectory {
   const dir = path.resolve(opts.dir);
   const alive = opts.isAlive ?? isProcessAlive;
+  const now = opts.now ?? Date.now;
+
+  let read: { stamp: string; found: Array<{ file: string; entry: FleetEntry }> } | undefined;
 
   const write = (file: string, entry: FleetEntry) => {
     // Other users on the machine have no business reading which assistants run and where.
@@ -67,32 +73,54 @@ export function createFleetDirectory(opts: FleetDirectoryOptions): FleetDirector
       };
     },
     list() {
-      let names: string[];
-      try {
-        names = fs.readdirSync(dir);
-      } catch {
-        return []; // no gateway has registered yet
-      }
+      // The folder changes whenever an entry is written (atomically: a rename), replaced or
+      // removed, so its files are read and parsed again only then; liveness is checked every time.
+      const { stamp, settled } = readStamp(dir, now());
+      const found = read?.stamp === stamp ? read.found : readEntries(dir);
+      read = settled ? { stamp, found } : undefined;
       const entries: FleetEntry[] = [];
-      for (const name of names) {
-        // Dot files are writeFileAtomic's temp files (a writer may be mid-write or have crashed).
-        if (name.startsWith('.') || !name.endsWith('.json')) continue;
-        const file = path.join(dir, name);
-        let text: string;
-        try {
-          text = fs.readFileSync(file, 'utf8');
-        } catch {
-          continue; // removed between readdir and read
-        }
-        const entry = parseFleetEntry(text);
-        if (!entry) continue; // not ours to delete: maybe a newer format or another tool's file
+      for (const { file, entry } of found) {
         if (!alive(entry.pid)) {
           fs.rmSync(file, { force: true });
           continue;
         }
         entries.push(entry);
       }
-      return entries.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.port - b.port);
+      return entries.sort((a, b) => compareIsoTimes(a.startedAt, b.startedAt) || a.port - b.port);
     },
   };
 }
+
+// --- internal ---
+
+/** The parsed entry files of the folder (none when it does not exist yet). */
+function readEntries(dir: string): Array<{ file: string; entry: FleetEntry }> {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return []; // no gateway has registered yet
+  }
+  const found: Array<{ file: string; entry: FleetEntry }> = [];
+  for (const name of names) {
+    // Dot files are writeFileAtomic's temp files (a writer may be mid-write or have crashed).
+    if (name.startsWith('.') || !name.endsWith('.json')) continue;
+    const file = path.join(dir, name);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue; // removed between readdir and read
+    }
+    const entry = parseFleetEntry(text);
+    if (entry) found.push({ file, entry }); // else not ours to delete: maybe a newer format or another tool's file
+  }
+  return found;
+}
+
+/** ISO 8601 times (as written by every gateway) compare by code point; anything else by collation. */
+function compareIsoTimes(a: string, b: string): number {
+  if (ISO_TIME.test(a) && ISO_TIME.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return a.localeCompare(b);
+}
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { readProcStat } from '../util/proc.js';
 
 /**
  * Whether a process with this pid still runs. `kill(pid, 0)` alone calls a zombie alive (a
@@ -12,10 +12,7 @@ export function isProcessAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return true; // no /proc (macOS): the signal probe said it exists
-  }
+  if (process.platform !== 'linux') return true; // no /proc: the signal probe said it exists
+  const stat = readProcStat(pid);
+  return stat === undefined || !stat.zombie;
 }

@@ -3,6 +3,7 @@ import type { ConfigSource } from '../config/source.js';
 import { editTask } from '../config/write-back.js';
 import { nextCronTime } from './cron.js';
 import { formatRunHistory, formatTaskList } from './task-format.js';
+import type { TaskControl } from './task-control.js';
 import type { TaskRunner } from './task-runner.js';
 
 /**
@@ -12,6 +13,8 @@ import type { TaskRunner } from './task-runner.js';
 export interface CronCommandDeps {
   config: ConfigSource;
   tasks: TaskRunner;
+  /** Runs go through it, so a run asked for here never overlaps another run of the same task. */
+  control: TaskControl;
   /** Next run times as the running scheduler sees them; without a scheduler, from the cron expression. */
   nextRun?: (id: string) => Date | undefined;
   now?: () => number;
@@ -65,7 +68,9 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
       return commandResult(`Task ${id} deleted from service.yaml.`, { id });
     }
     if (sub === 'run') {
-      const outcome = await deps.tasks.run(task);
+      const started = await deps.control.runToEnd(id);
+      if (!started.ok) return commandResult(`Task ${id} was not started: ${started.error}.`, { id, error: started.reason });
+      const { outcome } = started;
       const text = outcome.reply || outcome.run.error || outcome.run.preview || '(no reply)';
       return commandResult(`Task ${id} ${outcome.run.status}: ${text}`, { id, status: outcome.run.status });
     }

@@ -1,4 +1,5 @@
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type { CronExpressionParser as Parser } from 'cron-parser';
 import type { ConfigCheck } from '../config/load.js';
 
 /**
@@ -7,7 +8,7 @@ import type { ConfigCheck } from '../config/load.js';
  * 0 and 7 both Sunday, evaluated in the machine's time zone.
  */
 export function nextCronTime(expression: string, after: Date): Date {
-  const it = CronExpressionParser.parse(expression, { currentDate: after });
+  const it = loadParser().parse(expression, { currentDate: after });
   return it.next().toDate();
 }
 
@@ -18,7 +19,7 @@ export function explainInvalidCron(expression: string): string | null {
     return `expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`;
   }
   try {
-    CronExpressionParser.parse(expression, { strict: false });
+    loadParser().parse(expression, { strict: false });
     return null;
   } catch (err) {
     return `invalid cron expression: ${err instanceof Error ? err.message : String(err)}`;
@@ -31,3 +32,16 @@ export const checkTaskSchedules: ConfigCheck = (config) =>
     const why = explainInvalidCron(t.schedule);
     return why ? [{ path: ['tasks', i, 'schedule'], message: why }] : [];
   });
+
+// --- internal ---
+
+let parser: typeof Parser | undefined;
+
+/**
+ * cron-parser (with luxon, half a megabyte of source) is loaded the first time a schedule is
+ * read: an assistant without tasks never pays for it. Synchronous, as the config checks are.
+ */
+function loadParser(): typeof Parser {
+  parser ??= (createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+  return parser;
+}

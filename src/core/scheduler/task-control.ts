@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { TaskRun } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { nextCronTime } from './cron.js';
-import type { TaskRunner } from './task-runner.js';
+import type { TaskOutcome, TaskRunner } from './task-runner.js';
 
 /**
  * The scheduled tasks as an operator drives them from outside the terminal (the HTTP API and the
@@ -40,7 +40,8 @@ export interface TaskSummary {
   lastRun: TaskRunView | null;
 }
 
-export type TaskRunStart = { ok: true; events: AsyncIterable<StreamEvent> } | { ok: false; reason: 'not_found' | 'running'; error: string };
+export type TaskRunRefusal = { ok: false; reason: 'not_found' | 'running'; error: string };
+export type TaskRunStart = { ok: true; events: AsyncIterable<StreamEvent> } | TaskRunRefusal;
 
 export interface TaskControl {
   readonly scheduled: boolean;
@@ -48,6 +49,8 @@ export interface TaskControl {
   get(id: string): Promise<TaskSummary | undefined>;
   /** Start a run now; its turn's events stream as they happen and end once the run is recorded. */
   run(id: string): TaskRunStart;
+  /** Run now and wait for the recorded outcome (`/cron run`): refused the same way as `run`. */
+  runToEnd(id: string): Promise<{ ok: true; outcome: TaskOutcome } | TaskRunRefusal>;
   /** What the scheduler calls at a task's time (skipped while a run of the task started here is going). */
   runScheduled(task: TaskConfig): Promise<void>;
   /** Edit `enabled` in service.yaml; undefined when there is no such task. */
@@ -77,13 +80,20 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
   };
 
   /** One run, marked as running while it goes. */
-  const runTracked = async (task: TaskConfig, onEvent?: (e: StreamEvent) => void): Promise<void> => {
+  const runTracked = async (task: TaskConfig, onEvent?: (e: StreamEvent) => void): Promise<TaskOutcome> => {
     running.add(task.id);
     try {
-      await deps.runner.run(task, onEvent ? { onEvent } : {});
+      return await deps.runner.run(task, onEvent ? { onEvent } : {});
     } finally {
       running.delete(task.id);
     }
+  };
+  /** The task when a run may start now, else why not. */
+  const startable = (id: string): { ok: true; task: TaskConfig } | TaskRunRefusal => {
+    const task = find(id);
+    if (!task) return { ok: false, reason: 'not_found', error: `no task with id "${id}"` };
+    if (running.has(id)) return { ok: false, reason: 'running', error: `task ${id} is running; wait for that run to end` };
+    return { ok: true, task };
   };
 
   return {
@@ -94,9 +104,9 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
       return t ? summarise(t) : undefined;
     },
     run(id) {
-      const task = find(id);
-      if (!task) return { ok: false, reason: 'not_found', error: `no task with id "${id}"` };
-      if (running.has(id)) return { ok: false, reason: 'running', error: `task ${id} is running; wait for that run to end` };
+      const start = startable(id);
+      if (!start.ok) return start;
+      const { task } = start;
       const out = createAsyncQueue<StreamEvent>();
       let ended = false;
       void runTracked(task, (e) => {
@@ -114,6 +124,10 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
         })
         .finally(() => out.end());
       return { ok: true, events: out };
+    },
+    async runToEnd(id) {
+      const start = startable(id);
+      return start.ok ? { ok: true, outcome: await runTracked(start.task) } : start;
     },
     async runScheduled(task) {
       if (running.has(task.id)) {

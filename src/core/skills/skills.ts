@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { z } from 'zod';
 import { formatIssues } from '../config/issues.js';
+import { readStamp } from '../util/file-stamp.js';
 
 /** A skill folder with a valid SKILL.md. Skills are discovered from `skills/`, never declared in config. */
 export interface Skill {
@@ -34,7 +35,7 @@ const frontMatterSchema = z.looseObject({
 export const SKILL_FILE = 'SKILL.md';
 
 /** Every folder under skills/: valid ones as skills, the rest as problems (never skipped silently). */
-export function scanSkills(skillsDir: string): SkillScan {
+export function scanSkills(skillsDir: string, read: (dir: string) => Skill | { problem: string } = readSkill): SkillScan {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(skillsDir, { withFileTypes: true });
@@ -43,14 +44,14 @@ export function scanSkills(skillsDir: string): SkillScan {
     throw err;
   }
   const scan: SkillScan = { skills: [], problems: [] };
-  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of entries.sort((a, b) => compareNames(a.name, b.name))) {
     if (entry.name.startsWith('.')) continue;
     const dir = path.join(skillsDir, entry.name);
     if (!isDirectory(dir)) {
       scan.problems.push({ folder: entry.name, problem: 'not a folder (a skill is a folder holding SKILL.md)' });
       continue;
     }
-    const result = readSkill(dir);
+    const result = read(dir);
     if ('problem' in result) scan.problems.push({ folder: entry.name, problem: result.problem });
     else scan.skills.push(result);
   }
@@ -83,7 +84,42 @@ export function readSkill(dir: string): Skill | { problem: string } {
   return { name: parsed.data.name, description: parsed.data.description.trim(), dir };
 }
 
+/**
+ * `scanSkills` for a process that scans before every turn: a SKILL.md is parsed again only when
+ * its stamp (inode, size, times) changed. The folder listing is read every time, so a skill added
+ * or removed counts at once.
+ */
+export function createSkillScanner(now: () => number = Date.now): (skillsDir: string) => SkillScan {
+  const parsed = new Map<string, { stamp: string; result: Skill | { problem: string } }>();
+  const read = (dir: string) => {
+    const { stamp, settled } = readStamp(path.join(dir, SKILL_FILE), now());
+    const cached = parsed.get(dir);
+    if (cached?.stamp === stamp) return cached.result;
+    const result = readSkill(dir);
+    if (settled) parsed.set(dir, { stamp, result });
+    else parsed.delete(dir);
+    return result;
+  };
+  return (skillsDir) => {
+    const seen = new Set<string>();
+    const scan = scanSkills(skillsDir, (dir) => {
+      seen.add(dir);
+      return read(dir);
+    });
+    // Folders no longer there are forgotten: the cache holds only what the last scan saw.
+    for (const dir of parsed.keys()) if (!seen.has(dir)) parsed.delete(dir);
+    return scan;
+  };
+}
+
 // --- internal ---
+
+/** Folder names in the user's collation order; plain code-point order (the same, measured) for skill-style names, without loading ICU's collator. */
+function compareNames(a: string, b: string): number {
+  if (PLAIN_NAME.test(a) && PLAIN_NAME.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return a.localeCompare(b);
+}
+const PLAIN_NAME = /^[a-z0-9-]*$/;
 
 function isDirectory(p: string): boolean {
   try {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { HttpFailure } from '../http.js';
+import { readHealth } from '../health.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -17,10 +18,8 @@ const TYPES: Record<string, string> = {
  * API for everything else once the operator gives it the token.
  */
 export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void {
-  table.add('GET', '/health', () => {
-    const s = deps.assistant.status();
-    return { status: 'ok', timestamp: new Date().toISOString(), name: s.name, engine: s.engine, model: s.model, version: deps.version, uptime: s.uptime };
-  });
+  // The gateway's listener answers a plain GET /health before this route (server/health.ts).
+  table.add('GET', '/health', () => readHealth(deps));
 
   const serveFile = (rel: string) => {
     const root = path.resolve(deps.dashboardDir);

@@ -43,7 +43,10 @@ describe('service init (spawned for real)', () => {
     expect(names.length).toBeGreaterThan(BUILTIN_SKILLS.length); // at least one scenario skill
 
     expect(fs.statSync(path.join(dir, '.service')).isDirectory()).toBe(true);
-    expect(fs.readFileSync(path.join(dir, '.gitignore'), 'utf8')).toMatch(/^\.service\/$/m);
+    const gitignore = fs.readFileSync(path.join(dir, '.gitignore'), 'utf8');
+    expect(gitignore).toMatch(/^\.service\/$/m);
+    // Gemini CLI's settings file holds resolved credentials, written into the directory itself.
+    expect(gitignore).toMatch(/^\.gemini\/settings\.json$/m);
     expect(fs.existsSync(path.join(dir, 'template.json'))).toBe(false);
     // The template's own data files came along (every template has some beyond service.yaml and skills/).
     const own = fs.readdirSync(dir).filter((f) => !['service.yaml', 'skills', '.service', '.gitignore'].includes(f));

@@ -226,4 +226,15 @@ describe('slash commands', () => {
     expect(t.config.current().config.tasks).toEqual([]);
     t.close();
   });
+
+  it('/cron run while a run of the same task is going is refused: the task runs once', async () => {
+    const t = createTestAssistant({ yaml: 'tasks:\n  - id: slow\n    name: Slow\n    schedule: "0 9 * * *"\n    prompt: "SLEEP:1500 report"\n' });
+    const first = t.assistant.runCommand('/cron run slow');
+    while (t.standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(await t.assistant.runCommand('/cron run slow')).toMatchObject({ error: 'running', text: expect.stringContaining('task slow is running') });
+    expect(await first).toMatchObject({ status: 'completed' });
+    expect(t.standIn.runs()).toHaveLength(1);
+    expect(t.tasks.history('slow', 10)).toHaveLength(1);
+    t.close();
+  });
 });

@@ -271,6 +271,11 @@ describe('bad input', () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('POST');
     expect(await wrong.json()).toMatchObject({ error: expect.stringContaining('not allowed') });
+    // A route with a parameter too: the path exists, the method does not.
+    const wrongParam = await s.api('/api/tasks/daily/run', { method: 'GET' });
+    expect(wrongParam.status).toBe(405);
+    expect(wrongParam.headers.get('allow')).toBe('POST');
+    expect((await s.api('/api/tasks/daily/run/more', { method: 'GET' })).status).toBe(404);
     expect((await fetch(`${s.url}/health`)).status).toBe(200);
   });
 });

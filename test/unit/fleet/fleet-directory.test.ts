@@ -77,6 +77,29 @@ describe('fleet registry', () => {
     expect(parseFleetEntry(JSON.stringify({ ...entry(), pid: -1 }))).toBeUndefined();
   });
 
+  it('with a settled folder (entries read once, then reused): changes, new gateways and deaths still show at once', () => {
+    // The folder's change time is judged by this clock: an hour on, every stamp is settled, so
+    // list() reuses what it parsed until the folder changes.
+    const dir = path.join(testdir(), 'fleet');
+    const alive = new Set([1001, 1002, 1003]);
+    const registry = createFleetDirectory({ dir, isAlive: (pid) => alive.has(pid), now: () => Date.now() + 3_600_000 });
+    const a = registry.register(entry());
+    registry.register(entry({ name: 'beta', pid: 1002, port: 3002, url: 'http://127.0.0.1:3002', startedAt: '2025-01-02T00:00:00.000Z' }));
+    expect(registry.list().map((e) => e.name)).toEqual(['alpha', 'beta']);
+    expect(registry.list().map((e) => e.name)).toEqual(['alpha', 'beta']);
+
+    a.update(entry({ role: 'Refunds' })); // atomic rewrite: the folder changes
+    expect(registry.list()[0]?.role).toBe('Refunds');
+    const other = createFleetDirectory({ dir }); // another gateway on this machine
+    other.register(entry({ name: 'gamma', pid: 1003, port: 3003, url: 'http://127.0.0.1:3003', startedAt: '2025-01-03T00:00:00.000Z' }));
+    expect(registry.list().map((e) => e.name)).toEqual(['alpha', 'beta', 'gamma']);
+
+    alive.delete(1002); // killed: no file changed, yet it is gone from the next list, and its file with it
+    expect(registry.list().map((e) => e.name)).toEqual(['alpha', 'gamma']);
+    expect(fs.readdirSync(dir).sort()).toEqual(['gateway-1001-3001.json', 'gateway-1003-3003.json']);
+    expect(registry.list().map((e) => e.name)).toEqual(['alpha', 'gamma']);
+  });
+
   it('tells live processes from dead ones, zombies included', () => {
     expect(isProcessAlive(process.pid)).toBe(true);
     const done = spawnSync(process.execPath, ['-e', '']);
