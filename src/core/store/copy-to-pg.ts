@@ -1,3 +1,4 @@
+import os from 'node:os';
 import type Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import type { PgQuery } from './pg-client.js';
@@ -70,6 +71,8 @@ export const COPIED_TABLES: readonly TableCopy[] = [
     columns: ['id', 'owner_pid', 'owner_start', 'session_key', 'source', 'sender', 'message_preview', 'started_at', 'processes'],
     order: 'id',
     serial: true,
+    // Migrated on the host that ran them, so its next start still reaps what a killed run left.
+    convert: (r) => ({ ...r, host: os.hostname() }),
   },
   { table: 'pairing_requests', columns: ['code', 'channel', 'kind', 'subject_id', 'label', 'created_at', 'expires_at'], order: 'code' },
   { table: 'access_grants', columns: ['channel', 'kind', 'subject_id', 'label', 'approved_at', 'approved_by'], order: 'approved_at' },

@@ -8,6 +8,9 @@ import type pg from 'pg';
  * PostgreSQL: a migration that fails leaves no half-made schema. Never edit one that shipped: add
  * the next. The numbering is the PostgreSQL store's own (its 1 is the SQLite store's 1-6 in one).
  *
+ * Running turns carry the host that runs them: process identities mean something on that host
+ * only, so each host's reaper sees its own (see pg-store.ts).
+ *
  * Types: times, durations and costs are DOUBLE PRECISION (exact for unix ms; a platform's
  * fractional timestamp stores as given, as SQLite does); generated ids are BIGSERIAL.
  */
@@ -111,6 +114,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE TABLE running_turns (
     id BIGSERIAL PRIMARY KEY,
+    host TEXT NOT NULL,
     owner_pid INTEGER NOT NULL,
     owner_start TEXT NOT NULL,
     session_key TEXT NOT NULL,
@@ -120,6 +124,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     started_at DOUBLE PRECISION NOT NULL,
     processes TEXT NOT NULL DEFAULT '[]'
   );
+  CREATE INDEX running_turns_host ON running_turns(host, id);
   CREATE TABLE pairing_requests (
     code TEXT PRIMARY KEY,
     channel TEXT NOT NULL,

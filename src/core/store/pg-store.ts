@@ -1,3 +1,4 @@
+import os from 'node:os';
 import type pg from 'pg';
 import { formatLocalDay } from '../util/local-day.js';
 import { createPgAccessStore } from './pg-access.js';
@@ -24,6 +25,8 @@ export interface PgStoreOptions {
   migrations?: readonly string[];
   max?: number;
   onIdleError?: (err: Error) => void;
+  /** The host whose running turns this store records and lists (default: os.hostname()). */
+  host?: string;
 }
 
 /**
@@ -42,6 +45,8 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
     ...(opts.onIdleError ? { onIdleError: opts.onIdleError } : {}),
   });
   const { query, transaction } = conn;
+  // Running turns are per host: a pid and its start time identify a process on its own machine only.
+  const host = opts.host ?? os.hostname();
   const rows = async (sql: string, params?: unknown[]) => (await query(sql, params)).rows;
   const changed = async (sql: string, params?: unknown[]) => (await query(sql, params)).rowCount ?? 0;
   /**
@@ -242,9 +247,9 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
       Number(
         (
           await rows(
-            `INSERT INTO running_turns (owner_pid, owner_start, session_key, source, sender, message_preview, started_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-            [t.owner.pid, t.owner.start, t.sessionKey, t.source, t.sender, t.messagePreview, t.startedAt],
+            `INSERT INTO running_turns (host, owner_pid, owner_start, session_key, source, sender, message_preview, started_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+            [host, t.owner.pid, t.owner.start, t.sessionKey, t.source, t.sender, t.messagePreview, t.startedAt],
           )
         )[0]?.id,
       ),
@@ -252,7 +257,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
       void (await query('UPDATE running_turns SET processes = $1 WHERE id = $2', [JSON.stringify(processes), id])),
     removeRunningTurn: async (id) => (await changed('DELETE FROM running_turns WHERE id = $1', [id])) === 1,
     runningTurns: async () =>
-      (await rows('SELECT * FROM running_turns ORDER BY id')).map((r) => ({
+      (await rows('SELECT * FROM running_turns WHERE host = $1 ORDER BY id', [host])).map((r) => ({
         id: Number(r.id),
         owner: { pid: Number(r.owner_pid), start: String(r.owner_start) },
         sessionKey: String(r.session_key),

@@ -81,6 +81,12 @@ describe('postgres store specifics', () => {
     const id = await a.addRunningTurn({ owner: { pid: 1, start: '1' }, sessionKey: 'k', source: 'http', sender: 'u', messagePreview: 'hi', startedAt: 1 });
     const removed = await Promise.all([a.removeRunningTurn(id), b.removeRunningTurn(id), a.removeRunningTurn(id), b.removeRunningTurn(id)]);
     expect(removed.filter(Boolean)).toHaveLength(1);
+    // Another host's running turns are its own to reap: a pid means nothing on this machine.
+    const elsewhere = createPgStore({ url, schema, host: 'other-host' });
+    opened.push(elsewhere);
+    await elsewhere.addRunningTurn({ owner: { pid: 1, start: '1' }, sessionKey: 'k', source: 'http', sender: 'u', messagePreview: 'there', startedAt: 1 });
+    expect(await a.runningTurns()).toEqual([]);
+    expect((await elsewhere.runningTurns()).map((t) => t.messagePreview)).toEqual(['there']);
 
     await a.openPairing({ channel: 'chat', kind: 'sender', id: 'x', createdAt: 0 }, { code: 'AAAAAAAA', ttlMs: 10_000, maxPending: 5 });
     const approvals = await Promise.all([a.approvePairing('AAAAAAAA', 1, 'cli'), b.approvePairing('AAAAAAAA', 1, 'http'), b.denyPairing('AAAAAAAA', 1)]);
