@@ -151,15 +151,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const inFlight = new Set<Promise<unknown>>();
   const listeners = new Set<(r: ActivityRecord) => void>();
 
-  // Idle sessions are pruned at start-up, never in the middle of serving: turns wait for it, so
-  // none resumes a session that is about to go.
+  // Idle sessions are pruned at start-up, never mid-serving; turns wait for it (none resumes a session about to go).
   const ttlDays = deps.config.current().config.sessionTtlDays;
-  const pruning = deps.store
-    .pruneSessions(now() - ttlDays * 86_400_000)
-    .then((pruned) => {
-      if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
-    })
-    .catch((err: unknown) => deps.log.error(`cannot prune idle sessions: ${(err as Error).message}`));
+  const pruning = deps.store.pruneSessions(now() - ttlDays * 86_400_000).then(
+    (n) => n > 0 && deps.log.info(`pruned ${n} session(s) idle for more than ${ttlDays} days`),
+    (err: unknown) => deps.log.error(`cannot prune idle sessions: ${(err as Error).message}`),
+  );
 
   const recorder = createTurnRecorder(deps.store, deps.log);
 
