@@ -234,7 +234,7 @@ describe('slash commands', () => {
     expect(await t.assistant.runCommand('/cron run slow')).toMatchObject({ error: 'running', text: expect.stringContaining('task slow is running') });
     expect(await first).toMatchObject({ status: 'completed' });
     expect(t.standIn.runs()).toHaveLength(1);
-    expect(t.tasks.history('slow', 10)).toHaveLength(1);
+    expect(await t.tasks.history('slow', 10)).toHaveLength(1);
     t.close();
   });
 });
