@@ -38,9 +38,13 @@ if (!pgBin) {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'service-bench-store-'));
 const binDir = path.join(tmp, 'bin');
 for (const d of [binDir, path.join(tmp, 'fleet'), path.join(tmp, 'home')]) fs.mkdirSync(d);
-fs.writeFileSync(path.join(binDir, 'claude'), `#!/bin/sh\nexec "${process.execPath}" "${path.join(ROOT, 'test', 'fakes', 'stand-in-engine.mjs')}" engine_b "$@"\n`, {
-  mode: 0o755,
-});
+fs.writeFileSync(
+  path.join(binDir, 'claude'),
+  `#!/bin/sh\nexec "${process.execPath}" "${path.join(ROOT, 'test', 'fakes', 'stand-in-engine.mjs')}" engine_b "$@"\n`,
+  {
+    mode: 0o755,
+  },
+);
 
 // --- the throwaway cluster ---
 
@@ -168,7 +172,12 @@ async function measure(name, storeUrl) {
   }
 }
 
-console.log(`store bench: node ${process.version}, ${os.cpus().length} CPUs, PostgreSQL from ${pgBin}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `store bench: node ${process.version}, ${os.cpus().length} CPUs, PostgreSQL from ${pgBin}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log(`${ROUNDS} rounds, each a fresh gateway per store, ${TURNS} sequential turns on one key (after ${WARMUP} warm-ups)`);
 const rows = { sqlite: [], postgres: [] };
 for (let i = 0; i < ROUNDS; i++) {
@@ -177,7 +186,9 @@ for (let i = 0; i < ROUNDS; i++) {
   for (const store of order) {
     const r = await measure(`bench_${store}_${i}`, store === 'postgres' ? pgUrl : undefined);
     rows[store].push(r);
-    console.log(`  round ${i + 1} ${store.padEnd(8)}: turn ${r.turnMs.toFixed(1)} ms (median), gateway ${r.cpu.toFixed(2)} ms CPU/turn${r.failed ? `  !! ${r.failed} failed` : ''}`);
+    console.log(
+      `  round ${i + 1} ${store.padEnd(8)}: turn ${r.turnMs.toFixed(1)} ms (median), gateway ${r.cpu.toFixed(2)} ms CPU/turn${r.failed ? `  !! ${r.failed} failed` : ''}`,
+    );
   }
 }
 const med = (store, key) => median(rows[store].map((r) => r[key]));
@@ -197,7 +208,12 @@ function findPgBin() {
   const has = (dir) => fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'));
   if (process.env.PG_BIN && has(process.env.PG_BIN)) return process.env.PG_BIN;
   const root = '/usr/lib/postgresql';
-  const versions = fs.existsSync(root) ? fs.readdirSync(root).filter((v) => has(path.join(root, v, 'bin'))).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((v) => has(path.join(root, v, 'bin')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   if (versions[0]) return path.join(root, versions[0], 'bin');
   return (process.env.PATH ?? '').split(':').find((d) => d && has(d));
 }

@@ -58,11 +58,13 @@ command('init', 'create an assistant directory from a scenario template')
 command('chat', 'talk to the assistant in the terminal')
   .option('-s, --session <key>', 'session key', 'default')
   .option('-m, --message <text>', 'send one message, print the reply and exit')
+  .option('-f, --file <path...>', 'with -m: files to send with the message (in the REPL: /attach <path>)')
   .option('--json', 'print the stream events as NDJSON')
   .action(
-    act(async (opts: { session: string; message?: string; json?: boolean }, cmd: Command) => {
+    act(async (opts: { session: string; message?: string; file?: string[]; json?: boolean }, cmd: Command) => {
       const { runChat } = await import('./commands/chat.js');
-      return runChat({ ...opts, dir: dirOf(cmd) }, processIO);
+      const { file, ...rest } = opts;
+      return runChat({ ...rest, ...(file ? { files: file } : {}), dir: dirOf(cmd) }, processIO);
     }),
   );
 

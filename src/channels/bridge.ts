@@ -1,17 +1,17 @@
 import type { Assistant } from '../core/assistant/assistant.js';
 import { isSlashCommand } from '../core/assistant/slash-commands.js';
-import type { ImageInput } from '../core/assistant/images.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
 import type { AccessGate } from './access/gate.js';
+import { downloadFiles, downloadImages } from './attachments.js';
 import { deliverTurn } from './delivery.js';
 import { contextBefore, conversationKeyOf, decide, groupPrompt, sessionKeyOf } from './group.js';
 import { splitMessage } from './split.js';
 import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
-import type { ChannelAdapter, InboundMessage } from './types.js';
+import type { InboundMessage } from './types.js';
 
 /**
  * Incoming channel messages → the chat core → replies. `accept` is what adapters call: it is
@@ -100,8 +100,9 @@ export function createBridge(deps: BridgeDeps): Bridge {
       const sender = msg.senderName ?? msg.senderId;
       if (isSlashCommand(msg.text)) {
         // Commands that change the configuration (/engine, /model <name>, /cron run…, /approve) only for admins.
+        // The chat's key: /reset, /stop… act on its current named session, /new, /switch… on its sessions.
         const result = await deps.assistant.runCommand(msg.text, {
-          sessionKey: key,
+          chatKey: key,
           allowConfigChanges: access.admin,
           source: msg.channel,
           sender,
@@ -121,11 +122,34 @@ export function createBridge(deps: BridgeDeps): Bridge {
             )
           : msg.text;
       const images = await downloadImages(adapter, msg, log);
+      // Documents go into the workspace for the turn; one that cannot be taken is named to the sender.
+      const { files, notices } = await downloadFiles(adapter, msg, log);
+      if (notices.length > 0) await say(notices.join('\n'));
+      if (msg.text.trim() === '' && images.length === 0 && files.length === 0 && msg.files?.length) {
+        deps.store.markMessageDone(msg.channel, msg.messageId);
+        return;
+      }
+      const caller = `${msg.channel}:${msg.senderId}`;
       const delivered = await deliverTurn(
         adapter,
         msg.replyTarget,
-        deps.assistant.chat(prompt, { sessionKey: key, images, source: msg.channel, sender, messageText: msg.text, waitForCapacity: true }),
-        { mode: cfg.streaming.mode, showToolCalls: cfg.streaming.showToolCalls, log, onSent },
+        deps.assistant.chat(prompt, {
+          chatKey: key,
+          images,
+          ...(files.length ? { files } : {}),
+          source: msg.channel,
+          sender,
+          caller,
+          messageText: msg.text,
+          waitForCapacity: true,
+        }),
+        {
+          mode: cfg.streaming.mode,
+          showToolCalls: cfg.streaming.showToolCalls,
+          log,
+          onSent,
+          approval: { timeoutSeconds: cfg.approvalTimeoutSeconds, ...(msg.chatType === 'group' ? { requester: sender } : {}) },
+        },
       );
       // Counted in one statement: two senders' lanes of one group may end their turns together.
       if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') await deps.store.addGroupBotTurn(chat);
@@ -145,7 +169,8 @@ export function createBridge(deps: BridgeDeps): Bridge {
       // Intake is ordered per chat like processing: the lane is taken before the first await, so
       // two messages of one chat are processed in arrival order however their store writes finish.
       const taken = intake(msg, key);
-      enqueue(key, async () => {
+      // /stop, /allow and /deny must reach the turn running on this key, not wait behind it.
+      enqueue(deps.assistant.runsAtOnce(msg.text) ? `${key} (at once)` : key, async () => {
         if (await taken) await process(msg, key);
       });
       await taken;
@@ -210,18 +235,4 @@ function parsePayload(payload: string): InboundMessage | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function downloadImages(adapter: ChannelAdapter, msg: InboundMessage, log: Logger): Promise<ImageInput[]> {
-  if (!msg.images?.length || !adapter.downloadImage) return [];
-  const out: ImageInput[] = [];
-  for (const image of msg.images.slice(0, 5)) {
-    try {
-      const { data, mimeType } = await adapter.downloadImage(image);
-      out.push({ data, mimeType, ...(image.fileName ? { fileName: image.fileName } : {}) });
-    } catch (err) {
-      log.warn(`${msg.channel} ${msg.messageId}: image download failed: ${errorMessage(err)}`);
-    }
-  }
-  return out;
 }

@@ -51,6 +51,7 @@ function wrapCustomAdapter(inner: ChannelAdapter, name: string): ChannelAdapter 
     start: lifecycle.start,
     stop: lifecycle.stop,
     reply: whenStarted('reply', inner.reply),
+    ...(typeof inner.maxFileBytes === 'number' ? { maxFileBytes: inner.maxFileBytes } : {}),
   };
   if (inner.send) adapter.send = whenStarted('send', inner.send);
   if (inner.edit) adapter.edit = whenStarted('edit', inner.edit);
@@ -58,6 +59,8 @@ function wrapCustomAdapter(inner: ChannelAdapter, name: string): ChannelAdapter 
   if (inner.openStream) adapter.openStream = whenStarted('openStream', inner.openStream);
   if (inner.readHistory) adapter.readHistory = whenStarted('readHistory', inner.readHistory);
   if (inner.downloadImage) adapter.downloadImage = whenStarted('downloadImage', inner.downloadImage);
+  if (inner.downloadFile) adapter.downloadFile = whenStarted('downloadFile', inner.downloadFile);
+  if (inner.sendFile) adapter.sendFile = whenStarted('sendFile', inner.sendFile);
   return adapter;
 }
 

@@ -1,6 +1,8 @@
 import { errorMessage } from '../core/errors.js';
-import type { Completion, StreamEvent } from '../core/events.js';
+import type { Completion, FileEvent, StreamEvent } from '../core/events.js';
 import type { Logger } from '../core/logger.js';
+import { deliverFiles } from './attachments.js';
+import { type ApprovalPromptOptions, formatApprovalPrompt } from './approval-prompt.js';
 import { splitMessage } from './split.js';
 import type { ChannelAdapter, ReplyStream, ReplyTarget, SentMessage } from './types.js';
 
@@ -10,7 +12,8 @@ import type { ChannelAdapter, ReplyStream, ReplyTarget, SentMessage } from './ty
  * code block), before a tool-call hint, and at the end. Adapters that can update one message in
  * place (`openStream`) get the full text so far at those points instead of one message each.
  * Every part is split under the platform's limit after rendering. Failures reach the user as a
- * short message, never as silence; a `silent` turn sends nothing.
+ * short message, never as silence; a `silent` turn sends nothing. Files the agent sent go out
+ * after the text (attachments.ts).
  */
 export interface DeliveryOptions {
   mode: 'buffered' | 'streaming';
@@ -18,6 +21,8 @@ export interface DeliveryOptions {
   log: Logger;
   /** Called with every message this delivery sent (echo suppression, group context). */
   onSent?: (sent: SentMessage | undefined, text: string) => void;
+  /** How approval requests are worded (see approval-prompt.ts). */
+  approval?: ApprovalPromptOptions;
 }
 
 export interface Delivered {
@@ -34,8 +39,22 @@ export async function deliverTurn(adapter: ChannelAdapter, to: ReplyTarget, even
     }
   };
   const typing = keepTyping(adapter, to, opts.log);
+  const files: FileEvent[] = [];
+  // Approval requests go out at once in either mode: the turn waits for the answer.
+  const asked = withApprovalPrompts(withoutFiles(events, files), async (request) => {
+    const prompt = formatApprovalPrompt(request, opts.approval ?? { timeoutSeconds: 300 });
+    try {
+      if (adapter.askApproval) opts.onSent?.(await adapter.askApproval(to, prompt), prompt.text);
+      else await send(prompt.text);
+    } catch (err) {
+      // Unanswerable now: the request times out as denied, and the turn goes on.
+      opts.log.warn(`${adapter.name}: could not show approval request ${request.id}: ${errorMessage(err)}`);
+    }
+  });
   try {
-    return opts.mode === 'streaming' ? await streamed(adapter, to, events, send, opts) : await buffered(events, send);
+    const delivered = opts.mode === 'streaming' ? await streamed(adapter, to, asked, send, opts) : await buffered(asked, send);
+    if (files.length > 0) await deliverFiles(adapter, to, files, { log: opts.log, say: send, ...(opts.onSent ? { onSent: opts.onSent } : {}) });
+    return delivered;
   } finally {
     typing.stop();
   }
@@ -47,6 +66,14 @@ export function failureNotice(message: string | undefined): string {
 }
 
 // --- internal ---
+
+/** The turn's events without its `file` events, which are put aside for after the text. */
+async function* withoutFiles(events: AsyncIterable<StreamEvent>, files: FileEvent[]): AsyncIterable<StreamEvent> {
+  for await (const e of events) {
+    if (e.type === 'file') files.push(e);
+    else yield e;
+  }
+}
 
 async function buffered(events: AsyncIterable<StreamEvent>, send: (md: string) => Promise<void>): Promise<Delivered> {
   let completion: Completion | undefined;
@@ -124,6 +151,16 @@ async function streamed(
     }
   }
   return { completion, text: shown };
+}
+
+async function* withApprovalPrompts(
+  events: AsyncIterable<StreamEvent>,
+  ask: (request: Extract<StreamEvent, { type: 'approval_request' }>) => Promise<void>,
+): AsyncIterable<StreamEvent> {
+  for await (const e of events) {
+    if (e.type === 'approval_request') await ask(e);
+    else yield e;
+  }
 }
 
 /** Index just after the last blank line that is outside a code block, or -1. */

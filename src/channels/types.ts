@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Logger } from '../core/logger.js';
+import type { ApprovalPrompt } from './approval-prompt.js';
 
 /**
  * The channel layer's seam. A channel is a platform adapter defined by data: its key in
@@ -62,11 +63,11 @@ export interface MessageLimit {
  *   before start (the adapter is then stopped and can no longer start).
  * - `ctx.onStatus` is called only between a settled start() and stop(); `ctx.onMessage` is not
  *   called once stop() has resolved.
- * - reply, send, edit, openStream, readHistory and downloadImage need a started adapter. Before
+ * - reply, send, edit, openStream, readHistory, downloadImage, downloadFile and sendFile need a started adapter. Before
  *   start() resolved, after it failed, or once stop() was called they reject with a ChannelError
  *   of kind `not_connected` ("reply: not connected (the adapter was stopped)") and reach nothing.
  *   typing() is best effort: then it resolves without doing anything.
- * - render, name and limit work in every phase.
+ * - render, name, limit and maxFileBytes work in every phase.
  */
 export interface ChannelAdapter {
   /** The channel key (channel_a … channel_f, or the custom adapter's key). */
@@ -103,6 +104,25 @@ export interface ChannelAdapter {
   readHistory?(chatId: string, opts: { since: Date; limit: number }): Promise<InboundMessage[]>;
   /** Bytes of an image attached to an inbound message. */
   downloadImage?(image: InboundImage): Promise<{ data: Buffer; mimeType: string }>;
+  /**
+   * Bytes of a document attached to an inbound message, at most `maxBytes`: past it the download
+   * stops and the call rejects with a ChannelError of kind `too_long`.
+   */
+  downloadFile?(file: InboundFile, opts: { maxBytes: number }): Promise<{ data: Buffer; mimeType: string }>;
+  /**
+   * Send a file into the conversation of `to` (its thread), after the reply: pictures the platform
+   * shows inline as pictures, anything else as a file. The bridge checks `maxFileBytes` first.
+   */
+  sendFile?(to: ReplyTarget, file: OutboundFile): Promise<SentMessage | undefined>;
+  /** The largest file `sendFile` can send on this platform, in bytes (the platform's own cap for bots). */
+  readonly maxFileBytes?: number;
+  /**
+   * Ask for a tool approval with buttons (the prompt's text, one button per action). A press is
+   * handed to `ctx.onMessage` as a message from the person who pressed, with the action's command
+   * as its text (and `mentioned: true`), so it takes the path a typed `/allow` takes. Without this
+   * capability the bridge replies with the prompt's text, which says how to answer.
+   */
+  askApproval?(to: ReplyTarget, prompt: ApprovalPrompt): Promise<SentMessage | undefined>;
 }
 
 export interface ChannelContext {
@@ -122,6 +142,24 @@ export interface InboundImage {
   ref: string;
   mimeType?: string;
   fileName?: string;
+}
+
+/** A document attached to an inbound message (pictures are InboundImage). */
+export interface InboundFile {
+  /** What the adapter needs to download it again (a file id, a URL, a resource key). */
+  ref: string;
+  fileName?: string;
+  mimeType?: string;
+  /** Bytes, where the platform says so up front (checked against the limit before downloading). */
+  size?: number;
+}
+
+/** A file to send (the agent's outbox). */
+export interface OutboundFile {
+  /** A safe file name (no path). */
+  name: string;
+  mimeType: string;
+  data: Buffer;
 }
 
 /** An incoming message, normalised. */
@@ -145,6 +183,8 @@ export interface InboundMessage {
   /** Unix ms. */
   ts: number;
   images?: InboundImage[];
+  /** Documents (not pictures): saved into the workspace for the turn. */
+  files?: InboundFile[];
   /** Everything `reply` needs (ids, webhooks, request ids); must be JSON-serialisable (the inbox stores it). */
   replyTarget: ReplyTarget;
 }

@@ -49,6 +49,9 @@ export function createChatRenderer(io: CommandIO, opts: { json: boolean; tty: bo
         case 'text':
           write(e.content);
           break;
+        case 'approval_request':
+          line(c.yellow(`Approval needed: ${e.tool}: ${e.summary}`));
+          break;
         case 'tool_call':
           line(c.dim(`→ ${e.name} ${truncate(e.args, 120)}`));
           break;

@@ -3,6 +3,10 @@ import type { Assistant } from '../core/assistant/assistant.js';
 import { commandResult, isSlashCommand } from '../core/assistant/slash-commands.js';
 import { createLogger } from '../core/logger.js';
 import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
+import type { FileInput } from '../core/files/incoming.js';
+import { formatFileLine, readAttachment, saveDownload } from './chat-files.js';
+import type { ApprovalRequest } from '../core/approvals/approvals.js';
+import { APPROVAL_QUESTION, createInlineApprovals, type InlineApprovals } from './chat-approvals.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
 
@@ -10,13 +14,24 @@ export interface ChatOptions {
   dir: string;
   session: string;
   message?: string;
+  /** Files to send with the message (`--file`). */
+  files?: string[];
   json?: boolean;
+}
+
+/** What one chat in the terminal carries between messages: files attached with /attach. */
+interface Terminal {
+  assistant: Assistant;
+  renderer: ChatRenderer;
+  dir: string;
+  attached: FileInput[];
 }
 
 /**
  * `service chat`: a terminal chat on the same core as the gateway. `-m` runs one turn and exits
  * (1 when it failed); otherwise a REPL: a line ending in `\` continues on the next line, Ctrl-C
- * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits.
+ * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits. An engine's permission
+ * request (skipPermissions false) is answered by the next line of input (chat-approvals.ts).
  */
 export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number> {
   const opened = openAssistantDirectory({ dir: opts.dir, log: createLogger({ level: 'warn' }) });
@@ -30,9 +45,25 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
     run: async () => commandResult('Bye.'),
   });
   const renderer = createChatRenderer(io, { json: Boolean(opts.json), tty: io.isTTY });
+  const term: Terminal = { assistant: opened.assistant, renderer, dir: opened.dir, attached: [] };
+  opened.commands.add({
+    name: 'attach',
+    usage: '/attach <path>',
+    help: 'send a file with your next message (saved into inbox/)',
+    changesConfig: () => false,
+    run: async (args) => {
+      if (args.length === 0) return commandResult('Usage: /attach <path>', { error: 'usage' });
+      const file = readAttachment(args.join(' '));
+      term.attached.push(file);
+      return commandResult(`Attached ${file.name}: it goes with your next message.`);
+    },
+  });
   try {
-    if (opts.message !== undefined) return await oneTurn(opened.assistant, renderer, opts.message, opts.session);
-    return await repl(opened.assistant, renderer, io, opts);
+    if (opts.message !== undefined) {
+      for (const f of opts.files ?? []) term.attached.push(readAttachment(f));
+      return await oneTurn(term, io, opts.message, opts.session, Boolean(opts.json));
+    }
+    return await repl(term, io, opts);
   } finally {
     await opened.assistant.drain(0);
     await opened.close();
@@ -42,33 +73,85 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
 // --- internal ---
 
 /** One message or slash command; resolves true when it succeeded. */
-async function send(assistant: Assistant, renderer: ChatRenderer, message: string, sessionKey: string, signal?: AbortSignal): Promise<boolean> {
+async function send(
+  term: Terminal,
+  message: string,
+  sessionKey: string,
+  signal?: AbortSignal,
+  onApproval?: (request: ApprovalRequest) => void,
+): Promise<boolean> {
+  const { assistant, renderer } = term;
   if (isSlashCommand(message)) {
-    const result = await assistant.runCommand(message, { sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal' });
+    const result = await assistant.runCommand(message, { chatKey: sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal' });
     renderer.command(result);
     return result.error === undefined;
   }
   await renderer.startTurn();
   let ok = false;
-  for await (const e of assistant.chat(message, { sessionKey, source: 'terminal', sender: process.env.USER ?? 'terminal', ...(signal ? { signal } : {}) })) {
+  const files = term.attached.splice(0);
+  const turn = assistant.chat(message, {
+    chatKey: sessionKey,
+    source: 'terminal',
+    sender: process.env.USER ?? 'terminal',
+    ...(files.length ? { files } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  for await (const e of turn) {
+    if (e.type === 'file') {
+      const outcome = saveDownload(term.dir, e);
+      renderer.event('saved' in outcome ? { ...e, path: outcome.saved } : e);
+      renderer.note(formatFileLine(e, outcome));
+      continue;
+    }
     renderer.event(e);
+    if (e.type === 'approval_request') onApproval?.({ id: e.id, tool: e.tool, summary: e.summary });
     if (e.type === 'completion') ok = e.status === 'completed' || e.status === 'silent';
   }
   return ok;
 }
 
-async function oneTurn(assistant: Assistant, renderer: ChatRenderer, message: string, sessionKey: string): Promise<number> {
+async function oneTurn(term: Terminal, io: CommandIO, message: string, sessionKey: string, json: boolean): Promise<number> {
+  const { assistant, renderer } = term;
   const ctl = new AbortController();
   const onSigint = () => ctl.abort();
   process.once('SIGINT', onSigint);
+  // stdin is only read when the engine asks for a permission: the answer is its next line.
+  let rl: readline.Interface | undefined;
+  const approvals = createInlineApprovals({
+    assistant,
+    sessionKey,
+    ask: () => {
+      if (!rl) {
+        rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTTY });
+        rl.on('line', (line) => approvals.offer(line));
+        rl.on('close', () => approvals.endOfInput());
+        // A terminal readline takes Ctrl-C from the process: it still stops the turn.
+        rl.on('SIGINT', onSigint);
+      }
+      showQuestion(rl, renderer, io, json);
+    },
+    say: (text) => renderer.note(text),
+  });
   try {
-    return (await send(assistant, renderer, message, sessionKey, ctl.signal)) ? 0 : 1;
+    return (await send(term, message, sessionKey, ctl.signal, (r) => approvals.request(r))) ? 0 : 1;
   } finally {
+    approvals.turnEnded();
+    rl?.close();
     process.removeListener('SIGINT', onSigint);
   }
 }
 
-async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO, opts: ChatOptions): Promise<number> {
+/** The approval question: the prompt on a terminal, a plain line otherwise (none in --json, whose event says it). */
+function showQuestion(rl: readline.Interface, renderer: ChatRenderer, io: CommandIO, json: boolean): void {
+  if (json) return;
+  if (io.isTTY) {
+    rl.setPrompt(APPROVAL_QUESTION);
+    rl.prompt();
+  } else renderer.note(APPROVAL_QUESTION.trim());
+}
+
+async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<number> {
+  const { assistant, renderer } = term;
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTTY, historySize: 200 });
   const prompt = io.isTTY ? 'you> ' : '';
   let buffer: string[] = [];
@@ -77,6 +160,19 @@ async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO,
   let closing = false;
   const pending: string[] = [];
   let working = false;
+  let inputEnded = false;
+  const approvals: InlineApprovals = createInlineApprovals({
+    assistant,
+    sessionKey: opts.session,
+    ask: () => showQuestion(rl, renderer, io, Boolean(opts.json)),
+    say: (text) => renderer.note(text),
+  });
+  const onApproval = (request: ApprovalRequest) => {
+    approvals.request(request);
+    // Piped input is read ahead: the line after the message that started the turn is the answer.
+    if (!io.isTTY && approvals.waiting() && pending.length > 0) approvals.offer(pending.shift() ?? '');
+    if (approvals.waiting() && inputEnded && pending.length === 0) approvals.endOfInput();
+  };
 
   if (io.isTTY) {
     const { name, engine } = assistant.status();
@@ -107,7 +203,8 @@ async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO,
         }
         // readline keeps reading during the turn: a paused interface would swallow Ctrl-C.
         turn = new AbortController();
-        await send(assistant, renderer, message, opts.session, turn.signal).catch((err: unknown) => renderer.note(`error: ${(err as Error).message}`));
+        await send(term, message, opts.session, turn.signal, onApproval).catch((err: unknown) => renderer.note(`error: ${(err as Error).message}`));
+        approvals.turnEnded();
         turn = undefined;
       }
       working = false;
@@ -116,6 +213,7 @@ async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO,
     };
 
     rl.on('line', (line) => {
+      if (approvals.offer(line)) return;
       if (line.endsWith('\\')) {
         buffer.push(line.slice(0, -1));
         ask();
@@ -149,6 +247,8 @@ async function repl(assistant: Assistant, renderer: ChatRenderer, io: CommandIO,
     });
     rl.on('close', () => {
       closing = true;
+      inputEnded = true;
+      if (pending.length === 0) approvals.endOfInput();
       finish();
     });
     ask();

@@ -33,14 +33,37 @@ export type EngineErrorCode = 'spawn_failed' | 'exit_nonzero' | 'engine_reported
 
 export const TIMEOUT_MESSAGE = 'Agent invocation timed out';
 
-/** The spec's StreamEvent, as sent on the wire. */
+/**
+ * The spec's StreamEvent, as sent on the wire, plus one extension: `approval_request` (an engine
+ * asks before running a tool, skipPermissions false; answered with POST /approve or /allow, /deny).
+ * Clients that do not know it ignore it.
+ */
 export type StreamEvent =
   | { type: 'text'; content: string }
+  | { type: 'approval_request'; id: string; tool: string; summary: string }
   | { type: 'tool_call'; name: string; args: string }
   | { type: 'tool_result'; content: string }
   | { type: 'error'; message: string }
   | { type: 'done'; sessionId?: string; durationMs?: number; costUsd?: number; numTurns?: number }
+  | FileEvent
   | ({ type: 'completion' } & Completion);
+
+/**
+ * A file the agent left in its turn's outbox, sent after the reply (before `done`). In this
+ * process it names the kept copy (`id`, `path`); on the wire (HTTP) `url` replaces both
+ * (server/routes/files.ts). A file that cannot be sent carries `error` instead (too big, too
+ * many, empty).
+ */
+export interface FileEvent {
+  type: 'file';
+  name: string;
+  size: number;
+  mimeType: string;
+  id?: string;
+  path?: string;
+  url?: string;
+  error?: string;
+}
 
 export type CompletionStatus = 'completed' | 'silent' | 'failed' | 'aborted';
 

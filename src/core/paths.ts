@@ -12,6 +12,10 @@ export interface AssistantPaths {
   stateDir: string;
   database: string;
   imagesDir: string;
+  /** Each turn's outbox folder is made in here (files the agent sends). */
+  outboxDir: string;
+  /** Files the agent sent, kept for delivery and download. */
+  sentFilesDir: string;
   tokenFile: string;
   skillsDir: string;
 }
@@ -25,6 +29,8 @@ export function resolveAssistantPaths(dir: string): AssistantPaths {
     stateDir,
     database: path.join(stateDir, 'state.db'),
     imagesDir: path.join(stateDir, 'images'),
+    outboxDir: path.join(stateDir, 'outbox'),
+    sentFilesDir: path.join(stateDir, 'files'),
     tokenFile: path.join(stateDir, 'gateway-token'),
     skillsDir: path.join(root, 'skills'),
   };

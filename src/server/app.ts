@@ -9,6 +9,7 @@ import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
+import { FILES_PATH, registerFileRoutes } from './routes/files.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerTaskRoutes } from './routes/tasks.js';
@@ -64,6 +65,8 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     const { pathname } = event.url;
     const method = event.req.method;
     if (PUBLIC(method, pathname)) return next();
+    // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
+    if (method === 'GET' && pathname.startsWith(FILES_PATH)) return next();
     const token = presentedToken(event.req.headers, event.url, method === 'GET' && pathname === '/api/events');
     if (token !== undefined && tokensMatch(token, deps.token)) return next();
     log.info(formatHttpLine(401, method, pathname, token === undefined ? 'no token' : 'wrong token'));
@@ -104,6 +107,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerDashboardDataRoutes(table, deps);
   registerTaskRoutes(table, deps);
   registerAccessRoutes(table, deps);
+  registerFileRoutes(table, deps);
 
   app.all('/**', (event) => {
     // The methods of every route whose pattern matches (`/api/tasks/:id/run` included).

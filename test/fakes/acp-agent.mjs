@@ -12,6 +12,7 @@
 // Directives in the prompt:
 //   TOOL:<name>   a tool call (pending, then in_progress with rawInput, then completed with text content)
 //   ASK           ask session/request_permission before a tool call; the answer decides whether it runs
+//   STOP-ON-DENY  with ASK: a rejected tool ends the turn at once, without a word (Qwen Code 0.24 does)
 //   FS            call fs/read_text_file on the client (which offers no file system: expects an error)
 //   UNKNOWN-REQUEST  call a method the client does not know (expects -32601)
 //   SLEEP:<ms>    wait before answering; a session/cancel ends the wait with stopReason cancelled
@@ -149,6 +150,10 @@ async function prompt(id, sessionId, text) {
       });
       const outcome = r.result?.outcome;
       allowed = outcome?.outcome === 'selected' && outcome.optionId.startsWith('proceed');
+      if (!allowed && has('STOP-ON-DENY')) {
+        update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId, status: 'failed', content: [] });
+        return write({ id, result: { stopReason: 'end_turn' } });
+      }
       update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `PERMISSION: ${outcome?.optionId ?? outcome?.outcome}\n` } });
     }
     if (allowed) {

@@ -16,6 +16,14 @@
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
 //   TEXT-THEN-TOOL `Let me look that up.` and a tool call before the answer (combines with SAY: etc.)
 //   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs (LONGCJK:<n> in Chinese)
+//   MAKE-FILE:<name>:<bytes>     write a file of <bytes> bytes into $SERVICE_OUTBOX (the turn's outbox)
+//   MAKE-LINK:<name>:<target>    a symbolic link in the outbox      MAKE-DIR:<name>  a folder in the outbox
+//   MAKE-SPARSE:<name>:<bytes>   a sparse file of <bytes> bytes in the outbox (a size past a limit, no disk written)
+//   ASK:<command>  engine_b only: a Bash tool call of <command> (to the end of the line) that needs permission,
+//                  asked the way Claude Code asks: with --permission-prompt-tool mcp__<server>__<tool>, the
+//                  stand-in starts <server> from the --mcp-config file, calls <tool> over MCP and runs the
+//                  command (sh -c, in its cwd) only on {"behavior":"allow"}; without the flag it is denied.
+//                  The answer then says `ALLOWED` or `DENIED: <message>`. ASK2:<command> asks a second time.
 //   REPLAY:<scenario>            print the recorded run test/fixtures/<engine>/<scenario> (its stdout, its
 //                                stderr, its exit code) instead of answering: real output through the real parser
 //   REPLAY-ON-RESUME:<scenario>  the same, but only when asked to resume a session (whether or not it
@@ -24,7 +32,8 @@
 //
 // STANDIN_LOG=<file>: one JSON line per run (engine, pid, argv, prompt, sessions, env subset).
 // Sessions live in $STANDIN_STATE_DIR or $HOME/.standin.
-import { spawn } from 'node:child_process';
+import { execSync, spawn } from 'node:child_process';
+import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -333,6 +342,55 @@ function emitter(sessionId) {
   return formats[engine];
 }
 
+/** Ask for permission the way Claude Code does with --permission-prompt-tool: an MCP tools/call to the named server. */
+async function askPermission(toolName, input) {
+  const tool = flag('--permission-prompt-tool');
+  if (!tool) return { behavior: 'deny', message: 'Claude requested permissions to use Bash, but you have not granted it yet.' };
+  const [, server, name] = tool.split('__');
+  const config = JSON.parse(fs.readFileSync(flag('--mcp-config'), 'utf8')).mcpServers[server];
+  const child = spawn(config.command, config.args ?? [], { env: { ...process.env, ...(config.env ?? {}) }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const replies = new Map();
+  readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    const msg = JSON.parse(line);
+    replies.get(msg.id)?.(msg);
+  });
+  const request = (id, method, params) =>
+    new Promise((resolve) => {
+      replies.set(id, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  await request(1, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'stand-in', version: '0' } });
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  const reply = await request(2, 'tools/call', { name, arguments: { tool_name: toolName, input, tool_use_id: `toolu_${randomUUID().slice(0, 8)}` } });
+  child.stdin.end();
+  return JSON.parse(reply.result.content[0].text);
+}
+
+async function askedTool(command) {
+  const id = `toolu_${randomUUID().slice(0, 8)}`;
+  const input = { command, description: 'a command that needs permission' };
+  out({
+    type: 'assistant',
+    message: { id: `msg_${id}`, role: 'assistant', model: 'stand-in', content: [{ type: 'tool_use', id, name: 'Bash', input }] },
+    session_id: sessionId,
+  });
+  const decision = await askPermission('Bash', input);
+  let output;
+  if (decision.behavior === 'allow') {
+    try {
+      output = execSync(decision.updatedInput?.command ?? command, { encoding: 'utf8', shell: '/bin/sh' });
+    } catch (err) {
+      output = String(err.message);
+    }
+  } else output = decision.message;
+  out({
+    type: 'user',
+    message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content: output, is_error: decision.behavior !== 'allow' }] },
+    session_id: sessionId,
+  });
+  return decision.behavior === 'allow' ? 'ALLOWED' : `DENIED: ${decision.message}`;
+}
+
 // --- main ---
 
 const { prompt, resume } = await parseInvocation();
@@ -371,7 +429,10 @@ if (has('CRASH')) {
   process.exit(3);
 }
 fmt.start();
-fs.writeFileSync(sessionFile(sessionId), JSON.stringify([...history, prompt]));
+// Written whole or not at all (a temporary file renamed over it): a turn killed mid-write (an
+// abort) must not leave a half-written session that crashes the next turn's resume.
+fs.writeFileSync(`${sessionFile(sessionId)}.${process.pid}.tmp`, JSON.stringify([...history, prompt]));
+fs.renameSync(`${sessionFile(sessionId)}.${process.pid}.tmp`, sessionFile(sessionId));
 
 if (arg('SLEEP')) await sleep(Number(arg('SLEEP')));
 if (has('GRANDCHILD')) {
@@ -399,6 +460,18 @@ if (has('STDERR-FLOOD')) {
   const chunk = `${'e'.repeat(1023)}\n`;
   for (let i = 0; i < 1024; i++) process.stderr.write(chunk);
 }
+// Files into this turn's outbox ($SERVICE_OUTBOX), as an agent's shell would leave them.
+const outbox = process.env.SERVICE_OUTBOX;
+for (const m of own.matchAll(/MAKE-FILE:([^:\s]+):(\d+)/g)) {
+  if (outbox) fs.writeFileSync(path.join(outbox, m[1]), Buffer.alloc(Number(m[2]), m[1].endsWith('.png') ? 0x89 : 0x61));
+}
+for (const m of own.matchAll(/MAKE-SPARSE:([^:\s]+):(\d+)/g)) {
+  if (!outbox) continue;
+  fs.writeFileSync(path.join(outbox, m[1]), '');
+  fs.truncateSync(path.join(outbox, m[1]), Number(m[2]));
+}
+for (const m of own.matchAll(/MAKE-LINK:([^:\s]+):(\S+)/g)) if (outbox) fs.symlinkSync(m[2], path.join(outbox, m[1]));
+for (const m of own.matchAll(/MAKE-DIR:(\S+)/g)) if (outbox) fs.mkdirSync(path.join(outbox, m[1]), { recursive: true });
 if (has('PROVIDER-ERROR')) fmt.fail('Invalid API key', 401);
 if (has('FAIL:'))
   fmt.fail(
@@ -412,6 +485,18 @@ if (has('TEXT-THEN-TOOL')) {
   fmt.tool('search', { q: 'x' }, 'found');
 }
 if (arg('TOOL')) fmt.tool(arg('TOOL'), { command: 'echo hi' }, 'hi\n');
+const asked = [];
+for (const d of ['ASK:', 'ASK2:']) {
+  if (engine === 'engine_b' && has(d))
+    asked.push(
+      await askedTool(
+        own
+          .slice(own.indexOf(d) + d.length)
+          .split('\n')[0]
+          .trim(),
+      ),
+    );
+}
 if (has('BIG-LINE')) fmt.tool('bash', { command: 'big' }, 'x'.repeat(500_000));
 
 let answer;
@@ -439,7 +524,8 @@ else if (has('PARAGRAPHS')) {
   fmt.text('First paragraph.\n\nSecond paragraph.');
   fmt.tool('search', { q: 'x' }, 'found');
   answer = 'Third paragraph.';
-} else answer = `ECHO: ${prompt.split('\n')[0]}\nTURN: ${history.length + 1}`;
+} else if (asked.length > 0) answer = asked.join('\n');
+else answer = `ECHO: ${prompt.split('\n')[0]}\nTURN: ${history.length + 1}`;
 if (answer !== '') fmt.text(answer);
 fmt.done(answer);
 await new Promise((r) => process.stdout.write('', r));

@@ -26,6 +26,10 @@ export interface PlatformSpec {
   longChars: number;
   /** The fake models incoming images (DingTalk's and WeCom's do not). */
   images: boolean;
+  /** Files both ways (documents in, uploads out): the adapter has downloadFile and sendFile. */
+  files: boolean;
+  /** The largest upload the platform takes from a bot, in bytes (files: true). */
+  maxUpload?: number;
 }
 
 export const PLATFORMS: Record<string, PlatformSpec> = {
@@ -38,6 +42,8 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     botSenders: true,
     longChars: 32_000,
     images: true,
+    files: true,
+    maxUpload: 30 * 1024 * 1024,
   },
   channel_b: {
     key: 'channel_b',
@@ -48,6 +54,7 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     botSenders: false,
     longChars: 16_000,
     images: false,
+    files: false,
   },
   channel_c: {
     key: 'channel_c',
@@ -58,6 +65,7 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     botSenders: false,
     longChars: 45_000,
     images: false,
+    files: false,
   },
   channel_d: {
     key: 'channel_d',
@@ -68,6 +76,8 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     botSenders: true,
     longChars: 9_000,
     images: true,
+    files: true,
+    maxUpload: 1024 * 1024 * 1024,
   },
   channel_e: {
     key: 'channel_e',
@@ -78,6 +88,8 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     botSenders: true,
     longChars: 9_000,
     images: true,
+    files: true,
+    maxUpload: 50 * 1024 * 1024,
   },
   channel_f: {
     key: 'channel_f',
@@ -88,6 +100,8 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     botSenders: true,
     longChars: 4_500,
     images: true,
+    files: true,
+    maxUpload: 10 * 1024 * 1024,
   },
 };
 

@@ -1,4 +1,15 @@
-import { Client, DiscordAPIError, Events, GatewayIntentBits, Options, Partials, type Message, type SendableChannels, type TextBasedChannel } from 'discord.js';
+import {
+  AttachmentBuilder,
+  Client,
+  DiscordAPIError,
+  Events,
+  GatewayIntentBits,
+  Options,
+  Partials,
+  type Message,
+  type SendableChannels,
+  type TextBasedChannel,
+} from 'discord.js';
 import type { Logger } from '../../core/logger.js';
 import { withTimeout } from '../../core/util/timeout.js';
 import {
@@ -6,8 +17,10 @@ import {
   type ChannelAdapter,
   type ChannelContext,
   type ChannelDeps,
+  type InboundFile,
   type InboundImage,
   type InboundMessage,
+  type OutboundFile,
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
@@ -15,7 +28,7 @@ import { createLifecycle } from '../lifecycle.js';
 import { describeCloseCode, toChannelError } from './errors.js';
 import { renderDiscordMarkdown } from './format.js';
 import { toInboundMessage, type DiscordSelf } from './inbound.js';
-import { readImage } from './media.js';
+import { MAX_IMAGE_BYTES, MAX_UPLOAD_BYTES, readAttachment } from './media.js';
 
 /** Options of channel_f as validated by index.ts. */
 export interface DiscordOptions {
@@ -282,9 +295,31 @@ export async function createDiscordAdapter(opts: DiscordOptions, deps: ChannelDe
     async downloadImage(image: InboundImage) {
       lifecycle.assertStarted('downloadImage');
       try {
-        return await readImage(image);
+        return await readAttachment(name, image, { maxBytes: MAX_IMAGE_BYTES });
       } catch (err) {
         throw toChannelError(name, `download ${image.fileName ?? 'image'}`, err);
+      }
+    },
+
+    async downloadFile(file: InboundFile, { maxBytes }: { maxBytes: number }) {
+      lifecycle.assertStarted('downloadFile');
+      try {
+        return await readAttachment(name, file, { maxBytes });
+      } catch (err) {
+        throw toChannelError(name, `download ${file.fileName ?? 'file'}`, err);
+      }
+    },
+
+    maxFileBytes: MAX_UPLOAD_BYTES,
+
+    /** One attachment in the reply's channel or thread; Discord shows pictures inline by itself. */
+    async sendFile(to: ReplyTarget, file: OutboundFile) {
+      const c = live('sendFile');
+      try {
+        const ch = await channelById(c, to.threadId ?? to.chatId);
+        return sent(to.chatId, await ch.send({ files: [new AttachmentBuilder(file.data, { name: file.name })] }));
+      } catch (err) {
+        throw toChannelError(name, `upload of ${file.name} in ${to.threadId ?? to.chatId}`, err);
       }
     },
   };

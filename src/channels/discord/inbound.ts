@@ -1,5 +1,5 @@
 import type { Message } from 'discord.js';
-import type { InboundImage, InboundMessage, ReplyTarget } from '../types.js';
+import type { InboundFile, InboundImage, InboundMessage, ReplyTarget } from '../types.js';
 
 /** Who "the bot" is on Discord, for mention detection and flags. */
 export interface DiscordSelf {
@@ -11,7 +11,7 @@ export interface DiscordSelf {
 
 /**
  * A discord.js message → InboundMessage, or undefined for what is not a chat message (system
- * messages such as "thread created" or "pinned", and messages with neither text nor images).
+ * messages such as "thread created" or "pinned", and messages with neither text nor attachments).
  *
  * Ids: messageId is the message snowflake (unique across Discord). chatId is the channel id; for a
  * message in a thread it is the thread's *parent* channel and threadId is the thread channel id,
@@ -37,10 +37,14 @@ export function toInboundMessage(m: Message, self: DiscordSelf): InboundMessage 
     roles: new Map([...m.mentions.roles].map(([id, r]) => [id, r.name])),
     channels: new Map([...m.mentions.channels].map(([id, c]) => [id, 'name' in c && c.name ? c.name : id])),
   });
-  const images: InboundImage[] = [...m.attachments.values()]
+  const attachments = [...m.attachments.values()];
+  const images: InboundImage[] = attachments
     .filter((a) => a.contentType?.startsWith('image/'))
     .map((a) => ({ ref: a.url, ...(a.contentType ? { mimeType: a.contentType } : {}), fileName: a.name }));
-  if (!text && images.length === 0) return undefined;
+  const files: InboundFile[] = attachments
+    .filter((a) => !a.contentType?.startsWith('image/'))
+    .map((a) => ({ ref: a.url, fileName: a.name, ...(a.contentType ? { mimeType: a.contentType } : {}), size: a.size }));
+  if (!text && images.length === 0 && files.length === 0) return undefined;
 
   const chatType = direct ? 'direct' : 'group';
   const replyTarget: ReplyTarget = { chatId, chatType, ...(thread ? { threadId: thread.id } : {}), messageId: m.id };
@@ -58,6 +62,7 @@ export function toInboundMessage(m: Message, self: DiscordSelf): InboundMessage 
     ...(m.author.bot || m.webhookId || m.author.id === self.botId ? { fromBot: true } : {}),
     ts: m.createdTimestamp,
     ...(images.length ? { images } : {}),
+    ...(files.length ? { files } : {}),
     replyTarget,
   };
 }

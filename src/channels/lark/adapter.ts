@@ -5,11 +5,14 @@ import {
   type ChannelAdapter,
   type ChannelContext,
   type ChannelDeps,
+  type InboundFile,
   type InboundImage,
   type InboundMessage,
+  type OutboundFile,
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
+import { isInlineImage } from '../../core/files/file-names.js';
 import { createLifecycle } from '../lifecycle.js';
 import { createLarkConnection, type LarkConnection } from './connection.js';
 import { larkCode, toChannelError } from './errors.js';
@@ -17,7 +20,7 @@ import { renderLarkMarkdown } from './format.js';
 import { fromHistoryItem, fromReceiveEvent, type LarkReceiveEvent, type LarkSelf } from './inbound.js';
 import { createLarkSdkLogger } from './logger.js';
 import { LARK_LIMIT, sendWithPlainRetry } from './outbound.js';
-import { createLarkRest, type LarkSent } from './rest.js';
+import { createLarkRest, type LarkSent, MAX_IMAGE_BYTES } from './rest.js';
 import { openCardStream } from './stream.js';
 
 /** Options of channel_a as validated by index.ts. */
@@ -262,7 +265,7 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
       const [messageId, fileKey] = image.ref.split('/');
       if (!messageId || !fileKey) throw new ChannelError(name, 'not_found', `image ref "${image.ref}" is not <message_id>/<image_key>`);
       try {
-        const { data, mimeType } = await rest.image(messageId, fileKey);
+        const { data, mimeType } = await rest.resource(name, messageId, fileKey, 'image', MAX_IMAGE_BYTES);
         return {
           data,
           mimeType: mimeType && mimeType !== 'application/octet-stream' ? mimeType : (sniffImageType(data) ?? image.mimeType ?? 'application/octet-stream'),
@@ -271,8 +274,46 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
         throw toChannelError(name, `download ${fileKey}`, err);
       }
     },
+
+    async downloadFile(file: InboundFile, { maxBytes }: { maxBytes: number }) {
+      lifecycle.assertStarted('downloadFile');
+      const [messageId, fileKey] = file.ref.split('/');
+      if (!messageId || !fileKey) throw new ChannelError(name, 'not_found', `file ref "${file.ref}" is not <message_id>/<file_key>`);
+      try {
+        const { data, mimeType } = await rest.resource(name, messageId, fileKey, 'file', maxBytes);
+        return { data, mimeType: file.mimeType ?? mimeType ?? 'application/octet-stream' };
+      } catch (err) {
+        throw toChannelError(name, `download ${file.fileName ?? fileKey}`, err);
+      }
+    },
+
+    maxFileBytes: MAX_UPLOAD_BYTES,
+
+    /**
+     * Upload (im/v1/images for a picture up to 10 MB, shown inline; im/v1/files for anything else,
+     * up to 30 MB), then an `image` or `file` message in reply to the message (in its thread).
+     */
+    async sendFile(to: ReplyTarget, file: OutboundFile) {
+      lifecycle.assertStarted('sendFile');
+      try {
+        const asImage = isInlineImage(file.mimeType) && file.data.length <= UPLOAD_IMAGE_MAX_BYTES;
+        const [msgType, content] = asImage
+          ? ['image', JSON.stringify({ image_key: await rest.uploadImage(file.data) })]
+          : ['file', JSON.stringify({ file_key: await rest.uploadFile(file.name, file.data) })];
+        const sent = to.messageId
+          ? await rest.reply(to.messageId, msgType, content, Boolean(to.threadId), to.chatId)
+          : await rest.create(to.chatId, msgType, content);
+        return sentMessage(sent);
+      } catch (err) {
+        throw toChannelError(name, `upload of ${file.name} in ${to.chatId}`, err);
+      }
+    },
   };
 }
+
+/** im/v1/files takes up to 30 MB, im/v1/images up to 10 MB. */
+const MAX_UPLOAD_BYTES = 30 * 1024 * 1024;
+const UPLOAD_IMAGE_MAX_BYTES = 10 * 1024 * 1024;
 
 // --- internal ---
 

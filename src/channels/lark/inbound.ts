@@ -1,4 +1,4 @@
-import type { InboundImage, InboundMessage } from '../types.js';
+import type { InboundFile, InboundImage, InboundMessage } from '../types.js';
 
 /** Who "the bot" is on Lark: its open_id (from GET /open-apis/bot/v3/info) marks its mentions. */
 export interface LarkSelf {
@@ -85,7 +85,12 @@ export function fromHistoryItem(item: LarkHistoryItem, chatType: 'direct' | 'gro
  * removed; other people's become `@Name`. Unsupported types become a short bracketed note, so the
  * model knows something was sent.
  */
-export function readContent(type: string, content: string, mentions: LarkMention[], botOpenId: string): { text: string; imageKeys: string[] } {
+export function readContent(
+  type: string,
+  content: string,
+  mentions: LarkMention[],
+  botOpenId: string,
+): { text: string; imageKeys: string[]; files?: Array<{ key: string; name: string }> } {
   const json = parseObject(content);
   const mentionOf = (key: string) => mentions.find((x) => x.key === key || openIdOf(x) === key);
   switch (type) {
@@ -100,10 +105,15 @@ export function readContent(type: string, content: string, mentions: LarkMention
       return { text: '', imageKeys: typeof json.image_key === 'string' ? [json.image_key] : [] };
     case 'interactive':
       return { text: cardText(json) || '[card]', imageKeys: [] };
+    // A file, a voice message and a video are one resource each, downloaded as a file.
     case 'file':
-      return { text: `[file: ${typeof json.file_name === 'string' ? json.file_name : 'unnamed'}]`, imageKeys: [] };
-    case 'media':
-      return { text: `[video: ${typeof json.file_name === 'string' ? json.file_name : 'unnamed'}]`, imageKeys: [] };
+    case 'audio':
+    case 'media': {
+      const key = typeof json.file_key === 'string' ? json.file_key : '';
+      const fallback = type === 'audio' ? 'audio.opus' : type === 'media' ? 'video.mp4' : 'file';
+      const name = typeof json.file_name === 'string' && json.file_name ? json.file_name : fallback;
+      return key ? { text: '', imageKeys: [], files: [{ key, name }] } : { text: `[${type}: ${name}]`, imageKeys: [] };
+    }
     default:
       return { text: type ? `[${type}]` : '', imageKeys: [] };
   }
@@ -129,9 +139,10 @@ const SKIPPED_TYPES = new Set(['system']);
 
 function build(self: LarkSelf, p: Parts): InboundMessage | undefined {
   if (SKIPPED_TYPES.has(p.type)) return undefined;
-  const { text, imageKeys } = readContent(p.type, p.content, p.mentions, self.botOpenId);
-  if (!text && imageKeys.length === 0) return undefined;
+  const { text, imageKeys, files: fileKeys = [] } = readContent(p.type, p.content, p.mentions, self.botOpenId);
+  if (!text && imageKeys.length === 0 && fileKeys.length === 0) return undefined;
   const images: InboundImage[] = imageKeys.map((key) => ({ ref: `${p.messageId}/${key}` }));
+  const files: InboundFile[] = fileKeys.map((f) => ({ ref: `${p.messageId}/${f.key}`, fileName: f.name }));
   const mentioned = p.chatType === 'direct' || p.mentions.some((x) => openIdOf(x) === self.botOpenId);
   const thread = p.threadId ? { threadId: p.threadId } : {};
   return {
@@ -146,6 +157,7 @@ function build(self: LarkSelf, p: Parts): InboundMessage | undefined {
     ...(p.fromBot ? { fromBot: true } : {}),
     ts: Number.isFinite(p.ts) ? p.ts : Date.now(),
     ...(images.length ? { images } : {}),
+    ...(files.length ? { files } : {}),
     replyTarget: { chatId: p.chatId, chatType: p.chatType, ...thread, messageId: p.messageId },
   };
 }

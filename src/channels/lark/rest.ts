@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type * as lark from '@larksuiteoapi/node-sdk';
+import { readCapped } from '../download.js';
 import { LarkApiError, unwrap } from './errors.js';
 import type { LarkHistoryItem } from './inbound.js';
 
@@ -80,21 +81,34 @@ export function createLarkRest(client: lark.Client) {
       return unwrap(await client.im.v1.chat.get({ path: { chat_id: chatId } }))?.chat_mode;
     },
 
-    async image(messageId: string, fileKey: string): Promise<{ data: Buffer; mimeType?: string }> {
-      const res = await client.im.v1.messageResource.get({ path: { message_id: messageId, file_key: fileKey }, params: { type: 'image' } });
+    /** A message's image or file (im/v1/messages/:id/resources/:key), at most `maxBytes` (a `too_long` ChannelError past it). */
+    async resource(
+      channel: string,
+      messageId: string,
+      fileKey: string,
+      type: 'image' | 'file',
+      maxBytes: number,
+    ): Promise<{ data: Buffer; mimeType?: string }> {
+      const res = await client.im.v1.messageResource.get({ path: { message_id: messageId, file_key: fileKey }, params: { type } });
       const stream = res.getReadableStream() as Readable;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of stream) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_IMAGE_BYTES) {
-          stream.destroy();
-          throw new LarkApiError(-1, `image is over the ${MAX_IMAGE_BYTES}-byte cap`);
-        }
-        chunks.push(chunk as Buffer);
-      }
-      const type = (res.headers as Record<string, unknown> | undefined)?.['content-type'];
-      return { data: Buffer.concat(chunks), ...(typeof type === 'string' ? { mimeType: (type.split(';')[0] ?? '').trim() } : {}) };
+      const data = await readCapped(channel, stream, maxBytes, `${type} ${fileKey}`);
+      const mime = (res.headers as Record<string, unknown> | undefined)?.['content-type'];
+      return { data, ...(typeof mime === 'string' ? { mimeType: (mime.split(';')[0] ?? '').trim() } : {}) };
+    },
+
+    /** im/v1/images (for sending as a message): the image_key. */
+    async uploadImage(data: Buffer): Promise<string> {
+      // The upload calls return only `data` (a refusal is an HTTP error the SDK throws).
+      const out = await client.im.v1.image.create({ data: { image_type: 'message', image: data } });
+      if (!out?.image_key) throw new LarkApiError(-1, 'the platform returned no image_key');
+      return out.image_key;
+    },
+
+    /** im/v1/files: the file_key. `file_type` is what Lark previews (pdf, doc, xls, ppt, mp4, opus), else `stream`. */
+    async uploadFile(name: string, data: Buffer): Promise<string> {
+      const out = await client.im.v1.file.create({ data: { file_type: larkFileType(name), file_name: name, file: data } });
+      if (!out?.file_key) throw new LarkApiError(-1, 'the platform returned no file_key');
+      return out.file_key;
     },
 
     async createCard(card: Record<string, unknown>): Promise<string> {
@@ -114,3 +128,14 @@ export function createLarkRest(client: lark.Client) {
 }
 
 export type LarkRest = ReturnType<typeof createLarkRest>;
+
+type LarkFileType = 'opus' | 'mp4' | 'pdf' | 'doc' | 'xls' | 'ppt' | 'stream';
+
+function larkFileType(name: string): LarkFileType {
+  const ext = name.split('.').at(-1)?.toLowerCase() ?? '';
+  if (ext === 'pdf' || ext === 'mp4' || ext === 'opus') return ext;
+  if (ext === 'doc' || ext === 'docx') return 'doc';
+  if (ext === 'xls' || ext === 'xlsx') return 'xls';
+  if (ext === 'ppt' || ext === 'pptx') return 'ppt';
+  return 'stream';
+}

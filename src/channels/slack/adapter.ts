@@ -7,11 +7,14 @@ import {
   type ChannelAdapter,
   type ChannelContext,
   type ChannelDeps,
+  type InboundFile,
   type InboundImage,
   type InboundMessage,
+  type OutboundFile,
   type ReplyTarget,
   type SentMessage,
 } from '../types.js';
+import { downloadSlackFile, uploadSlackFile } from './files.js';
 import { describe, sdkLogger, slackErrorCode, toSlackChannelError } from './errors.js';
 import { renderSlackMrkdwn } from './format.js';
 import { normaliseSlackMessage, slackMessageId, type SlackIdentity, type SlackMessageEvent } from './inbound.js';
@@ -38,6 +41,10 @@ const STOP_WAIT_MS = 5000;
 const NAME_LOOKUP_MS = 1500;
 const SEEN_MAX = 1000;
 const TEXT_LIMIT = 4000;
+/** Pictures for the model; documents get the limit the bridge passes. */
+const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
+/** Slack takes files up to 1 GB; what we send is capped lower by the chat core (100 MB). */
+const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 type Envelope = { ack: (response?: Record<string, unknown>) => Promise<void>; type: string; body?: { event?: SlackMessageEvent; event_id?: string } };
 
@@ -339,42 +346,24 @@ export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps):
 
     async downloadImage(image: InboundImage) {
       lifecycle.assertStarted('downloadImage');
-      return downloadSlackFile(name, image, opts);
+      return downloadSlackFile(name, image, opts, IMAGE_MAX_BYTES);
+    },
+
+    async downloadFile(file: InboundFile, { maxBytes }: { maxBytes: number }) {
+      lifecycle.assertStarted('downloadFile');
+      return downloadSlackFile(name, file, opts, maxBytes);
+    },
+
+    maxFileBytes: MAX_UPLOAD_BYTES,
+
+    /**
+     * files.uploadV2: files.getUploadURLExternal, the bytes to the upload URL, then
+     * files.completeUploadExternal shares the file into the channel (the reply's thread). Slack
+     * shows pictures inline by itself. The share is asynchronous: there is no message ts to return.
+     */
+    async sendFile(to: ReplyTarget, file: OutboundFile) {
+      await uploadSlackFile(name, api('sendFile'), to, file);
+      return undefined;
     },
   };
-}
-
-// --- internal ---
-
-/** A file attached to a message, fetched with the bot token (sent only to Slack's own hosts or the configured API host). */
-async function downloadSlackFile(name: string, image: InboundImage, opts: SlackOptions): Promise<{ data: Buffer; mimeType: string }> {
-  let url: URL;
-  try {
-    url = new URL(image.ref);
-  } catch {
-    throw new ChannelError(name, 'not_found', `not a Slack file URL: ${image.ref}`);
-  }
-  const apiHost = opts.apiUrl ? new URL(opts.apiUrl).host : undefined;
-  if (url.host !== apiHost && !/(^|\.)slack\.com$/.test(url.hostname) && !/(^|\.)slack-edge\.com$/.test(url.hostname)) {
-    throw new ChannelError(name, 'other', `refusing to send the bot token to ${url.host}`);
-  }
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: { Authorization: `Bearer ${opts.botToken}` }, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
-  } catch (e) {
-    throw new ChannelError(name, 'network', `downloading ${image.fileName ?? 'a file'} failed: ${describe(e)}`, { cause: e });
-  }
-  const type = res.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
-  if (!res.ok || type === 'text/html') {
-    await res.body?.cancel();
-    // Slack answers a request without a usable token with its sign-in page, not an error status.
-    const kind = res.status === 404 ? 'not_found' : 'auth';
-    throw new ChannelError(
-      name,
-      kind,
-      `downloading ${image.fileName ?? 'a file'} failed: ${res.ok ? 'got a sign-in page (does the bot have files:read?)' : `HTTP ${res.status}`}`,
-    );
-  }
-  const data = Buffer.from(await res.arrayBuffer());
-  return { data, mimeType: image.mimeType ?? (type || 'application/octet-stream') };
 }

@@ -1,4 +1,4 @@
-import type { InboundImage, InboundMessage } from '../types.js';
+import type { InboundFile, InboundImage, InboundMessage } from '../types.js';
 import { slackTextToMarkdown } from './format.js';
 
 /**
@@ -10,6 +10,7 @@ export interface SlackFileInfo {
   id?: string;
   name?: string;
   mimetype?: string;
+  size?: number;
   url_private?: string;
   url_private_download?: string;
 }
@@ -77,17 +78,21 @@ export function normaliseSlackMessage(channelKey: string, ev: SlackMessageEvent,
   const chatType = slackChatType(o.channel, ev.channel_type);
   const stripped = stripSlackMention(ev.text ?? '', o.me.botUserId);
   const images: InboundImage[] = [];
-  const otherFiles: string[] = [];
+  const files: InboundFile[] = [];
   for (const f of ev.files ?? []) {
     const url = f.url_private_download ?? f.url_private;
-    if (url && f.mimetype?.startsWith('image/')) {
-      images.push({ ref: url, mimeType: f.mimetype, ...(f.name ? { fileName: f.name } : {}) });
-    } else if (f.name) {
-      otherFiles.push(`[attached file: ${f.name}${f.mimetype ? ` (${f.mimetype})` : ''}]`);
-    }
+    if (!url) continue;
+    if (f.mimetype?.startsWith('image/')) images.push({ ref: url, mimeType: f.mimetype, ...(f.name ? { fileName: f.name } : {}) });
+    else
+      files.push({
+        ref: url,
+        fileName: f.name ?? 'file',
+        ...(f.mimetype ? { mimeType: f.mimetype } : {}),
+        ...(f.size !== undefined ? { size: f.size } : {}),
+      });
   }
-  const text = [slackTextToMarkdown(stripped.text), ...otherFiles].filter(Boolean).join('\n');
-  if (!text && images.length === 0) return undefined;
+  const text = slackTextToMarkdown(stripped.text);
+  if (!text && images.length === 0 && files.length === 0) return undefined;
 
   const messageId = slackMessageId(o.channel, ev.ts);
   // Group answers go into the message's thread (starting one if needed); DMs stay flat unless
@@ -107,6 +112,7 @@ export function normaliseSlackMessage(channelKey: string, ev: SlackMessageEvent,
     ...(own || ev.bot_id || ev.subtype === 'bot_message' ? { fromBot: true } : {}),
     ts: slackTsToMs(ev.ts),
     ...(images.length ? { images } : {}),
+    ...(files.length ? { files } : {}),
     replyTarget: { chatId: o.channel, chatType, messageId, ...(replyThread ? { threadId: replyThread } : {}) },
   };
 }

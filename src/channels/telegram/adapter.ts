@@ -3,9 +3,20 @@ import type { Message } from 'grammy/types';
 import type { Logger } from '../../core/logger.js';
 import { withTimeout } from '../../core/util/timeout.js';
 import { createLifecycle } from '../lifecycle.js';
-import { ChannelError, type ChannelAdapter, type ChannelContext, type ChannelDeps, type InboundImage, type ReplyTarget, type SentMessage } from '../types.js';
+import {
+  ChannelError,
+  type ChannelAdapter,
+  type ChannelContext,
+  type ChannelDeps,
+  type InboundFile,
+  type InboundImage,
+  type OutboundFile,
+  type ReplyTarget,
+  type SentMessage,
+} from '../types.js';
 import { renderTelegramMarkdownV2, renderTelegramPlain } from './format.js';
 import { mimeFromPath, nativeMessageId, normaliseTelegramMessage, type TelegramIdentity } from './inbound.js';
+import { downloadTelegramFile, sendTelegramFile, TELEGRAM_MAX_UPLOAD_BYTES, type TelegramFileAccess } from './media.js';
 
 /**
  * channel_e: Telegram with grammy's long polling. Traps handled here: `bot.start()` runs getMe
@@ -23,7 +34,8 @@ export interface TelegramOptions {
 const DEFAULT_API_ROOT = 'https://api.telegram.org';
 const INIT_TIMEOUT_MS = 30_000;
 const STOP_WAIT_MS = 5000;
-const DOWNLOAD_TIMEOUT_MS = 30_000;
+/** Pictures sent to a bot are small; what the Bot API lets a bot download at all. */
+const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
 
 type Sendable = Parameters<Bot['api']['sendMessage']>[2];
 
@@ -194,6 +206,8 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
     return toTelegramChannelError(name, { token, apiRoot }, e, what, connecting);
   }
 
+  const files = (what: string): TelegramFileAccess => ({ name, token, apiRoot, api: api(what), toError: (e, w) => toError(e, w) });
+
   return {
     name,
     // Telegram counts 4096 characters after entity parsing; rendered MarkdownV2 is never shorter.
@@ -241,32 +255,21 @@ export async function createTelegramAdapter(opts: TelegramOptions, deps: Channel
     },
 
     async downloadImage(image: InboundImage) {
-      const client = api('downloadImage');
-      let path: string | undefined;
-      try {
-        path = (await client.getFile(image.ref)).file_path;
-      } catch (e) {
-        throw toError(e, 'getFile');
-      }
-      if (!path) throw new ChannelError(name, 'not_found', 'getFile returned no file_path (file too big for the Bot API?)');
-      let res: Response;
-      try {
-        res = await fetch(`${apiRoot}/file/bot${token}/${path}`, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
-      } catch (e) {
-        // Not describe(e) of a URL: the download URL contains the bot token.
-        throw new ChannelError(name, 'network', `downloading ${path} failed`, { cause: e });
-      }
-      if (!res.ok) {
-        await res.body?.cancel();
-        throw new ChannelError(
-          name,
-          res.status === 404 ? 'not_found' : res.status === 401 ? 'auth' : 'other',
-          `downloading ${path} failed: HTTP ${res.status}`,
-        );
-      }
-      const data = Buffer.from(await res.arrayBuffer());
+      const { data, path } = await downloadTelegramFile(files('downloadImage'), image.ref, IMAGE_MAX_BYTES);
       // Photos come without a type; Telegram re-encodes them as JPEG.
       return { data, mimeType: image.mimeType ?? mimeFromPath(path) ?? 'image/jpeg' };
+    },
+
+    async downloadFile(file: InboundFile, opts: { maxBytes: number }) {
+      const { data } = await downloadTelegramFile(files('downloadFile'), file.ref, opts.maxBytes);
+      return { data, mimeType: file.mimeType ?? 'application/octet-stream' };
+    },
+
+    maxFileBytes: TELEGRAM_MAX_UPLOAD_BYTES,
+
+    async sendFile(to: ReplyTarget, file: OutboundFile) {
+      const m = await sendTelegramFile(files('sendFile'), to, file);
+      return { chatId: String(m.chat.id), messageId: String(m.message_id) };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Message, MessageEntity } from 'grammy/types';
-import type { InboundImage, InboundMessage } from '../types.js';
+import type { InboundFile, InboundImage, InboundMessage } from '../types.js';
 
 /** Telegram Message → InboundMessage (pure; type-only use of grammy's Bot API types). */
 
@@ -65,7 +65,7 @@ export function normaliseTelegramMessage(channelKey: string, msg: Message, me: T
   const repliesToBot = msg.reply_to_message?.from?.id === me.id;
 
   const images: InboundImage[] = [];
-  const notes: string[] = [];
+  const files: InboundFile[] = [];
   // Telegram lists the sizes of one photo, smallest first; the largest is the one worth reading.
   // Its type is learnt from the file path at download time.
   const largest = msg.photo?.reduce((a, b) => (b.width * b.height >= a.width * a.height ? b : a));
@@ -74,10 +74,14 @@ export function normaliseTelegramMessage(channelKey: string, msg: Message, me: T
   if (doc?.mime_type?.startsWith('image/')) {
     images.push({ ref: doc.file_id, mimeType: doc.mime_type, ...(doc.file_name ? { fileName: doc.file_name } : {}) });
   } else if (doc) {
-    notes.push(`[attached file: ${doc.file_name ?? 'file'}${doc.mime_type ? ` (${doc.mime_type})` : ''}]`);
+    files.push(inboundFile(doc, 'file'));
   }
-  const text = [stripped.text, ...notes].filter(Boolean).join('\n');
-  if (!text && images.length === 0) return undefined;
+  // Recordings and clips are files too: the agent may have tools for them.
+  if (msg.audio) files.push(inboundFile(msg.audio, 'audio.mp3'));
+  if (msg.video) files.push(inboundFile(msg.video, 'video.mp4'));
+  if (msg.voice) files.push(inboundFile(msg.voice, 'voice.ogg'));
+  const text = stripped.text;
+  if (!text && images.length === 0 && files.length === 0) return undefined;
 
   const chatId = String(msg.chat.id);
   const chatType = direct ? 'direct' : 'group';
@@ -99,6 +103,16 @@ export function normaliseTelegramMessage(channelKey: string, msg: Message, me: T
     ...(msg.from?.is_bot ? { fromBot: true } : {}),
     ts: msg.date * 1000,
     ...(images.length ? { images } : {}),
+    ...(files.length ? { files } : {}),
     replyTarget: { chatId, chatType, messageId, ...(threadId ? { threadId } : {}) },
+  };
+}
+
+function inboundFile(f: { file_id: string; file_name?: string; mime_type?: string; file_size?: number }, fallbackName: string): InboundFile {
+  return {
+    ref: f.file_id,
+    fileName: f.file_name ?? fallbackName,
+    ...(f.mime_type ? { mimeType: f.mime_type } : {}),
+    ...(f.file_size !== undefined ? { size: f.file_size } : {}),
   };
 }

@@ -1,4 +1,6 @@
 import { type BudgetState, formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
+import { createApprovalCommands } from '../approvals/approval-commands.js';
+import { type AnswerOutcome, type AnswerRequest, createApprovals, type TurnApprovals } from '../approvals/approvals.js';
 import { maskSecretValues } from '../config/secrets.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
@@ -7,10 +9,28 @@ import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { resolveAssistantPaths } from '../paths.js';
-import { createTurnQueue } from '../queue/turn-queue.js';
-import type { ActivityRecord, ActivityStore, FailoverStore, HistoryStore, Metrics, RefusalReason, RunningTurnStore, SessionStore } from '../store/types.js';
+import { createTurnQueue, formatAdmissionRefusal } from '../queue/turn-queue.js';
+import { decodeFiles, type FileInput, promptWithFiles, saveIncomingFiles } from '../files/incoming.js';
+import { removeStaleOutboxes } from '../files/outbox.js';
+import { createSentFiles, type SentFiles } from '../files/sent-files.js';
+import type {
+  ActivityRecord,
+  ActivityStore,
+  ChatSessionStore,
+  FailoverStore,
+  HistoryStore,
+  Metrics,
+  RefusalReason,
+  RunningTurnStore,
+  SessionStore,
+} from '../store/types.js';
+import { createKeyedOrder } from '../util/keyed-order.js';
+import { pruneIdleSessions } from './prune-sessions.js';
 import { createAsyncQueue } from '../util/async-queue.js';
+import { formatCommandRecord, formatPreview, formatRefusalRecord, formatTurnRecord } from './activity-records.js';
 import { createBuiltinCommands } from './builtin-commands.js';
+import { type ChatSessions, createChatSessions } from './chat-sessions.js';
+import { createSessionCommands } from './session-commands.js';
 import type { CommandResult, CommandTable } from './slash-commands.js';
 import { decodeImages, type ImageInput } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
@@ -26,7 +46,7 @@ import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js'
 export interface AssistantDeps {
   dir: string;
   config: ConfigSource;
-  store: SessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore;
+  store: SessionStore & ChatSessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore;
   log: Logger;
   version: string;
   /** The slash-command table; the assistant adds its built-ins, other modules (the scheduler) add theirs. */
@@ -40,10 +60,18 @@ export interface AssistantDeps {
 
 export interface ChatOptions {
   sessionKey?: string;
+  /** A chat's base key (channels, the terminal): the turn runs on the chat's current named session. Wins over sessionKey. */
+  chatKey?: string;
   images?: readonly ImageInput[];
+  /** Documents: saved into the workspace (`inbox/<day>/`) and named in the prompt. */
+  files?: readonly FileInput[];
   /** `http`, a channel key, `cron`, `terminal`... (activity and metrics). */
   source?: string;
   sender?: string;
+  /** `<channel>:<userId>` of who started the turn from a chat: they (or an admin) answer its approvals. */
+  caller?: string;
+  /** Whether someone can answer approval requests (false for scheduled tasks: such tools are denied at once). */
+  askApprovals?: boolean;
   /**
    * What the person wrote, for the activity feed, when the prompt is built around it (a group
    * turn's prompt carries the chat's recent messages); the prompt itself by default.
@@ -60,6 +88,8 @@ export interface ChatOptions {
 
 export interface CommandOptions {
   sessionKey?: string;
+  /** As in ChatOptions: the chat whose named sessions /new, /switch… act on. */
+  chatKey?: string;
   /** Whether /engine, /model, /cron run… may change the configuration (not from a channel). */
   allowConfigChanges?: boolean;
   source?: string;
@@ -102,6 +132,10 @@ export interface Assistant {
   reset(key: string): Promise<void>;
   /** Cancel the running turn of a key; true when one was running. History is kept. */
   abort(key: string): boolean;
+  /** Answer an approval request of a running turn (POST /approve, /allow, /deny, the terminal). */
+  answerApproval(answer: AnswerRequest): AnswerOutcome;
+  /** Whether a slash command line is answered at once (/stop, /allow, /deny), not queued behind the session's turn. */
+  runsAtOnce(line: string): boolean;
   status(): AssistantStatus;
   onActivity(listener: (record: ActivityRecord) => void): () => void;
   recentActivity(limit: number): Promise<ActivityRecord[]>;
@@ -117,9 +151,12 @@ export interface Assistant {
   drain(graceMs: number, why?: string): Promise<void>;
   readonly config: ConfigSource;
   readonly engine: EngineRunner;
+  /** Named sessions per chat, and every session key (GET /api/sessions). */
+  readonly sessions: ChatSessions;
+  /** Files the agent sent, kept for delivery and download (GET /api/files/…). */
+  readonly files: SentFiles;
 }
 
-const PREVIEW = 200;
 /** How long an admitted turn waits for requests sent together with it before its engine starts. */
 const START_COALESCE_MS = 5;
 
@@ -151,14 +188,17 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const inFlight = new Set<Promise<unknown>>();
   const listeners = new Set<(r: ActivityRecord) => void>();
 
-  // Idle sessions are pruned at start-up, never mid-serving; turns wait for it (none resumes a session about to go).
-  const ttlDays = deps.config.current().config.sessionTtlDays;
-  const pruning = deps.store.pruneSessions(now() - ttlDays * 86_400_000).then(
-    (n) => n > 0 && deps.log.info(`pruned ${n} session(s) idle for more than ${ttlDays} days`),
-    (err: unknown) => deps.log.error(`cannot prune idle sessions: ${(err as Error).message}`),
-  );
+  const pruning = pruneIdleSessions(deps.store, deps.config.current().config.sessionTtlDays, now(), deps.log);
+  const inOrder = createKeyedOrder();
 
   const recorder = createTurnRecorder(deps.store, deps.log);
+  const sentFiles = createSentFiles({ dir: paths.sentFilesDir, now });
+  sentFiles.prune();
+  removeStaleOutboxes(paths.outboxDir, now() - 86_400_000);
+  const approvals = createApprovals({
+    timeoutMs: () => deps.config.current().config.approvalTimeoutSeconds * 1000,
+    mask: (text) => maskSecretValues(text, deps.config.current().secretValues),
+  });
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
   const record = async (raw: ActivityRecord) => {
@@ -167,50 +207,39 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     for (const l of listeners) l(r);
   };
 
-  /** Admit, wait for the key's turn, run; the returned stream is fed by a task of its own. */
-  const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }): AsyncIterable<StreamEvent> => {
+  /** Admit, wait for the key's turn, run (`refusal`: refused before anything); the stream is fed by a task of its own. */
+  const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }, refusal?: string): AsyncIterable<StreamEvent> => {
     const out = createAsyncQueue<StreamEvent>();
     const emit = (e: StreamEvent) => out.push(e);
-    const key = opts.sessionKey ?? 'default';
+    let key = opts.sessionKey ?? 'default';
     const source = opts.source ?? 'http';
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
-    const log = (completion: Completion, costUsd: number, refused?: RefusalReason) => {
-      const reply = completion.finalText ?? completion.message ?? '';
-      return record({
-        ts,
-        source,
-        sender,
-        messagePreview: preview(command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt)),
-        responsePreview: preview(reply),
-        durationMs: completion.durationMs ?? 0,
-        costUsd,
-        status: refused ? 'refused' : completion.status,
-        sessionKey: key,
-        ...(completion.status === 'failed' || completion.status === 'aborted' ? { error: completion.message ?? completion.status } : {}),
-        ...(refused ? { refused } : {}),
-        // The marker opens the answer, which may follow text written before a tool call.
-        ...(/(?:^|\n\n)\s*\[ESCALATE\]/.test(completion.finalText ?? '') ? { escalated: true } : {}),
-      });
-    };
+    const message = command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt);
+    const log = (completion: Completion, costUsd: number, refused?: RefusalReason) =>
+      record(formatTurnRecord({ ts, source, sender, message, sessionKey: key, completion, costUsd, ...(refused ? { refused } : {}) }));
 
     const task = (async () => {
-      await pruning;
-      const budget = isBudgeted(source) ? await budgetNow() : undefined;
-      if (budget?.reached) return log(rejectTurn(formatBudgetRefusal(budget), emit), 0, 'over_budget');
+      if (refusal) return log(rejectTurn(refusal, emit), 0);
       const images = decodeImages(opts.images);
       if (!images.ok) return log(rejectTurn(images.message, emit), 0);
-      const admission = opts.waitForCapacity ? await queue.admitWhenFree(key, opts.signal) : queue.admit(key);
-      if (!admission.ok) {
-        const message =
-          admission.reason === 'busy'
-            ? `Server busy: too many concurrent requests (limit: ${admission.limit}). Try again later.`
-            : `Too many pending requests for this session (limit: ${admission.limit}). Try again later.`;
-        return log(rejectTurn(message, emit), 0);
-      }
+      const files = decodeFiles(opts.files);
+      if (!files.ok) return log(rejectTurn(files.message, emit), 0);
+      // Admitted in call order per chat (or key), though the store reads on the way may finish in any order.
+      const pre = await inOrder(opts.chatKey ?? key, async () => {
+        await pruning;
+        if (opts.chatKey !== undefined) key = await sessions.resolve(opts.chatKey);
+        const budget = isBudgeted(source) ? await budgetNow() : undefined;
+        if (budget?.reached) return { spent: true as const, budget };
+        return { spent: false as const, admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal) : Promise.resolve(queue.admit(key)) };
+      });
+      if (pre.spent) return log(rejectTurn(formatBudgetRefusal(pre.budget), emit), 0, 'over_budget');
+      const admission = await pre.admitting;
+      if (!admission.ok) return log(rejectTurn(formatAdmissionRefusal(admission), emit), 0);
       const ctl = new AbortController();
       admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
+      let turnApprovals: TurnApprovals | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
@@ -229,17 +258,34 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           return log(completion, 0);
         }
         running.set(key, ctl);
-        await deps.store.appendHistory({ key, role: 'user', text: prompt, ts: now() });
-        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: preview(prompt), startedAt: now() });
+        const full = promptWithFiles(prompt, saveIncomingFiles(paths.dir, files.files, now()));
+        await deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
+        turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
+        turnApprovals = approvals.openTurn({
+          sessionKey: key,
+          ...(opts.caller ? { requester: opts.caller } : {}),
+          canAsk: opts.askApprovals !== false,
+          emit: (request) => emit({ type: 'approval_request', ...request }),
+          signal: ctl.signal,
+        });
         const outcome = await executeTurn(
-          { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, now },
-          { key, prompt, images: images.images, ...(command ? { command } : {}), signal: ctl.signal, onProcesses: turnRecord.processes },
+          { config: deps.config.current().config, store: deps.store, engine, imagesDir: paths.imagesDir, outboxDir: paths.outboxDir, sentFiles, now },
+          {
+            key,
+            prompt: full,
+            images: images.images,
+            ...(command ? { command } : {}),
+            signal: ctl.signal,
+            onProcesses: turnRecord.processes,
+            askApproval: turnApprovals.ask,
+          },
           emit,
         );
         const reply = outcome.completion.finalText;
         if (reply) await deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
         await log(outcome.completion, outcome.costUsd);
       } finally {
+        turnApprovals?.close();
         await turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);
@@ -270,6 +316,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 
   const reset = async (key: string) => {
     abort(key);
+    approvals.forget(key);
     await deps.store.deleteSession(key);
     await deps.store.clearHistory(key);
   };
@@ -280,6 +327,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     return { name: c.name, engine: c.engine, model: c.model ?? '', version: deps.version, uptime: now() - startedAt, running: q.running, waiting: q.waiting };
   };
 
+  const sessions = createChatSessions({ store: deps.store, reset, now });
   for (const command of createBuiltinCommands({
     table: deps.commands,
     config: deps.config,
@@ -292,68 +340,43 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   })) {
     deps.commands.add(command);
   }
+  for (const command of createSessionCommands(sessions, now)) deps.commands.add(command);
+  for (const command of createApprovalCommands(approvals)) deps.commands.add(command);
 
   return {
     config: deps.config,
     engine,
+    sessions,
+    files: sentFiles,
     chat(message, opts = {}) {
-      const shown = (text: string) => (text.trim() === '' && opts.images?.length ? '(image)' : text);
+      const shown = (text: string) => (text.trim() !== '' ? text : opts.images?.length ? '(image)' : opts.files?.length ? '(file)' : text);
       return startTurn(shown(message), { ...opts, ...(opts.messageText !== undefined ? { messageText: shown(opts.messageText) } : {}) });
     },
     command(name, args, opts = {}) {
       const c = deps.config.current().config;
       const def = getEngine(c.engine);
-      if (!def.nativeCommands) {
-        const out = createAsyncQueue<StreamEvent>();
-        const completion = rejectTurn(
-          `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`,
-          (e) => out.push(e),
-        );
-        out.end();
-        void record({
-          ts: new Date(now()).toISOString(),
-          source: opts.source ?? 'http',
-          sender: opts.sender ?? 'http',
-          messagePreview: `/${name}`,
-          responsePreview: completion.message ?? '',
-          durationMs: 0,
-          costUsd: 0,
-          status: 'failed',
-          sessionKey: opts.sessionKey ?? 'default',
-          error: completion.message ?? '',
-        }).catch((err: unknown) => deps.log.error(`cannot record activity: ${(err as Error).message}`));
-        return out;
-      }
-      return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) });
+      const refusal = def.nativeCommands
+        ? undefined
+        : `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`;
+      return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) }, refusal);
     },
     async runCommand(line, opts = {}) {
       const started = now();
-      const key = opts.sessionKey ?? 'default';
+      const key = opts.chatKey !== undefined ? await sessions.resolve(opts.chatKey) : (opts.sessionKey ?? 'default');
       const result = await deps.commands.run(line, {
         sessionKey: key,
+        ...(opts.chatKey !== undefined ? { chatKey: opts.chatKey } : {}),
         allowConfigChanges: opts.allowConfigChanges ?? true,
         ...(opts.caller ? { caller: opts.caller } : {}),
       });
       const source = opts.source ?? 'http';
-      const failed = result.error !== undefined;
-      const refused = result.error === 'not_allowed_here';
-      await record({
-        ts: new Date(started).toISOString(),
-        source,
-        sender: opts.sender ?? source,
-        messagePreview: preview(line),
-        responsePreview: preview(result.text),
-        durationMs: now() - started,
-        costUsd: 0,
-        status: refused ? 'refused' : failed ? 'failed' : 'completed',
-        sessionKey: key,
-        ...(failed ? { error: result.text } : {}),
-        ...(refused ? { refused: 'admin_only' as const } : {}),
-      });
+      await record(formatCommandRecord(line, result, { source, sender: opts.sender ?? source, sessionKey: key, started, ended: now() }));
       return result;
     },
     reset,
     abort,
+    answerApproval: (answer) => approvals.answer(answer),
+    runsAtOnce: (line) => deps.commands.runsAtOnce(line),
     status,
     onActivity(listener) {
       listeners.add(listener);
@@ -361,21 +384,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     recentActivity: (limit) => deps.store.recentActivity(limit),
     metrics: () => deps.store.metrics(),
-    recordRefusal(r) {
-      return record({
-        ts: new Date(now()).toISOString(),
-        source: r.source,
-        sender: r.sender,
-        messagePreview: preview(r.message),
-        responsePreview: preview(r.reply),
-        durationMs: 0,
-        costUsd: 0,
-        status: 'refused',
-        sessionKey: r.sessionKey,
-        error: r.detail,
-        refused: r.reason,
-      });
-    },
+    recordRefusal: (r) => record(formatRefusalRecord(r, new Date(now()).toISOString())),
     budget: () => budgetNow(),
     async drain(graceMs, why) {
       const all = Promise.allSettled([...inFlight]);
@@ -388,11 +397,4 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       stopping = undefined; // an embedder may go on using the assistant
     },
   };
-}
-
-// --- internal ---
-
-function preview(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW - 1)}…` : flat;
 }

@@ -94,6 +94,8 @@ export function createBuiltinCommands(deps: BuiltinCommandDeps): SlashCommand[] 
       usage: '/stop',
       help: 'stop the running turn of this session',
       changesConfig: never,
+      // A chat must reach the running turn, not wait behind it.
+      atOnce: true,
       run: async (_args, call) => {
         const aborted = deps.abort(call.sessionKey);
         return commandResult(aborted ? 'Stopped the running turn.' : 'Nothing is running in this session.', { aborted });

@@ -1,6 +1,10 @@
+import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { ServiceConfig } from '../config/schema.js';
 import type { EngineRunner } from '../engines/engine-runner.js';
 import type { AgentEvent, Completion, StreamEvent } from '../events.js';
+import { mimeTypeOf, toSafeFileName } from '../files/file-names.js';
+import { type Outbox, openOutbox } from '../files/outbox.js';
+import type { SentFiles } from '../files/sent-files.js';
 import type { ProcessIdentity, SessionStore } from '../store/types.js';
 import { removeFiles, writeTurnImages, type DecodedImage } from './images.js';
 import { abortMessage } from './turn-stop.js';
@@ -23,6 +27,8 @@ export interface TurnRequest {
   command?: { name: string; arguments?: string };
   signal: AbortSignal;
   onProcesses?: (processes: ProcessIdentity[]) => void;
+  /** Chat approvals of this turn (the request reaches the stream as `approval_request`). */
+  askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
 }
 
 export interface TurnDeps {
@@ -30,6 +36,10 @@ export interface TurnDeps {
   store: SessionStore;
   engine: EngineRunner;
   imagesDir: string;
+  /** Where each turn's outbox folder is made. */
+  outboxDir: string;
+  /** Where files the agent sent are kept for delivery. */
+  sentFiles: SentFiles;
   now: () => number;
 }
 
@@ -63,16 +73,20 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   };
 
   let files: string[] = [];
+  let outbox: Outbox | undefined;
   try {
     files = writeTurnImages(deps.imagesDir, req.images);
+    outbox = openOutbox(deps.outboxDir);
     const events = deps.engine.run({
       config,
       prompt: req.prompt,
       ...(resumeId ? { sessionId: resumeId } : {}),
       images: files,
+      outboxDir: outbox.dir,
       ...(req.command ? { command: req.command } : {}),
       signal: req.signal,
       ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
+      ...(req.askApproval ? { askApproval: req.askApproval } : {}),
     });
     for await (const e of events) {
       switch (e.type) {
@@ -120,9 +134,16 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   if (sessionId) {
     const t = deps.now();
     await store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: (await store.getSession(req.key))?.createdAt ?? t, updatedAt: t });
+    await store.countSessionTurn(req.key);
   }
   const completion = complete(terminal, { streamed, answer }, { sessionId, durationMs }, req.signal);
   if (completion.status === 'failed' && completion.message) emit({ type: 'error', message: completion.message });
+  // Files go with a reply only: a failed, aborted or silent turn's outbox is discarded.
+  try {
+    if (outbox && completion.status === 'completed') for (const f of sendOutbox(outbox, deps.sentFiles)) emit(f);
+  } finally {
+    outbox?.remove();
+  }
   emit({
     type: 'done',
     ...(sessionId ? { sessionId } : {}),
@@ -144,6 +165,15 @@ export function rejectTurn(message: string, emit: (e: StreamEvent) => void): Com
 }
 
 // --- internal ---
+
+function sendOutbox(outbox: Outbox, sentFiles: SentFiles): StreamEvent[] {
+  const contents = outbox.collect();
+  const skipped = contents.skipped.map(({ name, why }) => {
+    const safe = toSafeFileName(name);
+    return { name: safe, size: 0, mimeType: mimeTypeOf(safe), error: `not sent: ${why}` };
+  });
+  return [...sentFiles.keep(contents), ...skipped].map((f) => ({ type: 'file', ...f }));
+}
 
 function complete(
   terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined,

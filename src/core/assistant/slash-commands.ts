@@ -9,9 +9,14 @@ export type CommandResult = { type: 'command'; text: string } & Record<string, u
 
 /** What one invocation knows about its caller. */
 export interface CommandCall {
+  /** The session the command acts on (a chat's current named session). */
   sessionKey: string;
+  /** The chat it came from (channels, the terminal): named sessions (/new, /switch…) belong to it. Absent over HTTP. */
+  chatKey?: string;
   /** Who runs it, where known: `<channel>:<userId>` from a chat (kept with what it changes, e.g. an approval). */
   caller?: string;
+  /** The owner (terminal, HTTP API) or an admin in a chat: the callers who may change the configuration. */
+  privileged: boolean;
 }
 
 export interface SlashCommand {
@@ -22,6 +27,8 @@ export interface SlashCommand {
   /** Whether this invocation would change service.yaml or run a task (refused where that is not allowed). */
   changesConfig(args: string[]): boolean;
   run(args: string[], call: CommandCall): Promise<CommandResult>;
+  /** Answered at once, also while a turn of the session runs (/stop, /allow, /deny): a chat does not queue it behind that turn. */
+  readonly atOnce?: boolean;
 }
 
 export interface CommandTable {
@@ -30,7 +37,9 @@ export interface CommandTable {
   /** The commands in the order they were added. */
   list(): SlashCommand[];
   /** Run one command line; unknown commands, refusals and failures are answered, never thrown. */
-  run(line: string, opts: { sessionKey: string; allowConfigChanges: boolean; caller?: string }): Promise<CommandResult>;
+  run(line: string, opts: { sessionKey: string; chatKey?: string; allowConfigChanges: boolean; caller?: string }): Promise<CommandResult>;
+  /** Whether a line is a command answered at once (`atOnce`), not queued behind its session's turn. */
+  runsAtOnce(line: string): boolean;
 }
 
 export const commandResult = (text: string, extra: Record<string, unknown> = {}): CommandResult => ({ type: 'command', text, ...extra });
@@ -47,16 +56,20 @@ export function isSlashCommand(message: string): boolean {
 
 export function createCommandTable(): CommandTable {
   const commands = new Map<string, SlashCommand>();
+  const commandOf = (line: string) => {
+    const [word = '', ...args] = line.trim().slice(1).split(/\s+/);
+    return { word, args, command: commands.get(word.toLowerCase()) };
+  };
   return {
     add(command) {
       if (commands.has(command.name)) throw new Error(`slash command /${command.name} is added twice`);
       commands.set(command.name, command);
     },
     list: () => [...commands.values()],
+    runsAtOnce: (line) => isSlashCommand(line) && commandOf(line).command?.atOnce === true,
     async run(line, opts) {
-      const [word = '', ...args] = line.trim().slice(1).split(/\s+/);
+      const { word, args, command } = commandOf(line);
       const name = word.toLowerCase();
-      const command = commands.get(name);
       if (!command) {
         return commandResult(
           `Unknown command "/${word}". Try /help for the list of commands; to send text starting with "/" to the assistant, start it with a space.`,
@@ -73,7 +86,12 @@ export function createCommandTable(): CommandTable {
         );
       }
       try {
-        return await command.run(args, { sessionKey: opts.sessionKey, ...(opts.caller ? { caller: opts.caller } : {}) });
+        return await command.run(args, {
+          sessionKey: opts.sessionKey,
+          privileged: opts.allowConfigChanges,
+          ...(opts.chatKey !== undefined ? { chatKey: opts.chatKey } : {}),
+          ...(opts.caller ? { caller: opts.caller } : {}),
+        });
       } catch (err) {
         return commandResult(`/${name} failed: ${errorMessage(err)}`, { error: 'command_failed' });
       }

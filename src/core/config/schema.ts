@@ -168,6 +168,8 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     engine: z.enum(parts.engines),
     model: z.string().min(1).optional(),
     skipPermissions: f.bool().default(true),
+    // With skipPermissions false: how long a person has to answer an engine's permission request (then it is denied).
+    approvalTimeoutSeconds: f.num(0).default(300),
     timeout: f.num(0).default(600),
     maxConcurrent: f.int(1).default(10),
     maxQueuePerSession: f.int(0).default(3),

@@ -1,3 +1,4 @@
+import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { AgentEvent, FailureKind } from '../events.js';
 import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str } from './parse-helpers.js';
 import type { ConversationChannel, LineParser } from './runner.js';
@@ -16,8 +17,10 @@ export interface AcpTurn {
   sessionId?: string;
   /** MCP servers in ACP's shape (`session/new` params). */
   mcpServers: unknown[];
-  /** Answer permission requests with an allow option (skipPermissions) or a reject option. */
+  /** Answer permission requests with an allow option (skipPermissions); else ask, or reject. */
   allowPermissions: boolean;
+  /** Chat approvals: ask the person and answer with what they decided (without it: reject). */
+  askPermission?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
   /** A model to select with `session/set_model` when the agent offers it. */
   model?: string;
   /** An `authenticate` method id to call after initialize (agents that need one). */
@@ -51,6 +54,10 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
   let channel: ConversationChannel | undefined;
   let nextId = 1;
   let phase: Phase = 'starting';
+  let cancelled = false;
+  /** Whether the agent said anything, and the tools the person denied (a silent stop after a denial is explained). */
+  let sawText = false;
+  const denied: string[] = [];
   let sessionId: string | undefined;
   let capabilities: Record<string, unknown> = {};
   let settleTimer: NodeJS.Timeout | undefined;
@@ -202,6 +209,8 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
     const stop = str(result.stopReason);
     if (stop === 'refusal') return end([...events, { type: 'failure', kind: 'engine', message: 'the agent refused to answer (stopReason refusal)' }]);
     if (stop === 'max_tokens' || stop === 'max_turn_requests') events.push({ type: 'warning', message: `the agent stopped early (${stop})` });
+    // Qwen Code 0.24 ends its turn without a word when a tool is denied: say why, not "empty reply".
+    if (!sawText && denied.length > 0 && stop !== 'cancelled') events.unshift(...joiner.text(`(The agent stopped: ${denied.join(', ')} was denied.)`, true));
     return end(events);
   };
 
@@ -219,7 +228,9 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
         const meta = obj(obj(u._meta)?.usage);
         usage = { ...usage, input: usage.input + (num(meta?.inputTokens) ?? 0), output: usage.output + (num(meta?.outputTokens) ?? 0) };
         const content = obj(u.content);
-        return content?.type === 'text' ? joiner.text(str(content.text) ?? '', false) : [];
+        const chunk = content?.type === 'text' ? joiner.text(str(content.text) ?? '', false) : [];
+        if (chunk.length > 0) sawText = true;
+        return chunk;
       }
       case 'tool_call':
       case 'tool_call_update':
@@ -269,11 +280,31 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
     }
     const options = arr(params.options).map((o) => obj(o) ?? {});
     const pick = (kinds: string[]) => kinds.map((k) => options.find((o) => o.kind === k)).find(Boolean);
-    const choice = turn.allowPermissions ? pick(['allow_once', 'allow_always']) : pick(['reject_once', 'reject_always']);
-    send({ id: msg.id, result: { outcome: choice ? { outcome: 'selected', optionId: choice.optionId } : { outcome: 'cancelled' } } });
-    if (turn.allowPermissions) return [];
-    const title = str(obj(params.toolCall)?.title) ?? 'a tool call';
-    return [{ type: 'warning', message: `refused permission for ${title}: skipPermissions is false` }];
+    const answer = (allow: boolean) => {
+      // After session/cancel the protocol wants every pending permission request answered `cancelled`.
+      const choice = cancelled ? undefined : allow ? pick(['allow_once', 'allow_always']) : pick(['reject_once', 'reject_always']);
+      send({ id: msg.id, result: { outcome: choice ? { outcome: 'selected', optionId: choice.optionId } : { outcome: 'cancelled' } } });
+    };
+    const toolCall = obj(params.toolCall) ?? {};
+    const title = str(toolCall.title);
+    if (turn.allowPermissions) {
+      answer(true);
+      return [];
+    }
+    if (turn.askPermission) {
+      // "Always" is ours to remember (for this session key); the agent is only ever allowed once.
+      const known = tools.get(str(toolCall.toolCallId) ?? '');
+      const tool = str(obj(toolCall._meta)?.toolName) ?? (known && known.name !== 'tool' ? known.name : undefined) ?? str(toolCall.kind) ?? 'tool';
+      const raw = obj(toolCall.rawInput);
+      const input = raw && Object.keys(raw).length > 0 ? raw : (known?.input ?? {});
+      void turn.askPermission({ tool, input, ...(title ? { title } : {}) }).then((verdict) => {
+        if (!verdict.allow) denied.push(tool);
+        if (phase !== 'done') answer(verdict.allow);
+      });
+      return [];
+    }
+    answer(false);
+    return [{ type: 'warning', message: `refused permission for ${title ?? 'a tool call'}: skipPermissions is false` }];
   };
 
   return {
@@ -287,6 +318,7 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
         );
       },
       cancel() {
+        cancelled = true;
         if (phase === 'prompting' && sessionId) send({ method: 'session/cancel', params: { sessionId } });
         else end([]);
       },

@@ -57,6 +57,7 @@ export const acpAgent: EngineDefinition = {
   binaries: KNOWN_AGENTS.map((a) => a.binary),
   nativeCommands: false,
   honoursPermissions: false,
+  approvals: 'conversation',
   options: acpOptions,
 
   configuredBinary: (config) => optionsOf(config).command,
@@ -109,6 +110,7 @@ export const acpAgent: EngineDefinition = {
       ...(turn.sessionId ? { sessionId: turn.sessionId } : {}),
       mcpServers: toAcpMcpServers(turn.config),
       allowPermissions: turn.config.skipPermissions,
+      ...(turn.approvals ? { askPermission: turn.approvals.ask } : {}),
       ...(model ? { model } : {}),
       ...(options.authMethod ? { authMethod: options.authMethod } : {}),
     });

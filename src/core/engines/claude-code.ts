@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { APPROVAL_HELPER_SCRIPT, APPROVAL_MCP_SERVER, APPROVAL_MCP_TOOL, APPROVAL_TOKEN_VAR, APPROVAL_URL_VAR } from '../approvals/approval-broker.js';
+import type { ServiceConfig } from '../config/schema.js';
 import type { AgentEvent } from '../events.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
@@ -18,6 +20,7 @@ export const claudeCode: EngineDefinition = {
   npmPackage: '@anthropic-ai/claude-code',
   nativeCommands: false,
   honoursPermissions: false,
+  approvals: 'helper',
 
   credentialStatus: (ctx) =>
     ctx.config.oauthToken
@@ -31,7 +34,7 @@ export const claudeCode: EngineDefinition = {
   prepareWorkspace(ws) {
     writeManagedSection(path.join(ws.dir, 'CLAUDE.md'), ws.context);
     syncSkillLinks(path.join(ws.dir, '.claude', 'skills'), path.join(ws.dir, 'skills'), ws.skills);
-    if (ws.config.mcp) writeJsonIfChanged(mcpFile(ws.stateDir), { mcpServers: toMcpServersJson(ws.config.mcp) }, { mode: SECRET_FILE_MODE });
+    if (usesMcpFile(ws.config)) writeJsonIfChanged(mcpFile(ws.stateDir), { mcpServers: mcpServers(ws.config) }, { mode: SECRET_FILE_MODE });
   },
 
   buildInvocation(turn) {
@@ -39,7 +42,9 @@ export const claudeCode: EngineDefinition = {
     if (turn.config.skipPermissions) args.push('--dangerously-skip-permissions');
     if (turn.sessionId) args.push('--resume', turn.sessionId);
     if (turn.model) args.push('--model', turn.model);
-    if (turn.config.mcp) args.push('--mcp-config', mcpFile(turn.stateDir));
+    if (usesMcpFile(turn.config)) args.push('--mcp-config', mcpFile(turn.stateDir));
+    // Chat approvals: Claude Code asks our helper (an MCP tool) instead of failing the tool call.
+    if (!turn.config.skipPermissions) args.push('--permission-prompt-tool', APPROVAL_MCP_TOOL);
 
     const env: Record<string, string | undefined> = {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -51,6 +56,11 @@ export const claudeCode: EngineDefinition = {
     };
     // Claude Code refuses --dangerously-skip-permissions as root unless it is told it runs sandboxed.
     if (turn.config.skipPermissions && turn.isRoot) env.IS_SANDBOX = '1';
+    // The helper inherits Claude Code's environment: where to ask, and this turn's secret (it can only ask, never answer).
+    if (turn.approvals?.helper) {
+      env[APPROVAL_URL_VAR] = turn.approvals.helper.url;
+      env[APPROVAL_TOKEN_VAR] = turn.approvals.helper.token;
+    }
     if (turn.endpoint?.baseUrl) env.ANTHROPIC_BASE_URL = turn.endpoint.baseUrl;
     const key = turn.endpoint?.apiKey ?? turn.apiKey;
     if (key) env.ANTHROPIC_API_KEY = key;
@@ -72,6 +82,24 @@ export const claudeCode: EngineDefinition = {
 
 function mcpFile(stateDir: string): string {
   return path.join(stateDir, 'engines', 'engine_b-mcp.json');
+}
+
+const usesMcpFile = (config: ServiceConfig) => Boolean(config.mcp) || !config.skipPermissions;
+
+/**
+ * The user's MCP servers, plus our permission-prompt helper when Claude Code must ask. Its call
+ * timeout outlasts approvalTimeoutSeconds, so a person's silence is ours to deny, with a reason.
+ */
+function mcpServers(config: ServiceConfig): Record<string, unknown> {
+  const servers = toMcpServersJson(config.mcp);
+  if (!config.skipPermissions) {
+    servers[APPROVAL_MCP_SERVER] = {
+      command: process.execPath,
+      args: [APPROVAL_HELPER_SCRIPT],
+      timeout: Math.ceil((config.approvalTimeoutSeconds + 60) * 1000),
+    };
+  }
+  return servers;
 }
 
 /**

@@ -27,7 +27,11 @@ export function renderAssistantContext(input: ContextInput): string {
   const lines: string[] = [`# Assistant: ${persona?.displayName ?? config.name}`, ''];
   lines.push(
     'You are an assistant served by `service`: your replies go to people through a chat API, a terminal or instant-messaging apps.',
-    'This directory is your workspace. Do not edit `service.yaml` or anything under `.service/`.',
+    'This directory is your workspace. Do not edit `service.yaml` or anything under `.service/` (except your outbox, below).',
+    '',
+    '## Files',
+    '',
+    'Files people send you are saved under `inbox/` and listed at the end of their message. To send files back with your reply, save them in the folder named by the environment variable `SERVICE_OUTBOX` (a new one each turn); see the file-transfer skill.',
     '',
   );
   if (persona && (persona.role || persona.tone || persona.boundaries?.length)) {

@@ -1,4 +1,6 @@
 import os from 'node:os';
+import { type ApprovalBroker, createApprovalBroker, type HelperEndpoint } from '../approvals/approval-broker.js';
+import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { ServiceConfig } from '../config/schema.js';
 import type { AgentEvent } from '../events.js';
 import type { Logger } from '../logger.js';
@@ -26,6 +28,8 @@ export interface EngineRunnerDeps {
   apiKey?: string;
   peers?: () => PeerAssistant[];
   now?: () => number;
+  /** Where helper processes ask for approvals (one per assistant; made here when not given). */
+  approvalBroker?: ApprovalBroker;
 }
 
 export interface EngineTurnRequest {
@@ -33,10 +37,14 @@ export interface EngineTurnRequest {
   prompt: string;
   sessionId?: string;
   images?: readonly string[];
+  /** This turn's outbox folder: the engine finds it in SERVICE_OUTBOX (see the file-transfer skill). */
+  outboxDir?: string;
   command?: { name: string; arguments?: string };
   signal?: AbortSignal;
   /** Every process of the run, as they appear (recorded so a restart can reap them after a kill). */
   onProcesses?: (processes: ProcessIdentity[]) => void;
+  /** Ask the person before a tool runs (skipPermissions false); without it such tools are refused. */
+  askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
 }
 
 export interface EngineRunner {
@@ -50,6 +58,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
   const env = deps.env ?? process.env;
   const now = deps.now ?? Date.now;
   const warnedPermissions = new Set<string>();
+  const broker = deps.approvalBroker ?? createApprovalBroker();
   const scanSkills = createSkillScanner(now);
 
   const prepare = (config: ServiceConfig): Skill[] => {
@@ -78,8 +87,30 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       return;
     }
     const chosen = await chooseEndpoint(req.config.provider, deps.failover, now());
-    const attempt = (sessionId: string | undefined) => runOnce(engine, binary, req, sessionId, chosen?.endpoint);
+    // Chat approvals: a helper process asks over a loopback endpoint opened for this run only.
+    const asks = !req.config.skipPermissions && req.askApproval && engine.approvals ? req.askApproval : undefined;
+    let helper: (HelperEndpoint & { close(): void }) | undefined;
+    try {
+      if (asks && engine.approvals === 'helper') helper = await broker.open(asks);
+    } catch (err) {
+      yield { type: 'error', code: 'spawn_failed', message: `could not open the approval endpoint: ${(err as Error).message}`, kind: 'engine' };
+      return;
+    }
+    const approvals = asks ? { ask: asks, ...(helper ? { helper: { url: helper.url, token: helper.token } } : {}) } : undefined;
+    const attempt = (sessionId: string | undefined) => runOnce(engine, binary, req, sessionId, chosen?.endpoint, approvals);
+    try {
+      yield* runAttempts(engine, req, attempt, chosen);
+    } finally {
+      helper?.close();
+    }
+  }
 
+  async function* runAttempts(
+    engine: EngineDefinition,
+    req: EngineTurnRequest,
+    attempt: (sessionId: string | undefined) => AsyncIterable<AgentEvent>,
+    chosen: Awaited<ReturnType<typeof chooseEndpoint>>,
+  ): AsyncIterable<AgentEvent> {
     let terminal: AgentEvent | undefined;
     if (req.sessionId) {
       const first = await withheldUntilContent(attempt(req.sessionId));
@@ -111,6 +142,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     req: EngineTurnRequest,
     sessionId: string | undefined,
     endpoint: ProviderEndpoint | undefined,
+    approvals: EngineTurn['approvals'],
   ): AsyncIterable<AgentEvent> {
     const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
     const turn: EngineTurn = {
@@ -125,9 +157,10 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       ...(model ? { model } : {}),
       ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
       isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
+      ...(approvals ? { approvals } : {}),
     };
     const invocation = engine.buildInvocation(turn);
-    const childEnv: NodeJS.ProcessEnv = { ...env };
+    const childEnv: NodeJS.ProcessEnv = { ...env, ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
     for (const [k, v] of Object.entries(invocation.env)) {
       if (v === undefined) delete childEnv[k];
       else childEnv[k] = v;

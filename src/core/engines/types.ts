@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import type { HelperEndpoint } from '../approvals/approval-broker.js';
+import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { ConfigCheck } from '../config/load.js';
 import type { FieldBuilders, ServiceConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
@@ -29,6 +31,13 @@ export interface EngineDefinition {
   readonly nativeCommands: boolean;
   /** Whether `permissions` is enforced (the others parse it and warn once). */
   readonly honoursPermissions: boolean;
+  /**
+   * How the engine asks the person before a tool runs when `skipPermissions` is false (chat
+   * approvals): `helper`, through our permission-prompt MCP helper, which reaches the turn over a
+   * loopback endpoint; `conversation`, inside its own protocol (ACP `session/request_permission`).
+   * Absent: the engine has no headless way to ask, and tools that need permission are refused.
+   */
+  readonly approvals?: 'helper' | 'conversation';
   /** Where the credentials come from, given the config and environment (doctor, and early turn errors). */
   credentialStatus(ctx: CredentialContext): CredentialStatus;
   /** Problems only this engine can see in the config (model format...). */
@@ -97,6 +106,16 @@ export interface EngineTurn {
   apiKey?: string;
   /** Whether this process runs as root (engine_b refuses to skip permissions as root without IS_SANDBOX). */
   isRoot: boolean;
+  /** Chat approvals of this turn (skipPermissions false, engines with `approvals`). */
+  approvals?: EngineApprovals;
+}
+
+/** What an engine that asks before running tools gets from its turn. */
+export interface EngineApprovals {
+  /** Ask the person; resolves with their decision (or a denial: timeout, abort, nobody to ask). */
+  ask(request: ApprovalAsk): Promise<ApprovalVerdict>;
+  /** For `approvals: 'helper'` engines: where their helper process asks, with this turn's secret. */
+  helper?: HelperEndpoint;
 }
 
 export interface EngineInvocation {

@@ -11,6 +11,13 @@ export interface QueueLimits {
 
 export type Admission = { ok: true; ticket: Ticket } | { ok: false; reason: 'busy' | 'queue_full'; limit: number };
 
+/** What a refused turn is told (the spec's texts). */
+export function formatAdmissionRefusal(refused: Extract<Admission, { ok: false }>): string {
+  return refused.reason === 'busy'
+    ? `Server busy: too many concurrent requests (limit: ${refused.limit}). Try again later.`
+    : `Too many pending requests for this session (limit: ${refused.limit}). Try again later.`;
+}
+
 export interface Ticket {
   readonly key: string;
   /** Resolves when this turn may run (immediately when the key is idle). */

@@ -53,7 +53,13 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
     let completion: Completion | undefined;
     let costUsd = 0;
     try {
-      for await (const e of deps.assistant.chat(task.prompt, { sessionKey: key, source: 'cron', sender: `task ${task.id}`, waitForCapacity: true })) {
+      for await (const e of deps.assistant.chat(task.prompt, {
+        sessionKey: key,
+        source: 'cron',
+        sender: `task ${task.id}`,
+        waitForCapacity: true,
+        askApprovals: false,
+      })) {
         opts.onEvent?.(e);
         if (e.type === 'done' && e.costUsd !== undefined) costUsd = e.costUsd;
         if (e.type === 'completion') completion = e;

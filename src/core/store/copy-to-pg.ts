@@ -23,7 +23,7 @@ interface TableCopy {
 const asBool = (v: unknown) => (v === null || v === undefined ? null : Boolean(v));
 
 export const COPIED_TABLES: readonly TableCopy[] = [
-  { table: 'sessions', columns: ['key', 'engine', 'session_id', 'created_at', 'updated_at'], order: 'key' },
+  { table: 'sessions', columns: ['key', 'engine', 'session_id', 'created_at', 'updated_at', 'turns'], order: 'key' },
   { table: 'history', columns: ['id', 'key', 'role', 'text', 'ts'], order: 'id', serial: true },
   {
     table: 'activity',
@@ -76,6 +76,12 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   },
   { table: 'pairing_requests', columns: ['code', 'channel', 'kind', 'subject_id', 'label', 'created_at', 'expires_at'], order: 'code' },
   { table: 'access_grants', columns: ['channel', 'kind', 'subject_id', 'label', 'approved_at', 'approved_by'], order: 'approved_at' },
+  {
+    table: 'chat_sessions',
+    columns: ['chat_key', 'name', 'name_key', 'session_key', 'created_at', 'current'],
+    order: 'created_at, rowid',
+    convert: (r) => ({ ...r, current: Boolean(r.current) }),
+  },
 ];
 
 /** Rows per INSERT: well under PostgreSQL's 65535 parameters for the widest table. */

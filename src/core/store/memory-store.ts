@@ -20,6 +20,7 @@ import {
 import { formatLocalDay } from '../util/local-day.js';
 import { createMemoryAccessStore } from './memory-access.js';
 import { toAsyncStore } from './async-store.js';
+import { createMemoryChatSessionStore } from './memory-chat-sessions.js';
 
 /** Store in memory (unit tests, embedding without a directory). Same behaviour as the SQLite store. */
 export function createMemoryStore(): Store {
@@ -37,16 +38,25 @@ export function createMemoryStore(): Store {
   const chats = new Map<string, KnownChat>();
   const inboxKey = (channel: string, id: string) => `${channel}\u0000${id}`;
   const costByDay = new Map<string, number>();
+  const { prune: pruneChatSessions, ...chatSessions } = createMemoryChatSessionStore();
 
   const sync: SyncOf<Store> = {
     ...createMemoryAccessStore(),
+    ...chatSessions,
     getSession: (key) => {
       const s = sessions.get(key);
       return s ? { ...s } : undefined;
     },
-    saveSession: (r) => void sessions.set(r.key, { ...r, createdAt: sessions.get(r.key)?.createdAt ?? r.createdAt }),
+    saveSession: (r) => {
+      const prev = sessions.get(r.key);
+      sessions.set(r.key, { ...r, createdAt: prev?.createdAt ?? r.createdAt, turns: prev?.turns ?? 0 });
+    },
     deleteSession: (key) => void sessions.delete(key),
-    listSessions: () => [...sessions.values()].map((s) => ({ ...s })),
+    listSessions: () => [...sessions.values()].sort((a, b) => b.updatedAt - a.updatedAt).map((s) => ({ ...s })),
+    countSessionTurn(key) {
+      const s = sessions.get(key);
+      if (s) s.turns = (s.turns ?? 0) + 1;
+    },
     pruneSessions(cutoff) {
       let n = 0;
       for (const [key, s] of sessions) {
@@ -56,6 +66,7 @@ export function createMemoryStore(): Store {
           n++;
         }
       }
+      pruneChatSessions(cutoff, (key) => sessions.has(key));
       return n;
     },
     appendHistory(entry) {

@@ -160,4 +160,18 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO daily_cost (day, cost_usd)
     SELECT date(ts, 'localtime'), SUM(cost_usd) FROM activity GROUP BY date(ts, 'localtime');
   `,
+  // 7: named sessions per chat (/new, /switch…): each chat's sessions and which one is current,
+  // and the turns run on each engine session (/sessions shows them)
+  `
+  ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE chat_sessions (
+    chat_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    session_key TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    current INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (chat_key, name_key)
+  );
+  `,
 ];

@@ -145,6 +145,21 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (channel, kind, subject_id)
   );
   `,
+  // 2: named sessions per chat (/new, /switch…) and the turns run on each engine session (the
+  // SQLite store's migration 7)
+  `
+  ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE chat_sessions (
+    seq BIGSERIAL,
+    chat_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    session_key TEXT NOT NULL UNIQUE,
+    created_at DOUBLE PRECISION NOT NULL,
+    current BOOLEAN NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (chat_key, name_key)
+  );
+  `,
 ];
 
 /**

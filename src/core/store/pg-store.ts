@@ -2,6 +2,7 @@ import os from 'node:os';
 import type pg from 'pg';
 import { formatLocalDay } from '../util/local-day.js';
 import { createPgAccessStore } from './pg-access.js';
+import { createPgChatSessionStore, PRUNE_CHAT_SESSIONS_SQL } from './pg-chat-sessions.js';
 import { createPgConnection, type Row } from './pg-client.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
 import {
@@ -64,6 +65,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
   return {
     pool: conn.pool,
     ...createPgAccessStore(query, transaction),
+    ...createPgChatSessionStore(query, transaction),
     ready: () => conn.ready,
     close: () => conn.close(),
 
@@ -79,10 +81,12 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
       )),
     deleteSession: async (key) => void (await query('DELETE FROM sessions WHERE key = $1', [key])),
     listSessions: async () => (await rows('SELECT * FROM sessions ORDER BY updated_at DESC')).map(toSession),
+    countSessionTurn: async (key) => void (await query('UPDATE sessions SET turns = turns + 1 WHERE key = $1', [key])),
     pruneSessions: (cutoff) =>
       transaction(async (q) => {
         const gone = (await q('DELETE FROM sessions WHERE updated_at < $1 RETURNING key', [cutoff])).rows.map((r) => String(r.key));
         if (gone.length > 0) await q('DELETE FROM history WHERE key = ANY($1)', [gone]);
+        await q(PRUNE_CHAT_SESSIONS_SQL, [cutoff]);
         return gone.length;
       }),
 
@@ -291,6 +295,7 @@ function toSession(r: Row): SessionRecord {
     sessionId: r.session_id === null ? null : String(r.session_id),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    turns: Number(r.turns ?? 0),
   };
 }
 

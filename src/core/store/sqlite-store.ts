@@ -6,6 +6,7 @@ import { formatLocalDay } from '../util/local-day.js';
 import { toAsyncStore } from './async-store.js';
 import { MIGRATIONS } from './migrations.js';
 import { createSqliteAccessStore } from './sqlite-access.js';
+import { createSqliteChatSessionStore } from './sqlite-chat-sessions.js';
 import {
   ACTIVITY_KEPT,
   GROUP_MESSAGES_PER_CHAT,
@@ -45,13 +46,14 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
   }
 
   const q = {
-    getSession: db.prepare('SELECT key, engine, session_id, created_at, updated_at FROM sessions WHERE key = ?'),
+    getSession: db.prepare('SELECT key, engine, session_id, created_at, updated_at, turns FROM sessions WHERE key = ?'),
     saveSession: db.prepare(
       `INSERT INTO sessions (key, engine, session_id, created_at, updated_at) VALUES (@key, @engine, @sessionId, @createdAt, @updatedAt)
        ON CONFLICT(key) DO UPDATE SET engine = excluded.engine, session_id = excluded.session_id, updated_at = excluded.updated_at`,
     ),
     deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
-    listSessions: db.prepare('SELECT key, engine, session_id, created_at, updated_at FROM sessions ORDER BY updated_at DESC'),
+    listSessions: db.prepare('SELECT key, engine, session_id, created_at, updated_at, turns FROM sessions ORDER BY updated_at DESC'),
+    countTurn: db.prepare('UPDATE sessions SET turns = turns + 1 WHERE key = ?'),
     staleKeys: db.prepare('SELECT key FROM sessions WHERE updated_at < ?'),
     appendHistory: db.prepare('INSERT INTO history (key, role, text, ts) VALUES (?, ?, ?, ?)'),
     trimHistory: db.prepare('DELETE FROM history WHERE key = ? AND id <= (SELECT id FROM history WHERE key = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
@@ -129,6 +131,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     sessionId: r.session_id === null ? null : String(r.session_id),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    turns: Number(r.turns ?? 0),
   });
   const toActivity = (r: Row): ActivityRecord => ({
     ts: String(r.ts),
@@ -145,12 +148,14 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     ...(r.refused === null || r.refused === undefined ? {} : { refused: String(r.refused) as ActivityRecord['refused'] }),
   });
 
+  const { prune: pruneChatSessions, ...chatSessions } = createSqliteChatSessionStore(db);
   const prune = db.transaction((cutoff: number) => {
     const keys = (q.staleKeys.all(cutoff) as Row[]).map((r) => String(r.key));
     for (const key of keys) {
       q.deleteSession.run(key);
       q.clearHistory.run(key);
     }
+    pruneChatSessions(cutoff);
     return keys.length;
   });
   const append = db.transaction((key: string, role: string, text: string, ts: number) => {
@@ -201,6 +206,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
 
   const sync: SyncOf<Store> = {
     ...createSqliteAccessStore(db),
+    ...chatSessions,
     getSession: (key) => {
       const r = q.getSession.get(key) as Row | undefined;
       return r ? toSession(r) : undefined;
@@ -208,6 +214,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     saveSession: (r) => void q.saveSession.run(r),
     deleteSession: (key) => void q.deleteSession.run(key),
     listSessions: () => (q.listSessions.all() as Row[]).map(toSession),
+    countSessionTurn: (key) => void q.countTurn.run(key),
     pruneSessions: (cutoff) => prune(cutoff),
     appendHistory: (e) => append(e.key, e.role, e.text, e.ts),
     readHistory: (key, limit) =>

@@ -15,6 +15,22 @@ export interface SessionRecord {
   sessionId: string | null;
   createdAt: number;
   updatedAt: number;
+  /** Turns run on it so far (reads only: counted by `countSessionTurn`; `saveSession` keeps the count). */
+  turns?: number;
+}
+
+/**
+ * A named session of one chat (`/new`, `/switch`…): the chat's base key (a channel's
+ * `sessionKeyOf`, the terminal's `--session`) and the session key its turns run on.
+ */
+export interface ChatSession {
+  chatKey: string;
+  /** As the user wrote it; names are compared ignoring case. */
+  name: string;
+  sessionKey: string;
+  createdAt: number;
+  /** The one the chat's next message runs on. */
+  current: boolean;
 }
 
 export interface HistoryEntry {
@@ -126,8 +142,32 @@ export interface SessionStore {
   saveSession(record: SessionRecord): Promise<void>;
   deleteSession(key: string): Promise<void>;
   listSessions(): Promise<SessionRecord[]>;
-  /** Remove sessions (and their history) idle since before `cutoff` (unix ms); returns how many. */
+  /** One more turn ran on this key's engine session (no-op without a saved session). */
+  countSessionTurn(key: string): Promise<void>;
+  /**
+   * Remove sessions (and their history) idle since before `cutoff` (unix ms), and the named chat
+   * sessions left without an engine session that were created before it; returns how many sessions.
+   */
   pruneSessions(cutoff: number): Promise<number>;
+}
+
+/** The named sessions of each chat (one transaction per change; names compared ignoring case). */
+export interface ChatSessionStore {
+  /** The chat's named sessions, oldest first. */
+  chatSessions(chatKey: string): Promise<ChatSession[]>;
+  /** Every chat's named sessions (GET /api/sessions). */
+  allChatSessions(): Promise<ChatSession[]>;
+  /**
+   * Add a named session (made current when `current`, the others then are not); false when the
+   * chat has the name already or the session key is in use.
+   */
+  addChatSession(session: ChatSession): Promise<boolean>;
+  /** Make the named session current; false when the chat has no such name. */
+  switchChatSession(chatKey: string, name: string): Promise<boolean>;
+  /** Rename; false when `from` does not exist or `to` is taken by another session of the chat. */
+  renameChatSession(chatKey: string, from: string, to: string): Promise<boolean>;
+  /** Remove one; what was removed, or undefined when the chat has no such name. */
+  removeChatSession(chatKey: string, name: string): Promise<ChatSession | undefined>;
 }
 
 export interface HistoryStore {
@@ -299,6 +339,7 @@ export interface AccessStore {
 /** Everything one assistant keeps: one database behind every small interface. */
 export interface Store
   extends SessionStore,
+    ChatSessionStore,
     HistoryStore,
     ActivityStore,
     InboxLedger,

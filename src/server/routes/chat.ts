@@ -4,6 +4,7 @@ import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
 import { HttpFailure, json } from '../http.js';
 import { streamJson } from '../sse.js';
+import { withFileUrls } from './files.js';
 
 export const sessionKey = z.string().min(1).max(256);
 
@@ -13,10 +14,17 @@ const image = z.strictObject({
   fileName: z.string().max(255).optional(),
 });
 
+const file = z.strictObject({
+  name: z.string().min(1).max(255),
+  data: z.string().min(1),
+  mimeType: z.string().min(1).max(100).optional(),
+});
+
 const chatBody = z.strictObject({
   message: z.string().max(200_000).optional(),
   sessionKey: sessionKey.optional(),
   images: z.array(image).optional(),
+  files: z.array(file).optional(),
 });
 
 const commandBody = z.strictObject({
@@ -37,14 +45,20 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
   table.add('POST', '/chat', async (event) => {
     const body = await readValidated(event, chatBody, { limit: deps.maxBodyBytes });
     const message = body.message ?? '';
-    if (message.trim() === '' && !body.images?.length) throw new HttpFailure(400, 'message or images is required');
+    if (message.trim() === '' && !body.images?.length && !body.files?.length) throw new HttpFailure(400, 'message, images or files is required');
     const key = body.sessionKey ?? 'default';
     if (isSlashCommand(message)) {
       return json(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true, source: 'http', sender: 'http' }));
     }
-    const turn = deps.assistant.chat(message, { sessionKey: key, ...(body.images ? { images: body.images } : {}), source: 'http', sender: 'http' });
+    const turn = deps.assistant.chat(message, {
+      sessionKey: key,
+      ...(body.images ? { images: body.images } : {}),
+      ...(body.files ? { files: body.files } : {}),
+      source: 'http',
+      sender: 'http',
+    });
     // The headers go out now (sse.ts): a queued turn's first event can be minutes away.
-    return streamJson(event, turn, {
+    return streamJson(event, withFileUrls(turn, deps.token), {
       heartbeatMs,
       redact: table.redact,
       track: table.trackStream,
@@ -57,7 +71,7 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     const name = body.command.replace(/^\//, '');
     refuseOwnCommand(deps, name, body.arguments);
     const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
-    return streamJson(event, turn, { heartbeatMs, redact: table.redact, track: table.trackStream });
+    return streamJson(event, withFileUrls(turn, deps.token), { heartbeatMs, redact: table.redact, track: table.trackStream });
   });
 }
 

@@ -3,6 +3,7 @@ import { ConfigError } from '../../core/errors.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { HttpFailure } from '../http.js';
 import { streamJson } from '../sse.js';
+import { withFileUrls } from './files.js';
 
 /**
  * Scheduled tasks over HTTP, as the terminal's `/cron` has them: GET /api/tasks (next run, last
@@ -22,7 +23,11 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
       throw new HttpFailure(409, start.error, { reason: 'running' });
     }
     // A client that leaves does not stop the run: it is recorded and delivered like a scheduled one.
-    return streamJson(event, start.events, { heartbeatMs: deps.heartbeatMs ?? 15_000, redact: table.redact, track: table.trackStream });
+    return streamJson(event, withFileUrls(start.events, deps.token), {
+      heartbeatMs: deps.heartbeatMs ?? 15_000,
+      redact: table.redact,
+      track: table.trackStream,
+    });
   });
 
   for (const [verb, enabled] of [

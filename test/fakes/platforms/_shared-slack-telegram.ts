@@ -131,11 +131,19 @@ export async function parseRequest(req: IncomingMessage): Promise<ParsedBody> {
   return { params, files };
 }
 
-interface Part {
+export interface Part {
   name: string;
   fileName?: string;
   type: string;
   data: Buffer;
+}
+
+/** Every part of a multipart/form-data body with its bytes as sent (fields without a filename too). */
+export function parseMultipartParts(raw: Buffer, contentType: string): Part[] {
+  const m = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
+  const boundary = m?.[1] ?? m?.[2];
+  if (!boundary) throw new Error('multipart body without boundary');
+  return splitMultipart(raw, boundary);
 }
 
 function splitMultipart(raw: Buffer, boundary: string): Part[] {

@@ -4,6 +4,7 @@
  * `{code, msg, data:{}}` (axios, and so the SDK, throws; the code is at `err.response.data.code`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseMultipartParts } from './_shared-slack-telegram.js';
 import type { FakeOutbound } from './types.js';
 import { ERR, LarkError, hex, newCardId, newMessageId, newThreadId, type LarkState, type StoredMessage } from './channel-a-lark-state.js';
 import {
@@ -26,6 +27,8 @@ interface Ctx {
   p: string[];
   q: Record<string, string>;
   body: Json;
+  /** multipart/form-data bodies (uploads): every part's bytes, by field name. */
+  parts: Map<string, { data: Buffer; fileName?: string; type: string }>;
   res: ServerResponse;
 }
 /** Returns the JSON to send (200), or undefined when it wrote the response itself. */
@@ -75,6 +78,8 @@ function checkContent(s: LarkState, msgType: string, content: unknown): string {
   if (msgType === 'text' && typeof parsed.text !== 'string') throw LarkError.of(ERR.invalidParam, 'text content needs "text"');
   if (msgType === 'post' && !Array.isArray(postBody(parsed)?.content))
     throw LarkError.of(ERR.invalidParam, 'post content needs zh_cn/en_us {title, content:[[…]]}');
+  if (msgType === 'image' && !s.uploads.has(str(parsed.image_key))) throw LarkError.of(ERR.uploadNotFound, 'image_key');
+  if (msgType === 'file' && !s.uploads.has(str(parsed.file_key))) throw LarkError.of(ERR.uploadNotFound, 'file_key');
   if (msgType === 'interactive' && parsed.type === 'card') {
     const card = s.cards.get(str(isObj(parsed.data) ? parsed.data.card_id : ''));
     if (!card) throw LarkError.of(ERR.cardContent, 'card_id not found');
@@ -84,7 +89,58 @@ function checkContent(s: LarkState, msgType: string, content: unknown): string {
 }
 
 function record(c: Ctx, o: Omit<FakeOutbound, 'at' | 'raw'>): void {
-  c.s.outbound.push({ ...o, raw: c.body, at: Date.now() });
+  // An image or file message carries what the bot uploaded under its key.
+  const parsed = o.format === 'image' || o.format === 'file' ? parseJson(c.body.content) : undefined;
+  const up = isObj(parsed) ? c.s.uploads.get(str(parsed.image_key) || str(parsed.file_key)) : undefined;
+  const file = up ? { file: { name: up.name, mimeType: up.mimeType, data: up.data, as: up.kind } } : {};
+  c.s.outbound.push({ ...o, ...file, raw: c.body, at: Date.now() });
+}
+
+/** im/v1/images: `image_type` (message) and `image`; at most 10 MB, never empty. */
+const uploadImage: Handler = (c) => {
+  if (c.parts.get('image_type')?.data.toString() !== 'message') throw LarkError.of(ERR.badParam, 'image_type must be message');
+  const image = c.parts.get('image')?.data;
+  if (!image) throw LarkError.of(ERR.badParam, 'image is required');
+  if (image.length === 0) throw LarkError.of(ERR.emptyFile);
+  if (image.length > IMAGE_MAX_BYTES) throw LarkError.of(ERR.fileTooLarge, `image is ${image.length} bytes, max ${IMAGE_MAX_BYTES}`);
+  const key = `img_v3_02${hex(12)}`;
+  const mimeType = sniff(image);
+  c.s.uploads.set(key, { kind: 'image', name: c.parts.get('image')?.fileName ?? `${key}.${mimeType.split('/')[1]}`, mimeType, data: image });
+  return ok({ image_key: key });
+};
+
+/** im/v1/files: `file_type` (opus, mp4, pdf, doc, xls, ppt, stream), `file_name`, `file`; at most 30 MB, never empty. */
+const uploadFile: Handler = (c) => {
+  const fileType = c.parts.get('file_type')?.data.toString() ?? '';
+  if (!FILE_TYPES.includes(fileType)) throw LarkError.of(ERR.badParam, `file_type must be one of ${FILE_TYPES.join('|')}`);
+  const name = c.parts.get('file_name')?.data.toString('utf8') ?? '';
+  if (!name) throw LarkError.of(ERR.badParam, 'file_name is required');
+  const file = c.parts.get('file')?.data;
+  if (!file) throw LarkError.of(ERR.badParam, 'file is required');
+  if (file.length === 0) throw LarkError.of(ERR.emptyFile);
+  if (file.length > FILE_MAX_BYTES) throw LarkError.of(ERR.fileTooLarge, `file is ${file.length} bytes, max ${FILE_MAX_BYTES}`);
+  const key = `file_v3_00${hex(12)}`;
+  c.s.uploads.set(key, { kind: 'file', name, mimeType: mimeOfName(name), data: file, fileType });
+  return ok({ file_key: key });
+};
+
+const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
+const FILE_MAX_BYTES = 30 * 1024 * 1024;
+const FILE_TYPES = ['opus', 'mp4', 'pdf', 'doc', 'xls', 'ppt', 'stream'];
+
+function sniff(b: Buffer): string {
+  if (b.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47]))) return 'image/png';
+  if (b[0] === 0xff && b[1] === 0xd8) return 'image/jpeg';
+  if (b.subarray(0, 4).toString('latin1') === 'GIF8') return 'image/gif';
+  return 'application/octet-stream';
+}
+
+function mimeOfName(name: string): string {
+  const ext = name.split('.').at(-1)?.toLowerCase() ?? '';
+  return (
+    { pdf: 'application/pdf', txt: 'text/plain', csv: 'text/csv', doc: 'application/msword', zip: 'application/zip', png: 'image/png' }[ext] ??
+    'application/octet-stream'
+  );
 }
 
 function storeBotMessage(c: Ctx, chatId: string, extra: Partial<StoredMessage>): StoredMessage {
@@ -220,7 +276,8 @@ const getResource: Handler = (c) => {
   c.res.writeHead(200, {
     'content-type': r.mimeType,
     'content-length': r.data.length,
-    'content-disposition': `attachment; filename="${r.fileName ?? c.p[1]}"`,
+    // Encoded (RFC 6266), as a header can carry no control characters or raw non-ASCII.
+    'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(r.fileName ?? c.p[1] ?? '')}`,
   });
   c.res.end(r.data);
   return undefined;
@@ -340,6 +397,8 @@ const routes: Array<[method: string, re: RegExp, name: string, auth: boolean, fn
   ['GET', new RegExp(`^${M}$`), 'im.message.list', true, listMessages],
   ['POST', new RegExp(`^${M}/${ID}/reply$`), 'im.message.reply', true, replyMessage],
   ['GET', new RegExp(`^${M}/${ID}/resources/${ID}$`), 'im.messageResource.get', true, getResource],
+  ['POST', /^\/open-apis\/im\/v1\/images$/, 'im.image.create', true, uploadImage],
+  ['POST', /^\/open-apis\/im\/v1\/files$/, 'im.file.create', true, uploadFile],
   ['POST', new RegExp(`^${M}/${ID}/reactions$`), 'im.messageReaction.create', true, addReaction],
   ['DELETE', new RegExp(`^${M}/${ID}/reactions/${ID}$`), 'im.messageReaction.delete', true, removeReaction],
   ['GET', new RegExp(`^${M}/${ID}$`), 'im.message.get', true, (c) => ok({ items: [c.s.toItem(getMessage(c.s, c.p[0]))] })],
@@ -363,9 +422,17 @@ export function handleRest(s: LarkState, req: IncomingMessage, res: ServerRespon
   const method = req.method ?? 'GET';
   const q = Object.fromEntries(url.searchParams);
   let body: Json = {};
+  const parts = new Map<string, { data: Buffer; fileName?: string; type: string }>();
   let name = `${method} ${url.pathname}`;
   try {
-    if (raw.length) {
+    const type = req.headers['content-type'] ?? '';
+    if (raw.length && type.toLowerCase().startsWith('multipart/form-data')) {
+      for (const part of parseMultipartParts(raw, type)) parts.set(part.name, part);
+      // Logged with the fields' text and the files' sizes, not their bytes.
+      body = Object.fromEntries(
+        [...parts].map(([k, v]) => [k, v.fileName !== undefined || v.type !== 'text/plain' ? `<${v.data.length} bytes>` : v.data.toString()]),
+      );
+    } else if (raw.length) {
       const parsed = parseJson(raw.toString('utf8'));
       if (!isObj(parsed)) throw LarkError.of(ERR.badJson, 'body is not a JSON object');
       body = parsed;
@@ -376,7 +443,7 @@ export function handleRest(s: LarkState, req: IncomingMessage, res: ServerRespon
       if (!hit) continue;
       name = routeName;
       if (auth) checkAuth(s, req.headers.authorization);
-      const out = fn({ s, p: hit.slice(1).map(decodeURIComponent), q, body, res });
+      const out = fn({ s, p: hit.slice(1).map(decodeURIComponent), q, body, parts, res });
       if (out) sendJson(res, 200, out);
       return;
     }

@@ -28,6 +28,9 @@ export const ERR = {
   streamingClosed: [300309, 'streaming mode is closed'], // seen
   sequence: [300317, 'sequence number compare failed'], // seen
   resourceNotFound: [234003, 'File not in msg.'], // unverified
+  fileTooLarge: [234006, 'The file size exceeds the limit.'], // unverified
+  emptyFile: [234010, 'File size cannot be 0.'], // unverified
+  uploadNotFound: [230001, 'Your request contains an invalid request parameter (unknown image_key / file_key).'], // sdk code, unverified text
   appSecretInvalid: [10014, 'app secret invalid'], // unverified
 } as const satisfies Record<string, readonly [number, string]>;
 
@@ -167,6 +170,8 @@ export class LarkState {
   /** `${messageId}/${key}` -> resource */
   readonly resources = new Map<string, { mimeType: string; data: Buffer; fileName?: string }>();
   readonly uuids = new Map<string, string>();
+  /** image_key / file_key -> what the bot uploaded (im/v1/images, im/v1/files). */
+  readonly uploads = new Map<string, { kind: 'image' | 'file'; name: string; mimeType: string; data: Buffer; fileType?: string }>();
   readonly outbound = new Recorder<FakeOutbound>();
   readonly rejections: FakeRejection[] = [];
   readonly acks = new Recorder<LarkAck>();

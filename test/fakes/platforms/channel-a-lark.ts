@@ -160,7 +160,16 @@ export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePla
       return key;
     });
     const botKey = msg.mentionBot ? '@_user_1' : undefined;
-    const { messageType, content } = inboundContent(msg.text, mentions, botKey, imageKeys);
+    // A file is a message of its own on Lark (type file, no caption): one file, no text, no images.
+    const file = msg.files?.[0];
+    if (file && (msg.text || msg.images?.length || (msg.files?.length ?? 0) > 1))
+      throw new Error('fake lark: a file message carries one file and nothing else');
+    const fileKey = file ? `file_v3_00${hex(12)}` : undefined;
+    if (file && fileKey) s.resources.set(`${messageId}/${fileKey}`, { mimeType: file.mimeType, data: file.data, fileName: file.fileName ?? 'file' });
+    const { messageType, content } =
+      file && fileKey
+        ? { messageType: 'file', content: JSON.stringify({ file_key: fileKey, file_name: file.fileName ?? 'file' }) }
+        : inboundContent(msg.text, mentions, botKey, imageKeys);
     const ts = msg.ts ?? Date.now();
     const root = msg.threadId ? [...s.messages.values()].find((m) => m.threadId === msg.threadId) : undefined;
     const stored: StoredMessage = {

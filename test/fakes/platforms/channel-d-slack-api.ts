@@ -12,6 +12,11 @@
  * stopStream are 'stream' frames carrying the accumulated text (stopStream has finished: true);
  * `assistant.threads.setStatus` is 'typing'. chatId is the resolved channel id (a `U…` user id
  * posted to resolves to its DM channel `D<user>`). text is entity-decoded (&lt; &gt; &amp;).
+ *
+ * Uploads (web-api's files.uploadV2): `files.getUploadURLExternal` (filename, length) answers an
+ * `upload_url` on this fake and a file id; the bytes are POSTed there (channel-d-slack.ts);
+ * `files.completeUploadExternal` (files [{id, title}], channel_id, thread_ts) shares them: a bot
+ * message of subtype file_share, recorded as 'reply' (in a thread) or 'send' with `file`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Recorder } from './_shared-slack-telegram.js';
@@ -39,6 +44,14 @@ export interface SlackMessage {
   blocks?: unknown;
 }
 
+/** An upload between files.getUploadURLExternal and files.completeUploadExternal. */
+export interface SlackUpload {
+  id: string;
+  filename: string;
+  length: number;
+  data?: Buffer;
+}
+
 export interface SlackState {
   port: number;
   botToken: string;
@@ -52,6 +65,7 @@ export interface SlackState {
   channels: Map<string, SlackMessage[]>;
   users: Map<string, string>;
   files: Map<string, SlackFile>;
+  uploads: Map<string, SlackUpload>;
   tickets: Set<string>;
   connectionsOpened: number;
   failures: Map<string, { error?: string; retryAfter?: number }>;
@@ -69,6 +83,16 @@ export interface ApiResult {
 }
 
 export const SLACK_TEXT_LIMIT = 40_000;
+/** Slack takes files up to 1 GB. */
+const SLACK_FILE_LIMIT = 1024 * 1024 * 1024;
+
+function mimeOfName(name: string): string {
+  const ext = name.split('.').at(-1)?.toLowerCase() ?? '';
+  return (
+    { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', pdf: 'application/pdf', txt: 'text/plain', csv: 'text/csv' }[ext] ??
+    'application/octet-stream'
+  );
+}
 
 const decode = (t: string): string => t.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
@@ -204,6 +228,50 @@ export function handleSlackApi(s: SlackState, method: string, p: Record<string, 
       });
       s.onBotMessage(channel, msg);
       return { status: 200, body: { ok: true, channel, ts: msg.ts, message: msg } };
+    }
+    case 'files.getUploadURLExternal': {
+      const filename = str(p.filename);
+      const length = Number(p.length);
+      if (!filename || !Number.isInteger(length) || length <= 0) return fail('invalid_arguments');
+      if (length > SLACK_FILE_LIMIT) return fail('file_too_large');
+      const id = `F${randomUUID().replace(/-/g, '').slice(0, 10).toUpperCase()}`;
+      s.uploads.set(id, { id, filename, length });
+      return { status: 200, body: { ok: true, upload_url: `http://127.0.0.1:${s.port}/upload/v1/${id}`, file_id: id } };
+    }
+    case 'files.completeUploadExternal': {
+      const files = json(p.files);
+      if (!Array.isArray(files) || files.length === 0) return fail('invalid_arguments');
+      const channel = p.channel_id === undefined ? undefined : channelOf(p.channel_id);
+      if (p.channel_id !== undefined && !channel) return fail('channel_not_found');
+      const thread = str(p.thread_ts);
+      const done: SlackFile[] = [];
+      for (const f of files as Array<{ id?: string; title?: string }>) {
+        const upload = s.uploads.get(f.id ?? '');
+        if (!upload?.data) return fail('file_not_found');
+        if (upload.data.length !== upload.length) return fail('file_upload_size_mismatch');
+        const file: SlackFile = { id: upload.id, name: upload.filename, mimetype: mimeOfName(upload.filename), data: upload.data };
+        s.uploads.delete(upload.id);
+        s.files.set(file.id, file);
+        done.push(file);
+      }
+      if (channel) {
+        for (const file of done) {
+          const msg = botMsg(channel, str(p.initial_comment) ?? '', thread);
+          msg.subtype = 'file_share';
+          msg.files = [{ id: file.id, name: file.name, title: file.name, mimetype: file.mimetype, size: file.data.length }];
+          s.recorder.addOutbound({
+            kind: thread ? 'reply' : 'send',
+            chatId: channel,
+            text: decode(msg.text),
+            messageId: msg.ts,
+            ...(thread ? { replyTo: thread, threadId: thread } : {}),
+            file: { name: file.name, mimeType: file.mimetype, data: file.data, as: file.mimetype.startsWith('image/') ? 'image' : 'file' },
+            raw: p,
+          });
+          s.onBotMessage(channel, msg);
+        }
+      }
+      return { status: 200, body: { ok: true, files: done.map((f) => ({ id: f.id, title: f.name })) } };
     }
     case 'chat.update':
     case 'chat.appendStream':

@@ -106,6 +106,7 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
     channels: new Map(),
     users: new Map(),
     files: new Map(),
+    uploads: new Map(),
     tickets: new Set(),
     connectionsOpened: 0,
     failures: new Map(),
@@ -194,9 +195,10 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
       ...(msg.fromBot ? { bot_id: `B${msg.userId}` } : {}),
     };
     if (msg.threadId) message.thread_ts = msg.threadId;
-    if (msg.images?.length) {
+    const attached = [...(msg.images ?? []), ...(msg.files ?? [])];
+    if (attached.length) {
       message.subtype = 'file_share';
-      message.files = msg.images.map((img, i) => {
+      message.files = attached.map((img, i) => {
         const id = `F${randomToken(10)}`;
         const ext = MIME_EXT[img.mimeType] ?? 'bin';
         const name = img.fileName ?? `image-${i + 1}.${ext}`;
@@ -236,6 +238,17 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
       const token = bearer ?? (typeof params.token === 'string' ? params.token : undefined);
       const r = handleSlackApi(state, url.pathname.slice(5), params, token);
       sendJson(res, r.status, r.body, r.headers);
+      return;
+    }
+    const upload = /^\/upload\/v1\/(F[A-Z0-9]+)$/.exec(url.pathname);
+    if (upload && req.method === 'POST') {
+      // The upload URL takes the bytes raw or as one multipart file part (web-api sends the latter).
+      const pending = state.uploads.get(upload[1] ?? '');
+      const { files } = await parseRequest(req);
+      if (!pending || !files[0]) return void sendJson(res, 404, { ok: false, error: 'upload_not_found' });
+      pending.data = files[0].data;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`OK - ${pending.data.length}`);
       return;
     }
     const file = /^\/files-pri\/[^/]+-(F[A-Z0-9]+)\//.exec(url.pathname);

@@ -22,7 +22,9 @@
  * until an update exists or `timeout` seconds pass; `offset` confirms (drops) every update below it,
  * and those confirmations are recorded as acks of the messages. A second poll while one is held
  * ends the held one with 409 "Conflict: terminated by other getUpdates request ...". Files:
- * `getFile` + `GET /file/bot<token>/<file_path>`.
+ * `getFile` (400 "file is too big" past 20 MB) + `GET /file/bot<token>/<file_path>`; uploads are multipart
+ * sendPhoto (10 MB) and sendDocument (50 MB; 413 past it), recorded with `file`. FakeInbound.files
+ * arrive as `document` messages.
  *
  * Recording rule: sendMessage/sendPhoto with `reply_parameters.message_id` or `reply_to_message_id`
  * is kind 'reply' (replyTo = that id), otherwise 'send'; editMessageText is 'edit'; sendChatAction
@@ -42,6 +44,10 @@ import type { FakeInbound, FakePlatform, FakePlatformOptions } from './types.js'
 import { HANG_MS } from '../../helpers/wait.js';
 
 export const TELEGRAM_TEXT_LIMIT = 4096;
+/** What bots may download (getFile) and upload (sendPhoto, sendDocument). */
+const DOWNLOAD_MAX_BYTES = 20 * 1024 * 1024;
+const PHOTO_MAX_BYTES = 10 * 1024 * 1024;
+const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
 
 type TgMessage = Record<string, unknown> & { message_id: number; chat: { id: number; type: string }; text?: string; entities?: TgEntity[] };
 type Update = { update_id: number; message: TgMessage };
@@ -75,6 +81,18 @@ const obj = (v: unknown): Record<string, unknown> | undefined => {
   }
   return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
 };
+const typeOfName = (name: string): string =>
+  ({
+    png: 'image/png',
+    jpg: 'image/jpeg',
+    jpeg: 'image/jpeg',
+    gif: 'image/gif',
+    webp: 'image/webp',
+    pdf: 'application/pdf',
+    txt: 'text/plain',
+    csv: 'text/csv',
+    zip: 'application/zip',
+  })[name.split('.').at(-1)?.toLowerCase() ?? ''] ?? 'application/octet-stream';
 const numericId = (v: string | undefined, what: string): number => {
   const n = int(v);
   if (n === undefined) throw new Error(`fake telegram: ${what} must be a decimal integer string, got ${String(v)}`);
@@ -106,10 +124,10 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   const chatOf = (id: number, title?: string, user?: { first_name: string; username?: string }) =>
     id > 0 ? { id, type: 'private', ...user } : { id, type: /^-100\d{10,}$/.test(String(id)) ? 'supergroup' : 'group', title: title ?? `Group ${id}` };
 
-  function addFile(data: Buffer, ext: string): { file_id: string; file_unique_id: string; file_size: number } {
-    const file_id = `AgAC${randomToken(24)}`;
+  function addFile(data: Buffer, ext: string, folder = 'photos'): { file_id: string; file_unique_id: string; file_size: number } {
+    const file_id = `${folder === 'photos' ? 'AgAC' : 'BQAC'}${randomToken(24)}`;
     const unique = `AQAD${randomToken(10)}`;
-    files.set(file_id, { path: `photos/file_${files.size}.${ext}`, unique, data });
+    files.set(file_id, { path: `${folder}/file_${files.size}.${ext}`, unique, data });
     return { file_id, file_unique_id: unique, file_size: data.length };
   }
 
@@ -158,17 +176,31 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     const firstId = msg.messageId !== undefined ? numericId(msg.messageId, 'messageId') : nextMessageId();
     const base = { from, chat, date, ...(msg.threadId ? { message_thread_id: numericId(msg.threadId, 'threadId'), is_topic_message: true } : {}) };
     const textPart = entities.length ? { entities } : {};
-    if (!msg.images?.length) return [{ message_id: firstId, ...base, text, ...textPart }];
-    const group = msg.images.length > 1 ? { media_group_id: randomToken(16) } : {};
-    return msg.images.map((img, i) => {
-      const ext = img.mimeType.split('/')[1] === 'png' ? 'png' : 'jpg';
-      // Telegram sends several sizes, largest last; the fake sends a "thumbnail" and the original (same bytes).
-      const photo = [
-        { ...addFile(img.data, ext), width: 90, height: 90 },
-        { ...addFile(img.data, ext), width: 800, height: 600 },
-      ];
+    // One message per photo or document (an album is a media group); the caption goes on the first.
+    const attachments: Array<Record<string, unknown>> = [
+      ...(msg.images ?? []).map((img) => {
+        const ext = img.mimeType.split('/')[1] === 'png' ? 'png' : 'jpg';
+        // Telegram sends several sizes, largest last; the fake sends a "thumbnail" and the original (same bytes).
+        return {
+          photo: [
+            { ...addFile(img.data, ext), width: 90, height: 90 },
+            { ...addFile(img.data, ext), width: 800, height: 600 },
+          ],
+        };
+      }),
+      ...(msg.files ?? []).map((f) => ({
+        document: {
+          ...addFile(f.data, (f.fileName ?? 'file.bin').split('.').at(-1) ?? 'bin', 'documents'),
+          file_name: f.fileName ?? 'file',
+          mime_type: f.mimeType,
+        },
+      })),
+    ];
+    if (attachments.length === 0) return [{ message_id: firstId, ...base, text, ...textPart }];
+    const group = attachments.length > 1 ? { media_group_id: randomToken(16) } : {};
+    return attachments.map((attachment, i) => {
       const caption = i === 0 && text ? { caption: text, ...(entities.length ? { caption_entities: entities } : {}) } : {};
-      return { message_id: i === 0 ? firstId : nextMessageId(), ...base, ...group, photo, ...caption };
+      return { message_id: i === 0 ? firstId : nextMessageId(), ...base, ...group, ...attachment, ...caption };
     });
   }
 
@@ -221,22 +253,34 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       case 'deletemycommands':
         return ok(true);
       case 'sendmessage':
-      case 'sendphoto': {
+      case 'sendphoto':
+      case 'senddocument': {
         if (chatId === undefined) return needChat();
         const photo = method === 'sendphoto';
-        const body = parseBody(photo ? 'caption' : 'text', photo ? '' : 'Bad Request: message text is empty');
+        const document = method === 'senddocument';
+        const media = photo || document;
+        const body = parseBody(media ? 'caption' : 'text', media ? '' : 'Bad Request: message text is empty');
         if (body.error) return body.error;
         const rp = obj(p.reply_parameters);
         const replyId = int(rp?.message_id) ?? int(p.reply_to_message_id);
         const replied = replyId !== undefined ? messages.get(key(chatId as number, replyId)) : undefined;
         if (replyId !== undefined && !replied && rp?.allow_sending_without_reply !== true) return fail(400, 'Bad Request: message to be replied not found');
-        let photoSizes: unknown[] | undefined;
-        if (photo) {
-          const file = upload.find((f) => p.photo === `attach://${f.field}`) ?? upload[0];
-          const byId = typeof p.photo === 'string' ? files.get(p.photo) : undefined;
+        let attached: Record<string, unknown> | undefined;
+        let sentFile: { name: string; mimeType: string; data: Buffer; as: 'image' | 'file' } | undefined;
+        if (media) {
+          const field = photo ? 'photo' : 'document';
+          const file = upload.find((f) => p[field] === `attach://${f.field}`) ?? upload.find((f) => f.field === field);
+          const byId = typeof p[field] === 'string' ? files.get(p[field] as string) : undefined;
           const data = file?.data ?? byId?.data;
-          if (!data) return fail(400, 'Bad Request: there is no photo in the request');
-          photoSizes = [{ ...addFile(data, 'jpg'), width: 800, height: 600 }];
+          if (!data) return fail(400, `Bad Request: there is no ${field} in the request`);
+          if (data.length > (photo ? PHOTO_MAX_BYTES : DOCUMENT_MAX_BYTES)) return fail(413, 'Request Entity Too Large');
+          const name = file?.fileName ?? 'file';
+          // Telegram types an upload by its name when the part says nothing more than octet-stream.
+          const declared = file?.mimeType ?? 'application/octet-stream';
+          sentFile = { name, mimeType: declared === 'application/octet-stream' ? typeOfName(name) : declared, data, as: photo ? 'image' : 'file' };
+          attached = photo
+            ? { photo: [{ ...addFile(data, 'jpg'), width: 800, height: 600 }] }
+            : { document: { ...addFile(data, name.split('.').at(-1) ?? 'bin', 'documents'), file_name: name, mime_type: sentFile.mimeType } };
         }
         const thread = int(p.message_thread_id);
         const m: TgMessage = {
@@ -246,8 +290,8 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
           date: Math.floor(Date.now() / 1000),
           ...(thread !== undefined ? { message_thread_id: thread } : {}),
           ...(replied ? { reply_to_message: { ...replied, fromBot: undefined } } : {}),
-          ...(photo ? { photo: photoSizes, ...(body.text ? { caption: body.text } : {}) } : { text: body.text }),
-          ...(body.entities?.length ? { [photo ? 'caption_entities' : 'entities']: body.entities } : {}),
+          ...(media ? { ...attached, ...(body.text ? { caption: body.text } : {}) } : { text: body.text }),
+          ...(body.entities?.length ? { [media ? 'caption_entities' : 'entities']: body.entities } : {}),
         };
         store(m, true);
         recorder.addOutbound({
@@ -258,6 +302,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
           messageId: String(m.message_id),
           ...(replyId !== undefined ? { replyTo: String(replyId) } : {}),
           ...(thread !== undefined ? { threadId: String(thread) } : {}),
+          ...(sentFile ? { file: sentFile } : {}),
           raw: p,
         });
         return ok(JSON.parse(JSON.stringify(m)));
@@ -312,6 +357,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       case 'getfile': {
         const f = typeof p.file_id === 'string' ? files.get(p.file_id) : undefined;
         if (!f) return fail(400, 'Bad Request: invalid file_id');
+        if (f.data.length > DOWNLOAD_MAX_BYTES) return fail(400, 'Bad Request: file is too big');
         return ok({ file_id: p.file_id, file_unique_id: f.unique, file_size: f.data.length, file_path: f.path });
       }
       default:

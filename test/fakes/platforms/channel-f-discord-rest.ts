@@ -46,6 +46,25 @@ interface Req {
 }
 
 const MAX_BODY = 25 * 1024 * 1024;
+/** Per attachment, for a bot in a server without boosts (10 MiB since 2024). */
+const MAX_ATTACHMENT = 10 * 1024 * 1024;
+
+/** Discord types an upload by its name when the part carries no type. */
+function typeOfName(name: string): string {
+  const ext = name.split('.').at(-1)?.toLowerCase() ?? '';
+  return (
+    {
+      png: 'image/png',
+      jpg: 'image/jpeg',
+      jpeg: 'image/jpeg',
+      gif: 'image/gif',
+      webp: 'image/webp',
+      pdf: 'application/pdf',
+      txt: 'text/plain',
+      csv: 'text/csv',
+    }[ext] ?? 'application/octet-stream'
+  );
+}
 
 function error(status: number, code: number, message: string, errors?: Json): Reply {
   return { status, body: { message, code, ...(errors ? { errors } : {}) } };
@@ -118,8 +137,12 @@ export function createRestHandler(ctx: RestContext) {
     if (refId !== undefined && !refFound && ref?.fail_if_not_exists !== false) {
       return reject(req, `reply to unknown message ${refId}`, formError(['message_reference'], 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message'));
     }
-    const stored = world.storeBotMessage(channel, body, req.files);
+    const big = req.files.find((f) => f.data.length > MAX_ATTACHMENT);
+    if (big) return reject(req, `attachment ${big.fileName ?? ''} over ${MAX_ATTACHMENT} bytes`, error(413, 40005, 'Request entity too large'));
+    const files = req.files.map((f) => (f.mimeType === 'application/octet-stream' ? { ...f, mimeType: typeOfName(f.fileName ?? '') } : f));
+    const stored = world.storeBotMessage(channel, body, files);
     const id = String(stored.payload.id);
+    const first = files[0];
     ctx.outbound({
       kind: refFound ? 'reply' : 'send',
       ...where(channel),
@@ -127,6 +150,9 @@ export function createRestHandler(ctx: RestContext) {
       format: 'markdown',
       messageId: id,
       ...(refFound ? { replyTo: refId } : {}),
+      ...(first
+        ? { file: { name: first.fileName ?? 'file', mimeType: first.mimeType, data: first.data, as: first.mimeType.startsWith('image/') ? 'image' : 'file' } }
+        : {}),
       raw: req.files.length ? { ...body, files: req.files } : body,
       at: Date.now(),
     });

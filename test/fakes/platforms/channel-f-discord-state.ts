@@ -323,7 +323,7 @@ export function createWorld(baseUrl: () => string) {
     }
     const payload = basePayload(id, channel, author, content, ts);
     payload.mentions = mentioned.map((u) => ({ ...userPayload(u), ...(channel.type === 1 ? {} : { member: memberPayload(u, false) }) }));
-    payload.attachments = (msg.images ?? []).map((img, i) => addFile(channel.id, img, i));
+    payload.attachments = [...(msg.images ?? []), ...(msg.files ?? [])].map((img, i) => addFile(channel.id, img, i));
     return { stored: store(channel, payload, Boolean(msg.mentionBot), false), announce };
   }
 

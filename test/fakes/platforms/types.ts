@@ -32,6 +32,17 @@ export interface FakeInbound {
   /** Unix ms; defaults to now. Used for history reads. */
   ts?: number;
   images?: FakeImage[];
+  /** Documents (not pictures), sent the platform's way for files; `fileName` is what the user sees. */
+  files?: FakeImage[];
+}
+
+/** A file the bot sent, as the platform stored it. */
+export interface FakeSentFile {
+  name: string;
+  mimeType: string;
+  data: Buffer;
+  /** Shown inline as a picture, or as a file to download. */
+  as: 'image' | 'file';
 }
 
 /** Something the bot did on the platform (a reply, a proactive send, an edit, a stream frame). */
@@ -50,6 +61,8 @@ export interface FakeOutbound {
   threadId?: string;
   /** For streams: whether this frame finished the stream. */
   finished?: boolean;
+  /** A file the message carries (an upload the bot made); `text` is then its caption, if any. */
+  file?: FakeSentFile;
   /** The request body as received, for protocol-level assertions. */
   raw: unknown;
   at: number;

@@ -176,6 +176,40 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
     expect(img.data.equals(png)).toBe(true);
   });
 
+  it('an attached document is a file (with its size), downloaded within the limit; too_long past it', async () => {
+    const pdf = Buffer.from('%PDF-1.4 specs');
+    const { messageId } = await fake.deliver({
+      chatType: 'direct',
+      userId: ALICE,
+      text: '',
+      files: [{ mimeType: 'application/pdf', data: pdf, fileName: 'spec.pdf' }],
+    });
+    const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
+    expect(msg.images).toBeUndefined();
+    expect(msg.files).toEqual([{ ref: expect.stringContaining('/attachments/'), fileName: 'spec.pdf', mimeType: 'application/pdf', size: pdf.length }]);
+    expect(await adapter.downloadFile!(msg.files![0]!, { maxBytes: 1000 })).toEqual({ data: pdf, mimeType: 'application/pdf' });
+    await expect(adapter.downloadFile!(msg.files![0]!, { maxBytes: 3 })).rejects.toMatchObject({ kind: 'too_long' });
+  });
+
+  it('sends a file as one attachment (multipart files[0] + payload_json); pictures are attachments Discord shows inline', async () => {
+    expect(adapter.maxFileBytes).toBe(10 * 1024 * 1024);
+    const channel = fake.defaultChannelId;
+    const png = Buffer.from('89504e470d0a1a0a00', 'hex');
+    const sent = await adapter.sendFile!({ chatId: channel, chatType: 'group' }, { name: 'chart.png', mimeType: 'image/png', data: png });
+    const out = await fake.waitForOutbound((o) => o.messageId === sent?.messageId);
+    expect(out).toMatchObject({ kind: 'send', chatId: channel, file: { name: 'chart.png', mimeType: 'image/png', data: png, as: 'image' } });
+    const csv = Buffer.from('a,b\n');
+    const doc = await adapter.sendFile!({ chatId: channel, chatType: 'group' }, { name: 'data.csv', mimeType: 'text/csv', data: csv });
+    expect((await fake.waitForOutbound((o) => o.messageId === doc?.messageId)).file).toEqual({ name: 'data.csv', mimeType: 'text/csv', data: csv, as: 'file' });
+    // Over Discord's cap the platform refuses (the bridge checks maxFileBytes first and never sends it).
+    await expect(
+      adapter.sendFile!(
+        { chatId: channel, chatType: 'group' },
+        { name: 'big.bin', mimeType: 'application/octet-stream', data: Buffer.alloc(10 * 1024 * 1024 + 1) },
+      ),
+    ).rejects.toMatchObject({ name: 'ChannelError' });
+  });
+
   it('a server-side drop is reported as disconnected, then connected after the resume', async () => {
     const before = ctx.statuses.length;
     fake.dropConnections();

@@ -257,6 +257,44 @@ describe('Lark adapter (channel_a) against the fake Lark', () => {
     expect(img).toEqual({ data: png, mimeType: 'image/png' });
   });
 
+  it('a file message is a file (message id and file key in the ref), downloaded as a resource of type file within the limit', async () => {
+    const pdf = Buffer.from('%PDF-1.4 plan');
+    const { messageId } = await fake.deliver({
+      chatType: 'direct',
+      userId: 'ou_alice',
+      text: '',
+      files: [{ mimeType: 'application/pdf', data: pdf, fileName: 'plan.pdf' }],
+    });
+    const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
+    expect(msg).toMatchObject({ text: '', files: [{ ref: expect.stringMatching(new RegExp(`^${messageId}/file_`)), fileName: 'plan.pdf' }] });
+    expect(await adapter.downloadFile!(msg.files![0]!, { maxBytes: 1000 })).toEqual({ data: pdf, mimeType: 'application/pdf' });
+    expect(fake.requests.at(-1)).toMatchObject({ path: expect.stringContaining('/resources/'), query: { type: 'file' } });
+    await expect(adapter.downloadFile!(msg.files![0]!, { maxBytes: 4 })).rejects.toMatchObject({ kind: 'too_long' });
+  });
+
+  it('sends a picture through im/v1/images as an image message and anything else through im/v1/files as a file message', async () => {
+    expect(adapter.maxFileBytes).toBe(30 * 1024 * 1024);
+    const { messageId } = await fake.deliver({ chatType: 'group', chatId: 'oc_files', userId: 'ou_alice', text: 'send them', mentionBot: true });
+    await ctx.waitForMessage((m) => m.messageId === messageId);
+    const to = { chatId: 'oc_files', chatType: 'group' as const, messageId };
+    const png = Buffer.from('89504e470d0a1a0a0000000d', 'hex');
+    const img = await adapter.sendFile!(to, { name: 'chart.png', mimeType: 'image/png', data: png });
+    const csv = Buffer.from('a,b\n1,2\n');
+    const doc = await adapter.sendFile!(to, { name: 'data.csv', mimeType: 'text/csv', data: csv });
+    const [i, d] = [img, doc].map((sent) => fake.outbound.find((o) => o.messageId === sent?.messageId));
+    expect(i).toMatchObject({ kind: 'reply', replyTo: messageId, format: 'image', file: { mimeType: 'image/png', data: png, as: 'image' } }); // a Lark image has no name
+    expect(d).toMatchObject({ kind: 'reply', replyTo: messageId, format: 'file', file: { name: 'data.csv', mimeType: 'text/csv', data: csv, as: 'file' } });
+    const uploads = fake.requests.filter((r) => r.path === '/open-apis/im/v1/images' || r.path === '/open-apis/im/v1/files');
+    const field = (r: (typeof uploads)[number], k: string) => (r.body as Record<string, unknown> | undefined)?.[k];
+    expect(uploads.map((r) => [r.path, field(r, 'image_type') ?? field(r, 'file_type'), field(r, 'file_name')])).toEqual([
+      ['/open-apis/im/v1/images', 'message', undefined],
+      ['/open-apis/im/v1/files', 'stream', 'data.csv'],
+    ]);
+    // A proactive target (no message to reply to) gets a new message in the chat.
+    const sent = await adapter.sendFile!({ chatId: 'oc_files', chatType: 'group' }, { name: 'r.pdf', mimeType: 'application/pdf', data: Buffer.from('%PDF') });
+    expect(fake.outbound.find((o) => o.messageId === sent?.messageId)).toMatchObject({ kind: 'send', format: 'file', file: { name: 'r.pdf', as: 'file' } });
+  });
+
   it('a server-side drop is reported as disconnected, then connected', async () => {
     const before = ctx.statuses.length;
     fake.dropConnections();

@@ -175,6 +175,47 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
     fake.setRefuseConnections(false);
   });
 
+  it('an attached document is a file, downloaded with the bot token within the limit (too_long past it)', async () => {
+    const { fake, adapter, rec } = await started();
+    const pdf = Buffer.from('%PDF-1.4 minutes');
+    await fake.deliver({ chatType: 'direct', userId: 'U1', text: '', files: [{ mimeType: 'application/pdf', data: pdf, fileName: 'minutes.pdf' }] });
+    const m = await rec.waitForMessage(() => true);
+    expect(m.files).toEqual([{ ref: expect.stringContaining('/files-pri/'), fileName: 'minutes.pdf', mimeType: 'application/pdf', size: pdf.length }]);
+    expect(m.images).toBeUndefined();
+    expect(await adapter.downloadFile?.(m.files![0]!, { maxBytes: 1000 })).toEqual({ data: pdf, mimeType: 'application/pdf' });
+    await expect(adapter.downloadFile?.(m.files![0]!, { maxBytes: 5 })).rejects.toMatchObject({ kind: 'too_long' });
+  });
+
+  it('sends files through files.uploadV2 (upload URL, bytes, completeUploadExternal) into the reply thread', async () => {
+    const { fake, adapter } = await started();
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 7, 7]);
+    await adapter.sendFile?.({ chatId: 'C0GROUP', chatType: 'group', threadId: '1700000000.000100' }, { name: 'chart.png', mimeType: 'image/png', data: png });
+    const csv = Buffer.from('a,b\n1,2\n');
+    await adapter.sendFile?.({ chatId: 'D0U1', chatType: 'direct' }, { name: 'data.csv', mimeType: 'text/csv', data: csv });
+    expect(fake.calls.map((c) => c.method).filter((m) => m.startsWith('files.'))).toEqual([
+      'files.getUploadURLExternal',
+      'files.completeUploadExternal',
+      'files.getUploadURLExternal',
+      'files.completeUploadExternal',
+    ]);
+    const sent = fake.outbound.filter((o) => o.file);
+    expect(sent).toEqual([
+      expect.objectContaining({
+        kind: 'reply',
+        chatId: 'C0GROUP',
+        threadId: '1700000000.000100',
+        file: { name: 'chart.png', mimeType: 'image/png', data: png, as: 'image' },
+      }),
+      expect.objectContaining({ kind: 'send', chatId: 'D0U1', file: { name: 'data.csv', mimeType: 'text/csv', data: csv, as: 'file' } }),
+    ]);
+    await expect(
+      adapter.sendFile?.({ chatId: 'nope', chatType: 'group' }, { name: 'x.txt', mimeType: 'text/plain', data: Buffer.from('x') }),
+    ).rejects.toMatchObject({
+      name: 'ChannelError',
+      message: expect.stringContaining('channel_not_found'),
+    });
+  });
+
   it('start rejects with a clear reason when the platform refuses or cannot be reached', async () => {
     const { fake, adapter, rec } = await setup();
     fake.setRefuseConnections(true);

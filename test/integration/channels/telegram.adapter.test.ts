@@ -151,6 +151,59 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
     await expect(adapter.downloadImage?.({ ref: 'nope' })).rejects.toMatchObject({ kind: 'other', message: expect.stringContaining('invalid file_id') });
   });
 
+  it('a document is a file (with its size) downloaded through getFile within the limit; past it the call is too_long', async () => {
+    const { fake, adapter, rec } = await started();
+    const pdf = Buffer.from('%PDF-1.4 fake');
+    await fake.deliver({ chatType: 'direct', userId: '1001', text: 'read this', files: [{ mimeType: 'application/pdf', data: pdf, fileName: 'r.pdf' }] });
+    const m = await rec.waitForMessage(() => true);
+    expect(m).toMatchObject({ text: 'read this', files: [{ ref: expect.any(String), fileName: 'r.pdf', mimeType: 'application/pdf', size: pdf.length }] });
+    expect(m.images).toBeUndefined();
+    const file = m.files?.[0] ?? { ref: '' };
+    expect(await adapter.downloadFile?.(file, { maxBytes: 1000 })).toEqual({ data: pdf, mimeType: 'application/pdf' });
+    await expect(adapter.downloadFile?.(file, { maxBytes: 4 })).rejects.toMatchObject({ kind: 'too_long' });
+    // Over the Bot API's 20 MB, getFile itself refuses.
+    await fake.deliver({
+      chatType: 'direct',
+      userId: '1001',
+      text: '',
+      files: [{ mimeType: 'application/zip', data: Buffer.alloc(21 * 1024 * 1024), fileName: 'big.zip' }],
+    });
+    const big = await rec.waitForMessage((x) => x.files?.[0]?.fileName === 'big.zip');
+    await expect(adapter.downloadFile?.(big.files?.[0] ?? { ref: '' }, { maxBytes: 100 * 1024 * 1024 })).rejects.toMatchObject({
+      kind: 'too_long',
+      message: expect.stringContaining('file is too big'),
+    });
+  });
+
+  it('sends a picture as a photo and anything else as a document, in reply to the message and its topic', async () => {
+    const { fake, adapter } = await started();
+    expect(adapter.maxFileBytes).toBe(50 * 1024 * 1024);
+    const to = { chatId: GROUP, chatType: 'group' as const, messageId: `${GROUP}:77`, threadId: '9' };
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    const photo = await adapter.sendFile?.(to, { name: 'chart.png', mimeType: 'image/png', data: png });
+    const pdf = Buffer.from('%PDF report');
+    const doc = await adapter.sendFile?.(to, { name: 'report.pdf', mimeType: 'application/pdf', data: pdf });
+    const [p, d] = [photo, doc].map((sent) => fake.outbound.find((o) => o.messageId === sent?.messageId));
+    expect(p).toMatchObject({
+      kind: 'reply',
+      replyTo: '77',
+      chatId: GROUP,
+      threadId: '9',
+      file: { name: 'chart.png', mimeType: 'image/png', data: png, as: 'image' },
+    });
+    expect(d).toMatchObject({
+      kind: 'reply',
+      replyTo: '77',
+      chatId: GROUP,
+      threadId: '9',
+      file: { name: 'report.pdf', mimeType: 'application/pdf', data: pdf, as: 'file' },
+    });
+    expect(fake.calls.filter((c) => c.method.startsWith('send')).map((c) => [c.method, JSON.parse(String(c.params.reply_parameters)).message_id])).toEqual([
+      ['sendphoto', 77],
+      ['senddocument', 77],
+    ]);
+  });
+
   it('start rejects with a clear reason on a refused token, and stop aborts a start against an unreachable API', async () => {
     const fake = await startFakeTelegram();
     defer(() => fake.close());

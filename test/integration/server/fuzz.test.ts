@@ -81,6 +81,7 @@ const ROUTES = [
   '/command',
   '/reset',
   '/abort',
+  '/approve',
   '/health',
   '/',
   '/index.html',
@@ -209,6 +210,10 @@ const PLAUSIBLE: Record<string, fc.Arbitrary<unknown>> = {
   '/command': fc.record({ command: word, arguments: word, sessionKey: word }, { requiredKeys: ['command'] }),
   '/reset': fc.record({ sessionKey: word }),
   '/abort': fc.record({ sessionKey: word }, { requiredKeys: [] }),
+  '/approve': fc.record(
+    { sessionKey: word, id: word, decision: fc.constantFrom('allow', 'deny', 'allow_always', 'maybe') },
+    { requiredKeys: ['id', 'decision'] },
+  ),
   '/api/send': fc.record({ channel: fc.constantFrom('channel_a', 'channel_e', 'nope'), chatId: word, text: word }),
   '/api/config': fc.oneof(
     fc.record({ timeout: fc.integer({ min: 1, max: 600 }) }),
@@ -273,6 +278,7 @@ const ROUTE_METHODS: Array<[string, string]> = [
   ['POST', '/command'],
   ['POST', '/reset'],
   ['POST', '/abort'],
+  ['POST', '/approve'],
   ['POST', '/api/send'],
   ['PATCH', '/api/config'],
   ['PATCH', '/api/config'],

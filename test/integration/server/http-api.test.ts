@@ -241,7 +241,7 @@ describe('bad input', () => {
       ['/chat', { method: 'POST', body: '' }, /body is required/],
       ['/chat', { method: 'POST', body: JSON.stringify({ message: 42 }) }, /message/],
       ['/chat', { method: 'POST', body: JSON.stringify({ sesionKey: 'typo', message: 'x' }) }, /sesionKey/],
-      ['/chat', { method: 'POST', body: JSON.stringify({ message: '   ' }) }, /message or images is required/],
+      ['/chat', { method: 'POST', body: JSON.stringify({ message: '   ' }) }, /message, images or files is required/],
       ['/chat', { method: 'POST', body: JSON.stringify({ images: [{ mimeType: 'image/png' }] }) }, /images\[0\]\.data/],
       ['/command', { method: 'POST', body: JSON.stringify({ arguments: 'x' }) }, /command/],
       ['/reset', { method: 'POST', body: JSON.stringify({}) }, /sessionKey/],

@@ -31,7 +31,7 @@ describe('Slack inbound normalisation', () => {
     });
   });
 
-  it('app_mention counts as a mention; images become refs and other files a note', () => {
+  it('app_mention counts as a mention; images and other files become refs', () => {
     const m = normaliseSlackMessage(
       'channel_d',
       {
@@ -41,7 +41,7 @@ describe('Slack inbound normalisation', () => {
         text: '',
         files: [
           { name: 'a.png', mimetype: 'image/png', url_private: 'https://files.slack.com/a', url_private_download: 'https://files.slack.com/a/download' },
-          { name: 'r.pdf', mimetype: 'application/pdf', url_private: 'https://files.slack.com/r' },
+          { name: 'r.pdf', mimetype: 'application/pdf', size: 1234, url_private: 'https://files.slack.com/r' },
         ],
       },
       { channel: 'C1', me, appMention: true },
@@ -49,8 +49,9 @@ describe('Slack inbound normalisation', () => {
     expect(m).toMatchObject({
       mentioned: true,
       chatType: 'group',
-      text: '[attached file: r.pdf (application/pdf)]',
+      text: '',
       images: [{ ref: 'https://files.slack.com/a/download', mimeType: 'image/png', fileName: 'a.png' }],
+      files: [{ ref: 'https://files.slack.com/r', fileName: 'r.pdf', mimeType: 'application/pdf', size: 1234 }],
       replyTarget: { threadId: '1700000000.123456' },
     });
   });
@@ -130,6 +131,16 @@ describe('Telegram inbound normalisation', () => {
       tgMe,
     );
     expect(doc?.images).toEqual([{ ref: 'd', mimeType: 'image/png', fileName: 'x.png' }]);
+    // Other documents, recordings and clips are files (downloaded into the workspace), with their size when known.
+    const pdf = normaliseTelegramMessage(
+      'channel_e',
+      msg({ document: { file_id: 'p', file_unique_id: 'u', mime_type: 'application/pdf', file_name: 'r.pdf', file_size: 900 } }),
+      tgMe,
+    );
+    expect(pdf).toMatchObject({ text: '', files: [{ ref: 'p', fileName: 'r.pdf', mimeType: 'application/pdf', size: 900 }] });
+    expect(pdf?.images).toBeUndefined();
+    const voice = normaliseTelegramMessage('channel_e', msg({ voice: { file_id: 'v', file_unique_id: 'u', duration: 3 } }), tgMe);
+    expect(voice?.files).toEqual([{ ref: 'v', fileName: 'voice.ogg' }]);
     expect(normaliseTelegramMessage('channel_e', msg({ new_chat_members: [from] } as Partial<Message>), tgMe)).toBeUndefined();
     expect(nativeMessageId('-1001:5')).toBe(5);
     expect(nativeMessageId(undefined)).toBeUndefined();

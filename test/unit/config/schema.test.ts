@@ -24,6 +24,8 @@ describe('config defaults from a minimal service.yaml', () => {
     expect(config.engine).toBe('engine_b');
     expect(config.model).toBeUndefined();
     expect(config.skipPermissions).toBe(true);
+    // Not in the spec's table: how long a chat approval waits for its answer (skipPermissions: false).
+    expect(config.approvalTimeoutSeconds).toBe(300);
     expect(config.timeout).toBe(600);
     expect(config.maxConcurrent).toBe(10);
     expect(config.maxQueuePerSession).toBe(3);

@@ -81,3 +81,19 @@ describe('sqlite store: migration 6', () => {
     await s.close();
   });
 });
+
+describe('sqlite store: migration 7', () => {
+  it('adds named sessions to a database of version 6; existing sessions start with 0 turns', async () => {
+    const file = path.join(testdir(), '.service', 'state.db');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const old = new Database(file);
+    for (const m of MIGRATIONS.slice(0, 6)) old.exec(m);
+    old.pragma('user_version = 6');
+    old.prepare(`INSERT INTO sessions (key, engine, session_id, created_at, updated_at) VALUES ('k', 'engine_b', 's', 1, 2)`).run();
+    old.close();
+    const s = createSqliteStore(file);
+    expect(await s.getSession('k')).toEqual({ key: 'k', engine: 'engine_b', sessionId: 's', createdAt: 1, updatedAt: 2, turns: 0 });
+    expect(await s.addChatSession({ chatKey: 'k', name: 'main', sessionKey: 'k', createdAt: 1, current: true })).toBe(true);
+    await s.close();
+  });
+});

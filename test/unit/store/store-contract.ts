@@ -25,7 +25,7 @@ export function describeStoreContract(name: string, make: () => Store): void {
       expect(await s.getSession('a')).toBeUndefined();
       await s.saveSession({ key: 'a', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 1 });
       await s.saveSession({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 99, updatedAt: 5 });
-      expect(await s.getSession('a')).toEqual({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 1, updatedAt: 5 });
+      expect(await s.getSession('a')).toEqual({ key: 'a', engine: 'engine_b', sessionId: 's2', createdAt: 1, updatedAt: 5, turns: 0 });
       await s.saveSession({ key: 'b', engine: 'engine_d', sessionId: null, createdAt: 2, updatedAt: 2 });
       expect((await s.listSessions()).map((r) => r.key).sort()).toEqual(['a', 'b']);
       await s.deleteSession('a');
@@ -353,6 +353,63 @@ export function describeStoreContract(name: string, make: () => Store): void {
       expect((await s.recentActivity(10, { statuses: ['completed'] })).every((r) => r.refused === undefined)).toBe(true);
       for (let i = 0; i < ACTIVITY_KEPT + 5; i++) await s.recordActivity(activity({ ts: new Date(noon).toISOString(), costUsd: 0 }));
       expect(await s.dailyCost('2024-05-10')).toBeCloseTo(0.75); // the records are gone, the day's cost is not
+      await s.close();
+    });
+  });
+
+  describe(`${name} store: named sessions per chat (one contract)`, () => {
+    const chat = 'channel_e:dm:1001';
+    const named = (name: string, createdAt: number, current = false) => ({
+      chatKey: chat,
+      name,
+      sessionKey: `${chat}#${name.toLowerCase()}`,
+      createdAt,
+      current,
+    });
+
+    it('adds sessions (one current per chat), switches, renames and removes them; names ignore case', async () => {
+      const s = make();
+      expect(await s.chatSessions(chat)).toEqual([]);
+      expect(await s.addChatSession({ ...named('main', 1, true), sessionKey: chat })).toBe(true);
+      expect(await s.addChatSession(named('Ideas', 2, true))).toBe(true);
+      expect((await s.chatSessions(chat)).map((c) => [c.name, c.current])).toEqual([
+        ['main', false],
+        ['Ideas', true],
+      ]);
+      // Taken name (any case) or taken key: refused, nothing changes.
+      expect(await s.addChatSession(named('IDEAS', 3))).toBe(false);
+      expect(await s.addChatSession({ ...named('other', 3), sessionKey: chat })).toBe(false);
+      expect(await s.switchChatSession(chat, 'MAIN')).toBe(true);
+      expect((await s.chatSessions(chat)).find((c) => c.current)?.name).toBe('main');
+      expect(await s.switchChatSession(chat, 'nope')).toBe(false);
+      expect(await s.renameChatSession(chat, 'ideas', 'plans')).toBe(true);
+      expect(await s.renameChatSession(chat, 'plans', 'Main')).toBe(false);
+      expect(await s.renameChatSession(chat, 'plans', 'PLANS')).toBe(true); // a change of case of its own name
+      expect((await s.chatSessions(chat)).map((c) => [c.name, c.sessionKey])).toEqual([
+        ['main', chat],
+        ['PLANS', `${chat}#ideas`],
+      ]);
+      expect(await s.removeChatSession(chat, 'plans')).toMatchObject({ name: 'PLANS', sessionKey: `${chat}#ideas` });
+      expect(await s.removeChatSession(chat, 'plans')).toBeUndefined();
+      expect((await s.allChatSessions()).map((c) => c.name)).toEqual(['main']);
+      await s.close();
+    });
+
+    it('counts turns per engine session; pruning removes named sessions left without an engine session', async () => {
+      const s = make();
+      await s.saveSession({ key: `${chat}#busy`, engine: 'e', sessionId: 'x', createdAt: 1, updatedAt: 5_000 });
+      await s.countSessionTurn(`${chat}#busy`);
+      await s.countSessionTurn(`${chat}#busy`);
+      await s.countSessionTurn('no-such-key');
+      await s.saveSession({ key: `${chat}#busy`, engine: 'e', sessionId: 'y', createdAt: 1, updatedAt: 6_000 });
+      expect((await s.getSession(`${chat}#busy`))?.turns).toBe(2);
+      await s.saveSession({ key: `${chat}#idle`, engine: 'e', sessionId: 'z', createdAt: 1, updatedAt: 1_000 });
+      await s.addChatSession(named('busy', 1));
+      await s.addChatSession(named('idle', 1));
+      await s.addChatSession(named('empty-old', 1)); // never used, created before the cutoff
+      await s.addChatSession(named('empty-new', 9_000, true)); // never used yet, created after it
+      expect(await s.pruneSessions(2_000)).toBe(1);
+      expect((await s.chatSessions(chat)).map((c) => c.name)).toEqual(['busy', 'empty-new']);
       await s.close();
     });
   });

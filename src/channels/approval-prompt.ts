@@ -1,0 +1,57 @@
+/**
+ * What a chat shows when the engine asks before running a tool (an `approval_request` event): a
+ * message saying what, and how to answer, which works on every platform as plain text; and the
+ * same answers as buttons for adapters that have them (`askApproval`). A button sends its command
+ * as a message from the person who pressed it, so a press and a typed `/allow` take one path.
+ */
+export interface ApprovalPrompt {
+  id: string;
+  tool: string;
+  summary: string;
+  /** The message (Markdown). */
+  text: string;
+  /** Buttons: the label, and the command line a press sends. */
+  actions: Array<{ label: string; command: string }>;
+}
+
+export interface ApprovalPromptOptions {
+  timeoutSeconds: number;
+  /** Who may answer besides admins (group chats: the person who started the turn). */
+  requester?: string;
+}
+
+export function formatApprovalPrompt(request: { id: string; tool: string; summary: string }, opts: ApprovalPromptOptions): ApprovalPrompt {
+  const { id, tool, summary } = request;
+  const who = opts.requester ? ` Only ${opts.requester} or an admin can answer.` : '';
+  const text = [
+    `**Approval needed:** the assistant wants to use ${codeSpan(tool)}:`,
+    codeSpan(summary),
+    `Reply /allow, /deny, or /allow always (this tool without asking for the rest of this session). No answer within ${formatWait(opts.timeoutSeconds)} means no.${who} (request ${id})`,
+  ].join('\n');
+  return {
+    id,
+    tool,
+    summary,
+    text,
+    actions: [
+      { label: 'Allow', command: `/allow ${id}` },
+      { label: 'Deny', command: `/deny ${id}` },
+      { label: `Always allow ${tool}`, command: `/allow always ${id}` },
+    ],
+  };
+}
+
+// --- internal ---
+
+/** Inline code that survives backticks in the text (a longer fence, padded). */
+function codeSpan(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  return longest > 0 ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;
+}
+
+function formatWait(seconds: number): string {
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  const minutes = Math.round(seconds / 60);
+  return `${minutes} min`;
+}

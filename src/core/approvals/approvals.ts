@@ -1,0 +1,218 @@
+import { randomInt } from 'node:crypto';
+import { formatApprovalSummary } from './summary.js';
+
+/**
+ * Chat approvals (skipPermissions: false): an engine that wants to run a tool asks the person who
+ * started the turn, through the turn's stream, and waits for `/allow`, `/deny` or `/allow always`
+ * (or `POST /approve`). One registry per assistant; each turn opens a handle on it. A request is
+ * part of its turn: the turn's abort or end, the asker going away, or no answer within
+ * `approvalTimeoutSeconds` denies it, so an engine is never left waiting.
+ */
+export type ApprovalDecision = 'allow' | 'deny' | 'allow_always';
+export const APPROVAL_DECISIONS = ['allow', 'deny', 'allow_always'] as const;
+
+/** What the person is shown (the `approval_request` stream event, without its type). */
+export interface ApprovalRequest {
+  id: string;
+  tool: string;
+  /** The command, file or input, on one line, at most 200 characters, secrets masked. */
+  summary: string;
+}
+
+/** What the engine is told. */
+export interface ApprovalVerdict {
+  allow: boolean;
+  /** Why, in words the model can act on (a denial's reason). */
+  message: string;
+}
+
+export interface ApprovalAsk {
+  tool: string;
+  input: unknown;
+  /** A description the engine already made (ACP's tool call title), used when the input says less. */
+  title?: string;
+  /** The asker went away (the helper's connection closed): the request is withdrawn as denied. */
+  signal?: AbortSignal;
+}
+
+/** One turn's side: engines ask through it. */
+export interface TurnApprovals {
+  /** Resolves with the decision; never rejects. */
+  ask(request: ApprovalAsk): Promise<ApprovalVerdict>;
+  /** The turn is over: what is still waiting is denied, later asks are denied at once. */
+  close(): void;
+}
+
+export interface TurnApprovalOptions {
+  sessionKey: string;
+  /** `<channel>:<userId>` of who started the turn; absent for the HTTP API and the terminal (the owner). */
+  requester?: string;
+  /** Whether someone can see and answer requests (false for scheduled tasks: denied at once). */
+  canAsk: boolean;
+  /** Show a request to the person (the turn's stream). */
+  emit(request: ApprovalRequest): void;
+  /** The turn's abort. */
+  signal: AbortSignal;
+}
+
+export interface AnswerRequest {
+  sessionKey: string;
+  /** Which request; may be left out when exactly one is waiting in the session. */
+  id?: string;
+  decision: ApprovalDecision;
+  /** `<channel>:<userId>` of who answers from a chat. */
+  caller?: string;
+  /** An admin in a chat, or the owner (terminal, HTTP API): may answer any request. */
+  privileged: boolean;
+}
+
+export type AnswerOutcome =
+  | { ok: true; request: ApprovalRequest; decision: ApprovalDecision; text: string }
+  | { ok: false; reason: 'none_waiting' | 'unknown_id' | 'ambiguous' | 'not_allowed'; text: string };
+
+export interface Approvals {
+  openTurn(turn: TurnApprovalOptions): TurnApprovals;
+  answer(answer: AnswerRequest): AnswerOutcome;
+  /** Requests waiting in a session, oldest first. */
+  waiting(sessionKey: string): ApprovalRequest[];
+  /** Forget what `/allow always` allowed in a session (the session was reset). */
+  forget(sessionKey: string): void;
+}
+
+export interface ApprovalsDeps {
+  /** `approvalTimeoutSeconds`, read when a request is made. */
+  timeoutMs(): number;
+  /** Mask secret values in what is shown. */
+  mask(text: string): string;
+}
+
+/** Ids people type after /allow: lower case, no lookalikes. */
+const ID_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
+const ID_LENGTH = 5;
+
+interface Waiting {
+  request: ApprovalRequest;
+  sessionKey: string;
+  requester: string | undefined;
+  settle(verdict: ApprovalVerdict, always?: boolean): void;
+}
+
+export function createApprovals(deps: ApprovalsDeps): Approvals {
+  /** Waiting requests by id, in the order they were made. */
+  const waiting = new Map<string, Waiting>();
+  /** Tools allowed for the rest of a session (`/allow always`), by session key. */
+  const always = new Map<string, Set<string>>();
+
+  const newId = () => {
+    for (;;) {
+      let id = '';
+      for (let i = 0; i < ID_LENGTH; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
+      if (!waiting.has(id)) return id;
+    }
+  };
+  const inSession = (key: string) => [...waiting.values()].filter((w) => w.sessionKey === key);
+
+  const openTurn = (turn: TurnApprovalOptions): TurnApprovals => {
+    const mine = new Set<Waiting>();
+    let closed: string | undefined;
+    const denyAll = (why: string) => {
+      closed ??= why;
+      for (const w of [...mine]) w.settle({ allow: false, message: why });
+    };
+    const onAbort = () => denyAll('The turn was stopped before anyone answered; the tool call was denied.');
+    turn.signal.addEventListener('abort', onAbort, { once: true });
+    if (turn.signal.aborted) onAbort();
+
+    const ask = (req: ApprovalAsk): Promise<ApprovalVerdict> => {
+      if (closed) return Promise.resolve({ allow: false, message: closed });
+      if (!turn.canAsk) {
+        return Promise.resolve({
+          allow: false,
+          message: `No one can approve tool calls in this turn (a scheduled task), so ${req.tool} was denied. Set skipPermissions: true, or allow the tool in the engine's own settings.`,
+        });
+      }
+      if (always.get(turn.sessionKey)?.has(req.tool)) {
+        return Promise.resolve({ allow: true, message: `${req.tool} is allowed for the rest of this session.` });
+      }
+      return new Promise<ApprovalVerdict>((resolve) => {
+        const request: ApprovalRequest = { id: newId(), tool: req.tool, summary: formatApprovalSummary(req.input, req.title, deps.mask) };
+        const timer = setTimeout(() => {
+          const seconds = Math.round(deps.timeoutMs() / 1000);
+          entry.settle({ allow: false, message: `No answer within ${seconds} s: the person did not approve ${req.tool}, so it was denied.` });
+        }, deps.timeoutMs());
+        timer.unref();
+        const onGone = () => entry.settle({ allow: false, message: 'The permission request was withdrawn; the tool call was denied.' });
+        const entry: Waiting = {
+          request,
+          sessionKey: turn.sessionKey,
+          requester: turn.requester || undefined,
+          settle(verdict, allowAlways) {
+            if (!waiting.has(request.id)) return;
+            waiting.delete(request.id);
+            mine.delete(entry);
+            clearTimeout(timer);
+            req.signal?.removeEventListener('abort', onGone);
+            if (allowAlways) always.set(turn.sessionKey, (always.get(turn.sessionKey) ?? new Set()).add(req.tool));
+            resolve(verdict);
+          },
+        };
+        waiting.set(request.id, entry);
+        mine.add(entry);
+        req.signal?.addEventListener('abort', onGone, { once: true });
+        if (req.signal?.aborted) return onGone();
+        turn.emit(request);
+      });
+    };
+
+    return {
+      ask,
+      close() {
+        turn.signal.removeEventListener('abort', onAbort);
+        denyAll('The turn ended before anyone answered; the tool call was denied.');
+      },
+    };
+  };
+
+  const answer = (a: AnswerRequest): AnswerOutcome => {
+    const here = inSession(a.sessionKey);
+    let entry: Waiting | undefined;
+    if (a.id !== undefined) {
+      entry = here.find((w) => w.request.id === a.id?.trim().toLowerCase());
+      if (!entry) return { ok: false, reason: 'unknown_id', text: `No approval ${a.id} is waiting in this session (it may have been answered or timed out).` };
+    } else if (here.length === 0) {
+      return { ok: false, reason: 'none_waiting', text: 'Nothing is waiting for an approval in this session.' };
+    } else if (here.length > 1) {
+      const lines = here.map((w) => `  ${w.request.id}  ${w.request.tool}: ${w.request.summary}`);
+      return {
+        ok: false,
+        reason: 'ambiguous',
+        text: `${here.length} approvals are waiting; answer one with its id (/allow <id>, /deny <id>):\n${lines.join('\n')}`,
+      };
+    } else entry = here[0];
+    if (!entry) return { ok: false, reason: 'none_waiting', text: 'Nothing is waiting for an approval in this session.' };
+    if (!a.privileged && (entry.requester === undefined || entry.requester !== a.caller)) {
+      return { ok: false, reason: 'not_allowed', text: 'Only the person who started this turn (or an admin) can answer this approval.' };
+    }
+    const { request } = entry;
+    const allow = a.decision !== 'deny';
+    entry.settle(
+      allow ? { allow: true, message: 'The person allowed this tool call.' } : { allow: false, message: `The person denied this ${request.tool} call.` },
+      a.decision === 'allow_always',
+    );
+    const what = `${request.tool}: ${request.summary}`;
+    const text =
+      a.decision === 'deny'
+        ? `Denied ${what}`
+        : a.decision === 'allow_always'
+          ? `Allowed ${what}\n${request.tool} is allowed without asking for the rest of this session (until /reset).`
+          : `Allowed ${what}`;
+    return { ok: true, request, decision: a.decision, text };
+  };
+
+  return {
+    openTurn,
+    answer,
+    waiting: (key) => inSession(key).map((w) => w.request),
+    forget: (key) => void always.delete(key),
+  };
+}
