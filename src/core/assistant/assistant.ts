@@ -190,7 +190,6 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 
   const pruning = pruneIdleSessions(deps.store, deps.config.current().config.sessionTtlDays, now(), deps.log);
   const inOrder = createKeyedOrder();
-
   const recorder = createTurnRecorder(deps.store, deps.log);
   const sentFiles = createSentFiles({ dir: paths.sentFilesDir, now });
   sentFiles.prune();

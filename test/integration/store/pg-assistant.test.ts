@@ -58,6 +58,8 @@ describe('service store migrate --to <url>', () => {
     const { dir } = writeTestAssistant({ yaml: 'store:\n  schema: migrated\n' });
     const sqlite = createSqliteStore(path.join(dir, '.service', 'state.db'));
     await sqlite.saveSession({ key: 'k', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 2 });
+    await sqlite.countSessionTurn('k');
+    await sqlite.addChatSession({ chatKey: 'k', name: 'Main', sessionKey: 'k', createdAt: 1, current: true });
     for (let i = 0; i < 3; i++) await sqlite.appendHistory({ key: 'k', role: i % 2 ? 'assistant' : 'user', text: `m${i}`, ts: i });
     await sqlite.recordActivity(activity({ ts: new Date(2024, 4, 10, 12).toISOString(), costUsd: 0.5, escalated: true }));
     await sqlite.claimMessage({ channel: 'c', messageId: 'p1', chatKey: 'k', receivedAt: 5, payload: '{"x":1}', owner: 'run-1' });
@@ -77,7 +79,7 @@ describe('service store migrate --to <url>', () => {
 
     const pg = createPgStore({ url, schema: 'migrated' });
     try {
-      expect(await pg.getSession('k')).toEqual({ key: 'k', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 2 });
+      expect(await pg.getSession('k')).toEqual({ key: 'k', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 2, turns: 1 });
       expect((await pg.readHistory('k')).map((h) => h.text)).toEqual(['m0', 'm1', 'm2']);
       await pg.appendHistory({ key: 'k', role: 'user', text: 'after', ts: 9 }); // the id sequence continues after the copied ids
       expect((await pg.readHistory('k', 2)).map((h) => h.text)).toEqual(['m2', 'after']);
@@ -92,6 +94,7 @@ describe('service store migrate --to <url>', () => {
       expect(await pg.taskRuns('t', 5)).toEqual([expect.objectContaining({ status: 'completed', delivered: true })]);
       expect(await pg.groupBotTurns('g')).toBe(2);
       expect(await pg.readFailover()).toEqual({ consecutiveFailures: 1 });
+      expect(await pg.chatSessions('k')).toEqual([{ chatKey: 'k', name: 'Main', sessionKey: 'k', createdAt: 1, current: true }]);
     } finally {
       await pg.close();
     }

@@ -41,7 +41,7 @@ describe('postgres store specifics', () => {
     await client.connect();
     try {
       const versions = await client.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-      expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3]);
+      expect(versions.rows.map((r) => r.version)).toEqual(Array.from({ length: PG_MIGRATIONS.length + 2 }, (_, i) => i + 1));
       const tables = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('two', 'three')`, [
         schema,
       ]);
