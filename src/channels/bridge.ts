@@ -126,7 +126,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
       const { files, notices } = await downloadFiles(adapter, msg, log);
       if (notices.length > 0) await say(notices.join('\n'));
       if (msg.text.trim() === '' && images.length === 0 && files.length === 0 && msg.files?.length) {
-        deps.store.markMessageDone(msg.channel, msg.messageId);
+        await deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
       const caller = `${msg.channel}:${msg.senderId}`;

@@ -44,7 +44,7 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
         if (err instanceof ConfigError) throw new HttpFailure(409, `cannot ${verb} task ${id}: ${err.message}`, { problems: err.problems });
         throw err;
       }
-      if (!task) throw await notFound(deps, id);
+      if (!task) throw notFound(deps, id);
       deps.log.info(`task ${id} ${verb}d over HTTP`);
       return { ok: true, task };
     });
@@ -56,7 +56,7 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
     const limit = raw === null ? 20 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new HttpFailure(400, `limit: expected an integer from 1 to 100, got "${raw}"`);
     const runs = await tasks.history(id, limit);
-    if (!runs) throw await notFound(deps, id);
+    if (!runs) throw notFound(deps, id);
     return { id, runs };
   });
 }
@@ -72,6 +72,6 @@ function taskId(event: H3Event): string {
   }
 }
 
-async function notFound(deps: ServerDeps, id: string): Promise<HttpFailure> {
-  return new HttpFailure(404, `no task with id "${id}"`, { tasks: (await deps.tasks.list()).map((t) => t.id) });
+function notFound(deps: ServerDeps, id: string): HttpFailure {
+  return new HttpFailure(404, `no task with id "${id}"`, { tasks: deps.config.current().config.tasks.map((t) => t.id) });
 }
