@@ -199,7 +199,8 @@ for (const [label, key] of [
 ]) {
   const a = med('sqlite', key);
   const b = med('postgres', key);
-  console.log(`  ${label.padEnd(38)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(10)} ${(b - a >= 0 ? '+' : '') + (b - a).toFixed(2).padStart(10)}`);
+  const diff = `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(2)}`;
+  console.log(`  ${label.padEnd(38)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(10)} ${diff.padStart(12)}`);
 }
 
 // --- helpers ---
