@@ -29,7 +29,9 @@ describe('chat core: sessions', () => {
         const job = jobs[i] as { k: string; n: number; taken?: boolean };
         job.taken = true;
         const events = await collect(t.assistant.chat(`turn ${job.n} of ${job.k}`, { sessionKey: job.k }));
-        results.push({ k: job.k, n: job.n, text: completionOf(events).finalText ?? '' });
+        const done = completionOf(events);
+        // A turn that did not complete shows why, where its text would be.
+        results.push({ k: job.k, n: job.n, text: done.status === 'completed' ? (done.finalText ?? '') : `${done.status}: ${done.message ?? ''}` });
         nextTurn.set(job.k, job.n + 1);
       }
     };
