@@ -10,7 +10,7 @@ import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner, type TaskRunner } from './core/scheduler/task-runner.js';
-import { createSqliteStore } from './core/store/sqlite-store.js';
+import { openStore, resolveStoreTarget } from './core/store/open-store.js';
 import type { Store } from './core/store/types.js';
 import { configChecks, configParts } from './definitions.js';
 
@@ -31,8 +31,8 @@ export interface AssistantDirectory {
   assistant: Assistant;
   /** Pairings and approvals (`service access`, the HTTP API, `/approve`). */
   access: AccessAdmin;
-  /** Stop watching the config and close the database (after draining turns). */
-  close(): void;
+  /** Stop watching the config and close the store (after draining turns). */
+  close(): Promise<void>;
 }
 
 export interface OpenDirectoryOptions {
@@ -59,7 +59,10 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   config.onChange((next) => log.addSecrets(next.secretValues));
   for (const w of config.current().warnings) log.warn(w);
   const paths = resolveAssistantPaths(opts.dir);
-  const store = createSqliteStore(paths.database);
+  // The store is chosen once, at start (store.url is a restart field).
+  const store = openStore(resolveStoreTarget(config.current().config, opts.env ?? process.env, paths.database), {
+    onIdleError: (err) => log.warn(`store: a pooled connection failed (${err.message}); the next query opens another`),
+  });
   const unwatch = opts.watchConfig ? config.watch() : () => undefined;
   const commands = createCommandTable();
   const assistant = createAssistant({
@@ -85,7 +88,7 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     access,
     close() {
       unwatch();
-      store.close();
+      return store.close();
     },
   };
 }

@@ -132,6 +132,21 @@ for (const [name, argument, description] of [
     );
 }
 
+const store = command('store', 'where the assistant keeps its state (SQLite by default, PostgreSQL with store.url)');
+store
+  .command('migrate')
+  .description("copy this assistant's SQLite state (.service/state.db) into an empty PostgreSQL schema")
+  .option('-d, --dir <path>', 'assistant directory')
+  .requiredOption('--to <url>', 'postgres://user:password@host:5432/database')
+  .option('--schema <name>', 'schema on the server (default: store.schema, else assistant_<name>)')
+  .option('--json', 'print JSON')
+  .action(
+    act(async (opts: { to: string; schema?: string; json?: boolean }, cmd: Command) => {
+      const { runStoreMigrate } = await import('./commands/store.js');
+      return runStoreMigrate({ ...opts, dir: dirOf(cmd) }, processIO);
+    }),
+  );
+
 const skill = command('skill', 'list, add and remove skills');
 skill
   .command('list')

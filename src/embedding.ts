@@ -109,7 +109,7 @@ export function createAssistant(opts: CreateAssistantOptions): EmbeddedAssistant
       await Promise.all([...inner.servers].map((close) => close(graceMs)));
       await directory.assistant.drain(graceMs, 'the assistant is closing');
       inner.closed = true;
-      directory.close();
+      await directory.close();
     }),
   };
   internals.set(embedded, inner);

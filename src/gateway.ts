@@ -92,25 +92,33 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const { config, store, assistant } = directory;
   // One gateway per directory: a second one would run every task twice and one session in two processes.
   const lock = closingOnFailure(
-    () => directory.close(),
+    () => void directory.close(),
     () => acquireGatewayLock(resolveAssistantPaths(directory.dir).stateDir),
   );
-  const release = () => {
-    directory.close();
+  const release = async () => {
+    await directory.close().catch((err: unknown) => log.error(`closing the store: ${errorMessage(err)}`));
     lock.release();
   };
-  const { bind, auth } = closingOnFailure(release, () => {
-    const c = config.current().config;
-    return {
-      bind: resolveGatewayBind(c, { ...(opts.hostname ? { host: opts.hostname } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) }, env),
-      auth: resolveGatewayToken({
-        ...(opts.token ? { flag: opts.token } : {}),
-        env,
-        ...(c.gateway.token ? { configToken: c.gateway.token } : {}),
-        tokenFile: resolveAssistantPaths(directory.dir).tokenFile,
-      }),
-    };
+  // A store on a server is reached (and migrated) before anything is served from it.
+  await store.ready().catch(async (err: unknown) => {
+    await release();
+    throw err;
   });
+  const { bind, auth } = closingOnFailure(
+    () => void release(),
+    () => {
+      const c = config.current().config;
+      return {
+        bind: resolveGatewayBind(c, { ...(opts.hostname ? { host: opts.hostname } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) }, env),
+        auth: resolveGatewayToken({
+          ...(opts.token ? { flag: opts.token } : {}),
+          env,
+          ...(c.gateway.token ? { configToken: c.gateway.token } : {}),
+          tokenFile: resolveAssistantPaths(directory.dir).tokenFile,
+        }),
+      };
+    },
+  );
   log.addSecrets([auth.token]);
   // Engines a killed run of this directory left running are stopped before anything new starts.
   await reapInterruptedTurns({ store, log }).catch((err: unknown) => log.error(`cannot check for interrupted turns: ${errorMessage(err)}`));
@@ -144,8 +152,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // --- start ---
   const answerFirst = createHealthAnswer({ assistant, version, config, token: auth.token });
-  const server = await listenApp(app, { ...bind, answerFirst }).catch((err: unknown) => {
-    release();
+  const server = await listenApp(app, { ...bind, answerFirst }).catch(async (err: unknown) => {
+    await release();
     throw err;
   });
   lock.describe({ url: server.url });
@@ -174,7 +182,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     } catch (err) {
       log.error(`shutdown: ${errorMessage(err)}`);
     }
-    release();
+    await release();
   };
   const close = once(stop);
   return {

@@ -41,7 +41,7 @@ export interface Bridge {
    * over in the store first, so one that the live path already holds (the platform redelivered
    * it) or another recovery took is skipped: every message id is processed once.
    */
-  recover(): number;
+  recover(): Promise<number>;
   /** Resolves when every accepted message has been processed. */
   idle(): Promise<void>;
 }
@@ -73,27 +73,27 @@ export function createBridge(deps: BridgeDeps): Bridge {
         log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
         return;
       }
-      const onSent = (s: { messageId: string } | undefined, text: string) => {
+      const onSent = async (s: { messageId: string } | undefined, text: string) => {
         deps.sent.note(msg.channel, s?.messageId);
         if (msg.chatType === 'group')
-          deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
+          await deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
       };
       const say = async (text: string) => {
-        for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) onSent(await adapter.reply(msg.replyTarget, part), part);
+        for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) await onSent(await adapter.reply(msg.replyTarget, part), part);
       };
       // Access first (an unpaired group hears only a pairing reply, and only when it mentions the
       // bot), then group policy, then the rate limit on what the bot is about to answer.
       const access = await deps.access.admit(msg, say);
       if (!access.admitted) {
-        deps.store.markMessageDone(msg.channel, msg.messageId);
+        await deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
-      if (msg.chatType === 'group' && !msg.fromBot) deps.store.setGroupBotTurns(chat, 0);
-      const botTurns = deps.store.groupBotTurns(chat);
+      if (msg.chatType === 'group' && !msg.fromBot) await deps.store.setGroupBotTurns(chat, 0);
+      const botTurns = await deps.store.groupBotTurns(chat);
       const decision = decide(msg, cfg.groupChat, botTurns);
       if (!decision.respond || !(await deps.access.throttle(msg, say))) {
         if (!decision.respond) log.debug(`${msg.channel} ${msg.messageId}: not answering (${decision.why})`);
-        deps.store.markMessageDone(msg.channel, msg.messageId);
+        await deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
 
@@ -109,7 +109,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
           caller: `${msg.channel}:${msg.senderId}`,
         });
         await say(result.text);
-        deps.store.markMessageDone(msg.channel, msg.messageId);
+        await deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
 
@@ -117,7 +117,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
         msg.chatType === 'group'
           ? groupPrompt(
               msg,
-              contextBefore(deps.store.recentGroupMessages(chat, cfg.groupChat.historyLimit + 50), msg, cfg.groupChat.historyLimit),
+              contextBefore(await deps.store.recentGroupMessages(chat, cfg.groupChat.historyLimit + 50), msg, cfg.groupChat.historyLimit),
               cfg.groupChat.groupPolicy,
             )
           : msg.text;
@@ -126,7 +126,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
       const { files, notices } = await downloadFiles(adapter, msg, log);
       if (notices.length > 0) await say(notices.join('\n'));
       if (msg.text.trim() === '' && images.length === 0 && files.length === 0 && msg.files?.length) {
-        deps.store.markMessageDone(msg.channel, msg.messageId);
+        await deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
       const caller = `${msg.channel}:${msg.senderId}`;
@@ -151,59 +151,39 @@ export function createBridge(deps: BridgeDeps): Bridge {
           approval: { timeoutSeconds: cfg.approvalTimeoutSeconds, ...(msg.chatType === 'group' ? { requester: sender } : {}) },
         },
       );
-      if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') {
-        deps.store.setGroupBotTurns(chat, deps.store.groupBotTurns(chat) + 1);
-      }
-      deps.store.markMessageDone(msg.channel, msg.messageId);
+      // Counted in one statement: two senders' lanes of one group may end their turns together.
+      if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') await deps.store.addGroupBotTurn(chat);
+      await deps.store.markMessageDone(msg.channel, msg.messageId);
     } catch (err) {
       // The reply could not be delivered (the platform refused, the adapter stopped). The message
       // is marked done anyway: retrying a whole turn would answer twice if the first reply landed.
       log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`);
-      deps.store.markMessageDone(msg.channel, msg.messageId);
+      await deps.store.markMessageDone(msg.channel, msg.messageId).catch((e: unknown) => log.error(`cannot mark ${msg.messageId} done: ${errorMessage(e)}`));
     }
   }
 
   return {
     async accept(msg) {
       if (deps.sent.has(msg.channel, msg.messageId)) return; // our own message coming back
-      const cfg = deps.config.current().config;
       const key = sessionKeyOf(msg);
-      const fresh = deps.store.claimMessage({
-        channel: msg.channel,
-        messageId: msg.messageId,
-        chatKey: key,
-        receivedAt: now(),
-        owner: deps.runId,
-        ...(cfg.inbox.enabled ? { payload: JSON.stringify(msg) } : {}),
-      });
-      if (!fresh) {
-        log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`);
-        return;
-      }
-      // Chats seen live are the ones history catch-up reads back.
-      deps.store.noteChat({ channel: msg.channel, chatId: msg.chatId, chatType: msg.chatType, lastSeen: msg.ts });
-      if (msg.chatType === 'group') {
-        deps.store.appendGroupMessage({
-          chatKey: conversationKeyOf(msg),
-          messageId: msg.messageId,
-          ts: msg.ts,
-          sender: msg.senderName ?? msg.senderId,
-          text: msg.text,
-          fromBot: Boolean(msg.fromBot),
-        });
-      }
+      // Intake is ordered per chat like processing: the lane is taken before the first await, so
+      // two messages of one chat are processed in arrival order however their store writes finish.
+      const taken = intake(msg, key);
       // /stop, /allow and /deny must reach the turn running on this key, not wait behind it.
-      enqueue(deps.assistant.runsAtOnce(msg.text) ? `${key} (at once)` : key, () => process(msg, key));
+      enqueue(deps.assistant.runsAtOnce(msg.text) ? `${key} (at once)` : key, async () => {
+        if (await taken) await process(msg, key);
+      });
+      await taken;
     },
-    recover() {
+    async recover() {
       let taken = 0;
-      for (const entry of deps.store.pendingMessages()) {
+      for (const entry of await deps.store.pendingMessages()) {
         if (!entry.payload || entry.owner === deps.runId) continue;
-        if (!deps.store.takeOverMessage(entry.channel, entry.messageId, deps.runId)) continue;
+        if (!(await deps.store.takeOverMessage(entry.channel, entry.messageId, deps.runId))) continue;
         const msg = parsePayload(entry.payload);
         if (!msg) {
           log.error(`${entry.channel} ${entry.messageId}: the stored message is damaged; it is dropped`);
-          deps.store.markMessageDone(entry.channel, entry.messageId);
+          await deps.store.markMessageDone(entry.channel, entry.messageId);
           continue;
         }
         taken++;
@@ -216,6 +196,36 @@ export function createBridge(deps: BridgeDeps): Bridge {
       while (lanes.size > 0) await Promise.allSettled([...lanes.values()]);
     },
   };
+
+  /** The ledger write that acknowledges a message: false for a redelivery (nothing else is written then). */
+  async function intake(msg: InboundMessage, key: string): Promise<boolean> {
+    const cfg = deps.config.current().config;
+    const fresh = await deps.store.claimMessage({
+      channel: msg.channel,
+      messageId: msg.messageId,
+      chatKey: key,
+      receivedAt: now(),
+      owner: deps.runId,
+      ...(cfg.inbox.enabled ? { payload: JSON.stringify(msg) } : {}),
+    });
+    if (!fresh) {
+      log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`);
+      return false;
+    }
+    // Chats seen live are the ones history catch-up reads back.
+    await deps.store.noteChat({ channel: msg.channel, chatId: msg.chatId, chatType: msg.chatType, lastSeen: msg.ts });
+    if (msg.chatType === 'group') {
+      await deps.store.appendGroupMessage({
+        chatKey: conversationKeyOf(msg),
+        messageId: msg.messageId,
+        ts: msg.ts,
+        sender: msg.senderName ?? msg.senderId,
+        text: msg.text,
+        fromBot: Boolean(msg.fromBot),
+      });
+    }
+    return true;
+  }
 }
 
 function parsePayload(payload: string): InboundMessage | undefined {

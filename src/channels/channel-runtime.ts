@@ -74,8 +74,12 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
 
   const purge = () => {
     const days = config.current().config.inbox.retentionDays;
-    const n = store.purgeMessages(Date.now() - days * DAY);
-    if (n > 0) log.info(`inbox: purged ${n} processed message(s) older than ${days} days`);
+    void store
+      .purgeMessages(Date.now() - days * DAY)
+      .then((n) => {
+        if (n > 0) log.info(`inbox: purged ${n} processed message(s) older than ${days} days`);
+      })
+      .catch((err: unknown) => log.error(`inbox: cannot purge: ${errorMessage(err)}`));
   };
 
   return {
@@ -89,8 +93,8 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
       hub.start();
       void hub
         .settled()
-        .then(() => {
-          if (config.current().config.inbox.enabled) bridge.recover();
+        .then(async () => {
+          if (config.current().config.inbox.enabled) await bridge.recover();
           history.start();
         })
         .catch((err: unknown) => log.error(`after connecting: ${errorMessage(err)}`));

@@ -37,7 +37,7 @@ export function createHistoryFetcher(deps: HistoryFetcherDeps) {
     let fed = 0;
     for (const adapter of deps.adapters.all()) {
       if (!adapter.readHistory) continue;
-      for (const chat of deps.store.knownChats(adapter.name)) {
+      for (const chat of await deps.store.knownChats(adapter.name)) {
         const until = now();
         const since = chat.fetchedUntil !== undefined ? chat.fetchedUntil - OVERLAP_MS : until - cfg.initialLookbackMinutes * 60_000;
         try {
@@ -47,7 +47,7 @@ export function createHistoryFetcher(deps: HistoryFetcherDeps) {
             await deps.accept(m);
             fed++;
           }
-          deps.store.setChatFetched(adapter.name, chat.chatId, until);
+          await deps.store.setChatFetched(adapter.name, chat.chatId, until);
         } catch (err) {
           log.warn(`${adapter.name} ${chat.chatId}: cannot read history: ${errorMessage(err)}`);
         }

@@ -4,7 +4,7 @@ import { readBudget } from '../core/access/budget.js';
 import { AppError } from '../core/errors.js';
 import { formatCliCommand } from '../core/invocation.js';
 import { resolveAssistantPaths } from '../core/paths.js';
-import { createSqliteStore } from '../core/store/sqlite-store.js';
+import { openStore, resolveStoreTarget } from '../core/store/open-store.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
 import { formatTable } from '../core/util/text-table.js';
@@ -28,28 +28,28 @@ export async function runAccess(opts: AccessOptions, io: CommandIO): Promise<num
   if (!fs.existsSync(paths.configFile)) {
     throw new AppError('no_assistant', `${paths.configFile} does not exist`, { hint: `run \`${formatCliCommand('init')}\` or pass -d <assistant directory>` });
   }
-  const store = createSqliteStore(paths.database);
+  const config = () => loadServiceConfig(paths.dir).config;
+  const store = openStore(resolveStoreTarget(config(), process.env, paths.database));
   try {
-    const config = () => loadServiceConfig(paths.dir).config;
     const admin = createAccessAdmin({ store, access: () => config().access });
     if (opts.action === 'list') {
-      const listing = admin.list();
-      const budget = readBudget(store, listing.dailyBudgetUsd, Date.now());
+      const listing = await admin.list();
+      const budget = await readBudget(store, listing.dailyBudgetUsd, Date.now());
       if (opts.json) io.out(JSON.stringify({ ...listing, todayCostUsd: budget.todayCostUsd }, null, 2));
       else io.out(formatListing(listing, budget.todayCostUsd).join('\n'));
       return 0;
     }
-    return act(admin, opts, io);
+    return await act(admin, opts, io);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
 // --- internal ---
 
-function act(admin: AccessAdmin, opts: AccessOptions, io: CommandIO): number {
+async function act(admin: AccessAdmin, opts: AccessOptions, io: CommandIO): Promise<number> {
   const arg = opts.arg ?? '';
-  const out = opts.action === 'approve' ? admin.approve(arg, 'cli') : opts.action === 'deny' ? admin.deny(arg) : admin.revoke(arg);
+  const out = await (opts.action === 'approve' ? admin.approve(arg, 'cli') : opts.action === 'deny' ? admin.deny(arg) : admin.revoke(arg));
   if (!out.ok) {
     throw new AppError(
       `access_${out.reason}`,

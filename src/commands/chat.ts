@@ -66,7 +66,7 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
     return await repl(term, io, opts);
   } finally {
     await opened.assistant.drain(0);
-    opened.close();
+    await opened.close();
   }
 }
 

@@ -31,7 +31,7 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
   try {
     const tasks = opened.config.current().config.tasks;
     const found = opts.id === undefined ? undefined : tasks.find((t) => t.id === opts.id);
-    if (opts.action === 'list') return listTasks(opened, tasks, opts, io);
+    if (opts.action === 'list') return await listTasks(opened, tasks, opts, io);
     if (!found) {
       throw new AppError('task_not_found', `no task "${opts.id}" in service.yaml`, {
         hint: tasks.length ? `tasks: ${tasks.map((t) => t.id).join(', ')}` : 'add tasks under `tasks:` in service.yaml',
@@ -56,7 +56,7 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
         return 0;
       }
       case 'history': {
-        const runs = opened.store.taskRuns(task.id, 100);
+        const runs = await opened.store.taskRuns(task.id, 100);
         if (opts.json) io.out(JSON.stringify({ id: task.id, runs: runs.map(isoRun) }, null, 2));
         else if (runs.length === 0) io.out(`Task ${task.id} has not run yet.`);
         else io.out(formatRunHistory(runs).join('\n'));
@@ -68,14 +68,15 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
   } finally {
     await delivery.close();
     await opened.assistant.drain(0);
-    opened.close();
+    await opened.close();
   }
 }
 
-function listTasks(opened: AssistantDirectory, tasks: readonly TaskConfig[], opts: CronOptions, io: CommandIO): number {
-  const rows = tasks.map((t) => {
-    const [last] = opened.store.taskRuns(t.id, 1);
-    return {
+async function listTasks(opened: AssistantDirectory, tasks: readonly TaskConfig[], opts: CronOptions, io: CommandIO): Promise<number> {
+  const rows = [];
+  for (const t of tasks) {
+    const [last] = await opened.store.taskRuns(t.id, 1);
+    rows.push({
       id: t.id,
       name: t.name,
       schedule: t.schedule,
@@ -83,8 +84,8 @@ function listTasks(opened: AssistantDirectory, tasks: readonly TaskConfig[], opt
       nextRun: t.enabled ? nextCronTime(t.schedule, new Date()).toISOString() : null,
       target: t.target ?? null,
       lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
-    };
-  });
+    });
+  }
   if (opts.json) io.out(JSON.stringify({ tasks: rows }, null, 2));
   else if (rows.length === 0) io.out('No tasks. Add them under `tasks:` in service.yaml.');
   else io.out(formatTaskList(rows).join('\n'));

@@ -11,6 +11,8 @@ import { probeVersion } from '../core/engines/runner.js';
 import { ConfigError } from '../core/errors.js';
 import { formatCliCommand } from '../core/invocation.js';
 import { loadServiceConfig } from '../definitions.js';
+import { resolveAssistantPaths } from '../core/paths.js';
+import { describeStoreTarget, openStore, resolveStoreTarget } from '../core/store/open-store.js';
 import type { CommandIO } from './io.js';
 
 interface Check {
@@ -39,6 +41,7 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
   if (loaded) checks.push(listInstalledEngines());
   if (loaded) {
     checks.push(...checkChannels(loaded));
+    checks.push(await checkStore(loaded));
     const bind = resolveGatewayBind(loaded.config, {});
     checks.push(await checkPort(bind.host, bind.port));
   }
@@ -123,6 +126,26 @@ function canImport(specifier: string): boolean {
 function customAdapterExists(spec: string, dir: string): boolean {
   if (spec.startsWith('.') || path.isAbsolute(spec)) return fs.existsSync(path.resolve(dir, spec));
   return fs.existsSync(path.join(dir, 'node_modules', spec)) || canImport(spec);
+}
+
+/** The state store: the SQLite file needs nothing; a PostgreSQL store is connected to and migrated, as a start would. */
+async function checkStore(loaded: LoadedConfig): Promise<Check> {
+  const target = resolveStoreTarget(loaded.config, process.env, resolveAssistantPaths(loaded.dir).database);
+  if (target.kind === 'sqlite') return { ok: true, title: 'state store', detail: `SQLite ${target.file}` };
+  const store = openStore(target);
+  try {
+    await store.ready();
+    return { ok: true, title: 'state store', detail: `PostgreSQL ${describeStoreTarget(target)}: connected, schema up to date` };
+  } catch (err) {
+    return {
+      ok: false,
+      title: 'state store',
+      detail: (err as Error).message,
+      fix: 'check store.url / SERVICE_STORE_URL (user, password, host, database) and that the server accepts connections from this host',
+    };
+  } finally {
+    await store.close();
+  }
 }
 
 function checkPort(host: string, port: number): Promise<Check> {

@@ -65,6 +65,13 @@ export const CONFIG_GROUPS = [
     ],
   },
   {
+    title: 'State store',
+    fields: [
+      f('store.url', 'secret', { restart: true, help: 'postgres://… for a PostgreSQL store; empty: the embedded SQLite file in .service/' }),
+      f('store.schema', 'string', { restart: true, help: 'the PostgreSQL schema of this assistant; default assistant_<name>' }),
+    ],
+  },
+  {
     title: 'Access from the channels',
     fields: [
       f('access.dm', 'enum', { options: ['pairing', 'allowlist', 'open'], help: 'direct messages from people not allowed yet' }),

@@ -544,9 +544,9 @@ describe('dashboard in chromium', () => {
         { channel: 'channel_e', kind, id, label: `<b>${id}</b>`, createdAt: Date.now() - 120_000 },
         { code, ttlMs: 3_600_000, maxPending: 3 },
       );
-    ask('1002', 'BBBBBBBB');
-    ask('-100777', 'GGGGGGGG', 'chat');
-    srv.assistant.recordRefusal({
+    await ask('1002', 'BBBBBBBB');
+    await ask('-100777', 'GGGGGGGG', 'chat');
+    await srv.assistant.recordRefusal({
       source: 'channel_e',
       sender: 'mallory',
       sessionKey: 'channel_e:dm:1003',
@@ -576,15 +576,15 @@ describe('dashboard in chromium', () => {
 
     await page.click('#pairings li[data-code="BBBBBBBB"] button[data-action="approve"]');
     await expect.poll(() => page.locator('#pairings li[data-code]').count()).toBe(1);
-    expect(srv.store.isGranted('channel_e', 'sender', '1002')).toBe(true);
+    expect(await srv.store.isGranted('channel_e', 'sender', '1002')).toBe(true);
     await expect.poll(() => text(page, '#access-note')).toContain('Approved channel_e:1002');
     await expect.poll(() => page.locator('#allowed-senders li[data-id="channel_e:1002"]').count()).toBe(1);
     await page.click('#pairings li[data-code="GGGGGGGG"] button[data-action="deny"]');
     await expect.poll(() => text(page, '#pairings')).toBe('no pairing codes are waiting');
-    expect(srv.store.pairingRequests(Date.now())).toEqual([]);
+    expect(await srv.store.pairingRequests(Date.now())).toEqual([]);
     await page.click('#allowed-senders li[data-id="channel_e:1002"] button[data-action="revoke"]');
     await expect.poll(() => page.locator('#allowed-senders li[data-id="channel_e:1002"]').count()).toBe(0);
-    expect(srv.store.isGranted('channel_e', 'sender', '1002')).toBe(false);
+    expect(await srv.store.isGranted('channel_e', 'sender', '1002')).toBe(false);
     // Configured entries are edited in service.yaml: no revoke button.
     expect(await page.locator('#allowed-senders li[data-id="channel_e:1001"] button').count()).toBe(0);
     expect(problems).toEqual([]);

@@ -176,13 +176,13 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
     expect(c.finalText).toContain('FAKE-LLM-REPLY: turn two: what did I ask before?');
     expect(c.finalText).toContain('PREVIOUS-USER-MESSAGE: RUN-TOOL turn one: please run a shell command');
     expect(c.sessionId).toBe(firstSessionId);
-    expect(main.store.getSession('chat')?.sessionId).toBe(firstSessionId);
+    expect((await main.store.getSession('chat'))?.sessionId).toBe(firstSessionId);
   });
 
   it('a stored session id the engine does not know: the turn completes transparently in a new session', async () => {
     const bogus = spec.bogusSessionId();
     const t = Date.now();
-    main.store.saveSession({ key: 'stale', engine: spec.engine, sessionId: bogus, createdAt: t, updatedAt: t });
+    await main.store.saveSession({ key: 'stale', engine: spec.engine, sessionId: bogus, createdAt: t, updatedAt: t });
     const { events } = await turn(main, 'turn three: a new conversation', 'stale');
     assertEnding(events);
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
@@ -192,7 +192,7 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
     expect(c.finalText).toBe('FAKE-LLM-REPLY: turn three: a new conversation');
     expect(c.sessionId).toBeTruthy();
     expect(c.sessionId).not.toBe(bogus);
-    expect(main.store.getSession('stale')?.sessionId).toBe(c.sessionId);
+    expect((await main.store.getSession('stale'))?.sessionId).toBe(c.sessionId);
   });
 
   it('a key the provider rejects fails with a clear error (the engine gives up, no timeout needed)', async () => {

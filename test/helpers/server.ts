@@ -74,7 +74,7 @@ export async function startTestServer(
     async stop() {
       await t.assistant.drain(0);
       await server.close();
-      t.close();
+      await t.close();
     },
   };
 }

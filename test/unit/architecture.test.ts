@@ -33,8 +33,9 @@ describe('architecture', () => {
     expect(importing((s) => s === 'execa')).toEqual(['core/engines/runner.ts']);
   });
 
-  it('only core/store imports better-sqlite3, only the scheduler cron-parser', () => {
+  it('only core/store imports better-sqlite3 and pg, only the scheduler cron-parser', () => {
     expect(importing((s) => s === 'better-sqlite3').every((f) => f.startsWith('core/store/'))).toBe(true);
+    expect(importing((s) => s === 'pg').every((f) => f.startsWith('core/store/pg-'))).toBe(true);
     expect(importing((s) => s === 'cron-parser')).toEqual(['core/scheduler/cron.ts']);
   });
 

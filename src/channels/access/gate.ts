@@ -54,11 +54,15 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
       reply,
     });
 
-  const openPairing = (msg: InboundMessage, kind: AccessKind, id: string): Exclude<OpenPairingResult, { status: 'collision' }> => {
+  const openPairing = async (msg: InboundMessage, kind: AccessKind, id: string): Promise<Exclude<OpenPairingResult, { status: 'collision' }>> => {
     const label = kind === 'sender' ? msg.senderName : `asked by ${msg.senderName ?? msg.senderId}`;
     const request = { channel: msg.channel, kind, id, ...(label ? { label } : {}), createdAt: now() };
     for (;;) {
-      const result = deps.store.openPairing(request, { code: generatePairingCode(deps.random), ttlMs: PAIRING_TTL_MS, maxPending: MAX_PENDING_PER_CHANNEL });
+      const result = await deps.store.openPairing(request, {
+        code: generatePairingCode(deps.random),
+        ttlMs: PAIRING_TTL_MS,
+        maxPending: MAX_PENDING_PER_CHANNEL,
+      });
       if (result.status !== 'collision') return result;
     }
   };
@@ -66,7 +70,12 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
   return {
     async admit(msg, say) {
       const cfg = deps.config.current().config.access;
-      const v = decideAccess(msg, cfg, (kind, id) => deps.store.isGranted(msg.channel, kind, id));
+      // The policy is pure: the grants it may ask about are read first.
+      const [sender, chat] = await Promise.all([
+        deps.store.isGranted(msg.channel, 'sender', msg.senderId),
+        msg.chatType === 'group' ? deps.store.isGranted(msg.channel, 'chat', msg.chatId) : false,
+      ]);
+      const v = decideAccess(msg, cfg, (kind) => (kind === 'sender' ? sender : chat));
       const who = `${msg.channel}:${msg.chatType === 'group' ? `${msg.chatId} (group)` : msg.senderId}`;
       switch (v.verdict) {
         case 'admit':
@@ -76,21 +85,21 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
           return { admitted: false };
         case 'refuse':
           log.info(`${msg.channel} ${msg.messageId}: ${who} is not on the allowlist; dropped`);
-          refuse(msg, 'not_allowed', `${who} is not allowed (access.${msg.chatType === 'group' ? 'groups' : 'dm'}: allowlist)`, '');
+          await refuse(msg, 'not_allowed', `${who} is not allowed (access.${msg.chatType === 'group' ? 'groups' : 'dm'}: allowlist)`, '');
           return { admitted: false };
         case 'pair': {
-          const result = openPairing(msg, v.kind, v.id);
+          const result = await openPairing(msg, v.kind, v.id);
           if (result.status === 'full') {
             log.info(`${msg.channel} ${msg.messageId}: ${who} is not paired and ${MAX_PENDING_PER_CHANNEL} codes are already waiting`);
             const reply = formatPairingFull();
-            refuse(msg, 'not_paired', `${who} is not paired; ${MAX_PENDING_PER_CHANNEL} pairing codes are already waiting on ${msg.channel}`, reply);
+            await refuse(msg, 'not_paired', `${who} is not paired; ${MAX_PENDING_PER_CHANNEL} pairing codes are already waiting on ${msg.channel}`, reply);
             await say(reply);
             return { admitted: false };
           }
           const { code } = result.request;
           log.info(`${msg.channel} ${msg.messageId}: ${who} is not paired; ${result.status === 'created' ? 'new' : 'same'} pairing code ${code}`);
           const reply = formatPairingReply(v.kind, code, approveLine(code));
-          refuse(msg, 'not_paired', `${who} is not paired; pairing code ${code} sent`, reply);
+          await refuse(msg, 'not_paired', `${who} is not paired; pairing code ${code} sent`, reply);
           await say(reply);
           return { admitted: false };
         }
@@ -102,7 +111,7 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
       if (hit.ok) return true;
       const reply = hit.notify ? `Slow down: more than ${limit.messages} messages in ${limit.perSeconds} s. Try again in ${hit.retryInSeconds} s.` : '';
       log.info(`${msg.channel} ${msg.messageId}: ${msg.channel}:${msg.senderId} is over the rate limit${hit.notify ? '' : ' (already told)'}`);
-      refuse(msg, 'rate_limited', `over ${limit.messages} messages in ${limit.perSeconds} s; not processed`, reply);
+      await refuse(msg, 'rate_limited', `over ${limit.messages} messages in ${limit.perSeconds} s; not processed`, reply);
       if (reply) await say(reply);
       return false;
     },

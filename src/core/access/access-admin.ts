@@ -37,12 +37,12 @@ export interface AccessListing {
 export type AccessOutcome<T> = { ok: true; value: T; text: string } | { ok: false; reason: 'invalid' | 'not_found' | 'in_config'; text: string };
 
 export interface AccessAdmin {
-  list(): AccessListing;
+  list(): Promise<AccessListing>;
   /** `by`: who approves (`cli`, `http`, `chat:<channel>:<id>`), kept with the grant. */
-  approve(code: string, by: string): AccessOutcome<AccessGrant>;
-  deny(code: string): AccessOutcome<PairingRequest>;
+  approve(code: string, by: string): Promise<AccessOutcome<AccessGrant>>;
+  deny(code: string): Promise<AccessOutcome<PairingRequest>>;
   /** `<channel>:<id>` of an approved sender or chat. */
-  revoke(id: string): AccessOutcome<AccessGrant[]>;
+  revoke(id: string): Promise<AccessOutcome<AccessGrant[]>>;
 }
 
 export interface AccessAdminDeps {
@@ -54,18 +54,18 @@ export interface AccessAdminDeps {
 
 export function createAccessAdmin(deps: AccessAdminDeps): AccessAdmin {
   const now = deps.now ?? Date.now;
-  const withCode = <T>(input: string, act: (code: string) => T | undefined): AccessOutcome<T> => {
+  const withCode = async <T>(input: string, act: (code: string) => Promise<T | undefined>): Promise<AccessOutcome<T>> => {
     const code = parsePairingCode(input);
     if (!code) return { ok: false, reason: 'invalid', text: `"${input}" is not a pairing code (8 letters and digits, as the bot sent it).` };
-    const value = act(code);
+    const value = await act(code);
     if (value === undefined) return { ok: false, reason: 'not_found', text: `No pending pairing has the code ${code} (codes expire after an hour).` };
     return { ok: true, value, text: '' };
   };
 
   return {
-    list() {
+    async list() {
       const cfg = deps.access();
-      const grants = deps.store.accessGrants();
+      const [grants, requests] = await Promise.all([deps.store.accessGrants(), deps.store.pairingRequests(now())]);
       const approved = (kind: AccessKind): AccessEntry[] =>
         grants
           .filter((g) => g.kind === kind)
@@ -83,13 +83,13 @@ export function createAccessAdmin(deps: AccessAdminDeps): AccessAdmin {
         senders: [...configured(cfg.allow), ...approved('sender')],
         chats: [...configured(cfg.chats), ...approved('chat')],
         admins: [...cfg.admins],
-        pending: deps.store.pairingRequests(now()).map((r) => ({ ...r, subject: `${r.channel}:${r.id}` })),
+        pending: requests.map((r) => ({ ...r, subject: `${r.channel}:${r.id}` })),
         rateLimit: { ...cfg.rateLimit },
         dailyBudgetUsd: cfg.dailyBudgetUsd,
       };
     },
-    approve(input, by) {
-      const out = withCode(input, (code) => deps.store.approvePairing(code, now(), by));
+    async approve(input, by) {
+      const out = await withCode(input, (code) => deps.store.approvePairing(code, now(), by));
       if (!out.ok) return out;
       const g = out.value;
       const who = `${g.channel}:${g.id}${g.label ? ` (${g.label})` : ''}`;
@@ -99,15 +99,15 @@ export function createAccessAdmin(deps: AccessAdminDeps): AccessAdmin {
           g.kind === 'chat' ? `Approved the group chat ${who}: everyone in it can use the assistant now.` : `Approved ${who}: they can use the assistant now.`,
       };
     },
-    deny(input) {
-      const out = withCode(input, (code) => deps.store.denyPairing(code, now()));
+    async deny(input) {
+      const out = await withCode(input, (code) => deps.store.denyPairing(code, now()));
       if (!out.ok) return out;
       return { ...out, text: `Denied the pairing code ${out.value.code} of ${out.value.channel}:${out.value.id}.` };
     },
-    revoke(id) {
+    async revoke(id) {
       const cut = id.indexOf(':');
       if (cut <= 0 || cut === id.length - 1) return { ok: false, reason: 'invalid', text: `"${id}" is not "<channel>:<id>".` };
-      const removed = deps.store.revokeGrant(id.slice(0, cut), id.slice(cut + 1));
+      const removed = await deps.store.revokeGrant(id.slice(0, cut), id.slice(cut + 1));
       if (removed.length > 0) return { ok: true, value: removed, text: `Revoked ${id}: its next message is treated as from a stranger.` };
       const cfg = deps.access();
       const listed = (['allow', 'chats', 'admins'] as const).filter((key) => cfg[key].includes(id));

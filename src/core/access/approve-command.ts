@@ -14,12 +14,12 @@ export function createApproveCommand(access: AccessAdmin): SlashCommand {
     changesConfig: () => true,
     run: async ([code], call) => {
       if (!code) {
-        const pending = access.list().pending;
+        const { pending } = await access.list();
         if (pending.length === 0) return commandResult('No pairing codes are waiting.', { pending: [] });
         const rows = pending.map((p) => `  ${p.code}  ${p.kind === 'chat' ? 'group' : 'sender'} ${p.subject}${p.label ? ` (${p.label})` : ''}`);
         return commandResult(`Waiting for approval:\n${rows.join('\n')}\nApprove one with /approve <code>.`, { pending: pending.map((p) => p.code) });
       }
-      const out = access.approve(code, call.caller ? `chat:${call.caller}` : 'command');
+      const out = await access.approve(code, call.caller ? `chat:${call.caller}` : 'command');
       return out.ok
         ? commandResult(out.text, { approved: `${out.value.channel}:${out.value.id}` })
         : commandResult(out.text, { error: `pairing_${out.reason}` });

@@ -19,8 +19,8 @@ export interface BudgetState {
 /** Sources the budget never refuses: the owner at the terminal and the scheduler. */
 const OWNER_SOURCES = new Set(['terminal', 'cron']);
 
-export function readBudget(store: Pick<ActivityStore, 'dailyCost'>, dailyBudgetUsd: number, now: number): BudgetState {
-  const todayCostUsd = store.dailyCost(formatLocalDay(now));
+export async function readBudget(store: Pick<ActivityStore, 'dailyCost'>, dailyBudgetUsd: number, now: number): Promise<BudgetState> {
+  const todayCostUsd = await store.dailyCost(formatLocalDay(now));
   return { todayCostUsd, dailyBudgetUsd, reached: dailyBudgetUsd > 0 && todayCostUsd >= dailyBudgetUsd, resetsAt: nextLocalMidnight(now) };
 }
 

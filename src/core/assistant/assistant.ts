@@ -24,6 +24,8 @@ import type {
   RunningTurnStore,
   SessionStore,
 } from '../store/types.js';
+import { createKeyedOrder } from '../util/keyed-order.js';
+import { pruneIdleSessions } from './prune-sessions.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { formatCommandRecord, formatPreview, formatRefusalRecord, formatTurnRecord } from './activity-records.js';
 import { createBuiltinCommands } from './builtin-commands.js';
@@ -136,12 +138,12 @@ export interface Assistant {
   runsAtOnce(line: string): boolean;
   status(): AssistantStatus;
   onActivity(listener: (record: ActivityRecord) => void): () => void;
-  recentActivity(limit: number): ActivityRecord[];
-  metrics(): Metrics;
+  recentActivity(limit: number): Promise<ActivityRecord[]>;
+  metrics(): Promise<Metrics>;
   /** Record a message refused before any turn (live on onActivity, like a turn). */
-  recordRefusal(refusal: Refusal): void;
+  recordRefusal(refusal: Refusal): Promise<void>;
   /** Today's spending against `access.dailyBudgetUsd`. */
-  budget(): BudgetState;
+  budget(): Promise<BudgetState>;
   /**
    * Let running turns finish for up to `graceMs`, then abort what is left, queued turns too; their
    * completion says `Aborted: <why>` (default: the gateway is shutting down).
@@ -186,11 +188,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const inFlight = new Set<Promise<unknown>>();
   const listeners = new Set<(r: ActivityRecord) => void>();
 
-  // Idle sessions are pruned at start-up, never in the middle of serving.
-  const ttlDays = deps.config.current().config.sessionTtlDays;
-  const pruned = deps.store.pruneSessions(now() - ttlDays * 86_400_000);
-  if (pruned > 0) deps.log.info(`pruned ${pruned} session(s) idle for more than ${ttlDays} days`);
-
+  const pruning = pruneIdleSessions(deps.store, deps.config.current().config.sessionTtlDays, now(), deps.log);
+  const inOrder = createKeyedOrder();
   const recorder = createTurnRecorder(deps.store, deps.log);
   const sentFiles = createSentFiles({ dir: paths.sentFilesDir, now });
   sentFiles.prune();
@@ -201,9 +200,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   });
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
-  const record = (raw: ActivityRecord) => {
+  const record = async (raw: ActivityRecord) => {
     const r = maskSecretValues(raw, deps.config.current().secretValues);
-    deps.store.recordActivity(r);
+    await deps.store.recordActivity(r);
     for (const l of listeners) l(r);
   };
 
@@ -211,7 +210,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }, refusal?: string): AsyncIterable<StreamEvent> => {
     const out = createAsyncQueue<StreamEvent>();
     const emit = (e: StreamEvent) => out.push(e);
-    const key = opts.chatKey !== undefined ? sessions.resolve(opts.chatKey) : (opts.sessionKey ?? 'default');
+    let key = opts.sessionKey ?? 'default';
     const source = opts.source ?? 'http';
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
@@ -221,13 +220,20 @@ export function createAssistant(deps: AssistantDeps): Assistant {
 
     const task = (async () => {
       if (refusal) return log(rejectTurn(refusal, emit), 0);
-      const budget = isBudgeted(source) ? budgetNow() : undefined;
-      if (budget?.reached) return log(rejectTurn(formatBudgetRefusal(budget), emit), 0, 'over_budget');
       const images = decodeImages(opts.images);
       if (!images.ok) return log(rejectTurn(images.message, emit), 0);
       const files = decodeFiles(opts.files);
       if (!files.ok) return log(rejectTurn(files.message, emit), 0);
-      const admission = opts.waitForCapacity ? await queue.admitWhenFree(key, opts.signal) : queue.admit(key);
+      // Admitted in call order per chat (or key), though the store reads on the way may finish in any order.
+      const pre = await inOrder(opts.chatKey ?? key, async () => {
+        await pruning;
+        if (opts.chatKey !== undefined) key = await sessions.resolve(opts.chatKey);
+        const budget = isBudgeted(source) ? await budgetNow() : undefined;
+        if (budget?.reached) return { spent: true as const, budget };
+        return { spent: false as const, admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal) : Promise.resolve(queue.admit(key)) };
+      });
+      if (pre.spent) return log(rejectTurn(formatBudgetRefusal(pre.budget), emit), 0, 'over_budget');
+      const admission = await pre.admitting;
       if (!admission.ok) return log(rejectTurn(formatAdmissionRefusal(admission), emit), 0);
       const ctl = new AbortController();
       admitted.add(ctl);
@@ -252,7 +258,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         }
         running.set(key, ctl);
         const full = promptWithFiles(prompt, saveIncomingFiles(paths.dir, files.files, now()));
-        deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
+        await deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
         turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
         turnApprovals = approvals.openTurn({
           sessionKey: key,
@@ -275,11 +281,11 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           emit,
         );
         const reply = outcome.completion.finalText;
-        if (reply) deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
-        log(outcome.completion, outcome.costUsd);
+        if (reply) await deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
+        await log(outcome.completion, outcome.costUsd);
       } finally {
         turnApprovals?.close();
-        turnRecord?.end();
+        await turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);
         opts.signal?.removeEventListener('abort', onCallerAbort);
@@ -310,8 +316,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const reset = async (key: string) => {
     abort(key);
     approvals.forget(key);
-    deps.store.deleteSession(key);
-    deps.store.clearHistory(key);
+    await deps.store.deleteSession(key);
+    await deps.store.clearHistory(key);
   };
 
   const status = (): AssistantStatus => {
@@ -329,7 +335,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     listModels: () => engine.listModels(deps.config.current().config),
     reset,
     abort,
-    statusText: (key) => formatStatusText(status(), deps.store.getSession(key), key, running.has(key)),
+    statusText: async (key) => formatStatusText(status(), await deps.store.getSession(key), key, running.has(key)),
   })) {
     deps.commands.add(command);
   }
@@ -355,7 +361,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     },
     async runCommand(line, opts = {}) {
       const started = now();
-      const key = opts.chatKey !== undefined ? sessions.resolve(opts.chatKey) : (opts.sessionKey ?? 'default');
+      const key = opts.chatKey !== undefined ? await sessions.resolve(opts.chatKey) : (opts.sessionKey ?? 'default');
       const result = await deps.commands.run(line, {
         sessionKey: key,
         ...(opts.chatKey !== undefined ? { chatKey: opts.chatKey } : {}),
@@ -363,7 +369,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         ...(opts.caller ? { caller: opts.caller } : {}),
       });
       const source = opts.source ?? 'http';
-      record(formatCommandRecord(line, result, { source, sender: opts.sender ?? source, sessionKey: key, started, ended: now() }));
+      await record(formatCommandRecord(line, result, { source, sender: opts.sender ?? source, sessionKey: key, started, ended: now() }));
       return result;
     },
     reset,

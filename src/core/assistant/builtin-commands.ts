@@ -13,7 +13,7 @@ export interface BuiltinCommandDeps {
   listModels(): Promise<{ models: string[]; source: string }>;
   reset(key: string): Promise<void>;
   abort(key: string): boolean;
-  statusText(key: string): string;
+  statusText(key: string): Promise<string>;
 }
 
 /** /help, /status, /engine, /model, /skill, /reset, /stop. */
@@ -32,7 +32,7 @@ export function createBuiltinCommands(deps: BuiltinCommandDeps): SlashCommand[] 
       usage: '/status',
       help: 'assistant, engine, model and this session',
       changesConfig: never,
-      run: async (_args, call) => commandResult(deps.statusText(call.sessionKey)),
+      run: async (_args, call) => commandResult(await deps.statusText(call.sessionKey)),
     },
     {
       name: 'engine',

@@ -37,16 +37,16 @@ export type SessionChange = { ok: true; session: ChatSessionView; text: string }
 
 export interface ChatSessions {
   /** The key the chat's next message runs on. Reads only. */
-  resolve(chatKey: string): string;
-  list(chatKey: string): ChatSessionView[];
-  create(chatKey: string, name?: string): SessionChange;
-  switchTo(chatKey: string, name: string): SessionChange;
+  resolve(chatKey: string): Promise<string>;
+  list(chatKey: string): Promise<ChatSessionView[]>;
+  create(chatKey: string, name?: string): Promise<SessionChange>;
+  switchTo(chatKey: string, name: string): Promise<SessionChange>;
   /** Rename the chat's current session. */
-  rename(chatKey: string, name: string): SessionChange;
+  rename(chatKey: string, name: string): Promise<SessionChange>;
   /** Delete a session that is not current: its engine session and history are cleared. */
   remove(chatKey: string, name: string): Promise<SessionChange>;
   /** Every session key, newest activity first. */
-  listKeys(): SessionKeyView[];
+  listKeys(): Promise<SessionKeyView[]>;
 }
 
 export interface ChatSessionDeps {
@@ -57,7 +57,11 @@ export interface ChatSessionDeps {
 }
 
 export function createChatSessions(deps: ChatSessionDeps): ChatSessions {
-  const view = (s: ChatSession, session = deps.store.getSession(s.sessionKey)): ChatSessionView => ({
+  const view = async (s: ChatSession, known?: SessionRecord | null): Promise<ChatSessionView> => {
+    const session = known === undefined ? await deps.store.getSession(s.sessionKey) : (known ?? undefined);
+    return viewOf(s, session);
+  };
+  const viewOf = (s: ChatSession, session: SessionRecord | undefined): ChatSessionView => ({
     name: s.name,
     sessionKey: s.sessionKey,
     current: s.current,
@@ -67,24 +71,25 @@ export function createChatSessions(deps: ChatSessionDeps): ChatSessions {
   });
 
   /** A chat that never used the commands gets its base key as `main` (current) on first use. */
-  const ensure = (chatKey: string): ChatSession[] => {
-    const rows = deps.store.chatSessions(chatKey);
+  const ensure = async (chatKey: string): Promise<ChatSession[]> => {
+    const rows = await deps.store.chatSessions(chatKey);
     if (rows.length > 0) return rows;
-    const base = deps.store.getSession(chatKey);
-    deps.store.addChatSession({ chatKey, name: MAIN_SESSION, sessionKey: chatKey, createdAt: base?.createdAt ?? deps.now(), current: true });
+    const base = await deps.store.getSession(chatKey);
+    // false when another caller added it first: either way the chat has its `main` now
+    await deps.store.addChatSession({ chatKey, name: MAIN_SESSION, sessionKey: chatKey, createdAt: base?.createdAt ?? deps.now(), current: true });
     return deps.store.chatSessions(chatKey);
   };
-  const named = (chatKey: string, name: string) => ensure(chatKey).find((s) => s.name.toLowerCase() === name.toLowerCase());
+  const named = async (chatKey: string, name: string) => (await ensure(chatKey)).find((s) => s.name.toLowerCase() === name.toLowerCase());
   const fail = (error: string, text: string): SessionChange => ({ ok: false, error, text });
   const badName = (name: string) =>
     fail('invalid_name', `"${name}" is not a usable session name: 1 to 40 letters, digits, ".", "_" or "-", starting with a letter or digit.`);
 
   /** `<chat>#<name>`, unless that key is in use (a renamed session keeps its key): then `-2`, `-3`… */
-  const freshKey = (chatKey: string, name: string): string => {
-    const used = new Set(deps.store.allChatSessions().map((s) => s.sessionKey));
+  const freshKey = async (chatKey: string, name: string): Promise<string> => {
+    const used = new Set((await deps.store.allChatSessions()).map((s) => s.sessionKey));
     const base = `${chatKey}#${name.toLowerCase()}`;
     let key = base;
-    for (let i = 2; used.has(key) || deps.store.getSession(key); i++) key = `${base}-${i}`;
+    for (let i = 2; used.has(key) || (await deps.store.getSession(key)); i++) key = `${base}-${i}`;
     return key;
   };
   const autoName = (rows: ChatSession[]): string => {
@@ -95,53 +100,53 @@ export function createChatSessions(deps: ChatSessionDeps): ChatSessions {
   };
 
   return {
-    resolve(chatKey) {
-      return deps.store.chatSessions(chatKey).find((s) => s.current)?.sessionKey ?? chatKey;
+    async resolve(chatKey) {
+      return (await deps.store.chatSessions(chatKey)).find((s) => s.current)?.sessionKey ?? chatKey;
     },
-    list(chatKey) {
-      return ensure(chatKey).map((s) => view(s));
+    async list(chatKey) {
+      return Promise.all((await ensure(chatKey)).map((s) => view(s)));
     },
-    create(chatKey, requested) {
-      const rows = ensure(chatKey);
+    async create(chatKey, requested) {
+      const rows = await ensure(chatKey);
       const name = requested ?? autoName(rows);
       if (!NAME.test(name)) return badName(name);
       if (rows.some((s) => s.name.toLowerCase() === name.toLowerCase()))
         return fail('exists', `This chat already has a session named "${name}": /switch ${name} to go back to it.`);
       if (rows.length >= MAX_SESSIONS_PER_CHAT)
         return fail('too_many', `This chat has ${rows.length} sessions, the most it can keep: /delete one first (/sessions lists them).`);
-      const session: ChatSession = { chatKey, name, sessionKey: freshKey(chatKey, name), createdAt: deps.now(), current: true };
-      if (!deps.store.addChatSession(session)) return fail('exists', `Could not create "${name}"; try another name.`);
+      const session: ChatSession = { chatKey, name, sessionKey: await freshKey(chatKey, name), createdAt: deps.now(), current: true };
+      if (!(await deps.store.addChatSession(session))) return fail('exists', `Could not create "${name}"; try another name.`);
       const previous = rows.find((s) => s.current)?.name;
       return {
         ok: true,
-        session: view(session),
+        session: await view(session),
         text: `New session "${name}": the next message starts a fresh conversation.${previous ? ` "${previous}" is kept: /switch ${previous} to go back.` : ''}`,
       };
     },
-    switchTo(chatKey, name) {
-      const target = named(chatKey, name);
-      if (!target) return fail('not_found', `No session named "${name}" in this chat. ${formatNames(ensure(chatKey))}`);
-      deps.store.switchChatSession(chatKey, target.name);
+    async switchTo(chatKey, name) {
+      const target = await named(chatKey, name);
+      if (!target) return fail('not_found', `No session named "${name}" in this chat. ${formatNames(await ensure(chatKey))}`);
+      await deps.store.switchChatSession(chatKey, target.name);
       const updated = { ...target, current: true };
-      const v = view(updated);
+      const v = await view(updated);
       return { ok: true, session: v, text: `Switched to "${target.name}" (${formatTurns(v.turns)}).` };
     },
-    rename(chatKey, name) {
-      const current = ensure(chatKey).find((s) => s.current);
+    async rename(chatKey, name) {
+      const current = (await ensure(chatKey)).find((s) => s.current);
       if (!current) return fail('not_found', 'This chat has no current session.');
       if (!NAME.test(name)) return badName(name);
-      if (!deps.store.renameChatSession(chatKey, current.name, name)) return fail('exists', `This chat already has a session named "${name}".`);
-      return { ok: true, session: view({ ...current, name }), text: `Renamed "${current.name}" to "${name}".` };
+      if (!(await deps.store.renameChatSession(chatKey, current.name, name))) return fail('exists', `This chat already has a session named "${name}".`);
+      return { ok: true, session: await view({ ...current, name }), text: `Renamed "${current.name}" to "${name}".` };
     },
     async remove(chatKey, name) {
-      const target = named(chatKey, name);
-      if (!target) return fail('not_found', `No session named "${name}" in this chat. ${formatNames(ensure(chatKey))}`);
+      const target = await named(chatKey, name);
+      if (!target) return fail('not_found', `No session named "${name}" in this chat. ${formatNames(await ensure(chatKey))}`);
       if (target.current) return fail('current', `"${target.name}" is the current session: /switch to another one before deleting it (or /reset to clear it).`);
       await deps.reset(target.sessionKey);
-      deps.store.removeChatSession(chatKey, target.name);
-      return { ok: true, session: view(target, undefined), text: `Deleted "${target.name}" and its conversation.` };
+      await deps.store.removeChatSession(chatKey, target.name);
+      return { ok: true, session: await view(target, null), text: `Deleted "${target.name}" and its conversation.` };
     },
-    listKeys() {
+    async listKeys() {
       const byKey = new Map<string, SessionKeyView>();
       const put = (key: string, s: SessionRecord | undefined, createdAt: number) =>
         byKey.set(key, {
@@ -151,9 +156,10 @@ export function createChatSessions(deps: ChatSessionDeps): ChatSessions {
           turns: s?.turns ?? 0,
           ...(s ? { engine: s.engine } : {}),
         });
-      const sessions = new Map(deps.store.listSessions().map((s) => [s.key, s]));
+      const [all, chats] = await Promise.all([deps.store.listSessions(), deps.store.allChatSessions()]);
+      const sessions = new Map(all.map((s) => [s.key, s]));
       for (const s of sessions.values()) put(s.key, s, s.createdAt);
-      for (const c of deps.store.allChatSessions()) {
+      for (const c of chats) {
         if (!byKey.has(c.sessionKey)) put(c.sessionKey, sessions.get(c.sessionKey), c.createdAt);
         const entry = byKey.get(c.sessionKey);
         if (entry) entry.chat = { key: c.chatKey, name: c.name, current: c.current };

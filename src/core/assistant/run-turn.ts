@@ -54,7 +54,7 @@ export const SILENT_REPLY = '[PASS]';
 export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: StreamEvent) => void): Promise<TurnOutcome> {
   const started = deps.now();
   const { config, store } = deps;
-  const saved = store.getSession(req.key);
+  const saved = await store.getSession(req.key);
   // A session created by another engine means nothing to this one.
   const resumeId = saved && saved.engine === config.engine ? (saved.sessionId ?? undefined) : undefined;
   let sessionId = resumeId;
@@ -65,11 +65,11 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   let numTurns: number | undefined;
   let terminal: Extract<AgentEvent, { type: 'done' | 'error' }> | undefined;
 
-  const rememberSession = (id: string) => {
+  const rememberSession = async (id: string) => {
     if (id === sessionId && saved?.engine === config.engine) return;
     sessionId = id;
     const t = deps.now();
-    store.saveSession({ key: req.key, engine: config.engine, sessionId: id, createdAt: saved?.createdAt ?? t, updatedAt: t });
+    await store.saveSession({ key: req.key, engine: config.engine, sessionId: id, createdAt: saved?.createdAt ?? t, updatedAt: t });
   };
 
   let files: string[] = [];
@@ -91,7 +91,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     for await (const e of events) {
       switch (e.type) {
         case 'session':
-          rememberSession(e.sessionId);
+          await rememberSession(e.sessionId);
           break;
         case 'text':
           streamed += e.delta;
@@ -133,8 +133,8 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   const durationMs = deps.now() - started;
   if (sessionId) {
     const t = deps.now();
-    store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: store.getSession(req.key)?.createdAt ?? t, updatedAt: t });
-    store.countSessionTurn(req.key);
+    await store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: (await store.getSession(req.key))?.createdAt ?? t, updatedAt: t });
+    await store.countSessionTurn(req.key);
   }
   const completion = complete(terminal, { streamed, answer }, { sessionId, durationMs }, req.signal);
   if (completion.status === 'failed' && completion.message) emit({ type: 'error', message: completion.message });

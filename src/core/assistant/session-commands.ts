@@ -22,7 +22,7 @@ export function createSessionCommands(sessions: ChatSessions, now: () => number)
       usage: '/new [name]',
       help: 'start a new session in this chat (the current one is kept)',
       changesConfig: never,
-      run: async (args, call) => inChat(call, (chat) => answer(sessions.create(chat, nameOf(args)))),
+      run: async (args, call) => inChat(call, async (chat) => answer(await sessions.create(chat, nameOf(args)))),
     },
     {
       name: 'sessions',
@@ -30,8 +30,8 @@ export function createSessionCommands(sessions: ChatSessions, now: () => number)
       help: "this chat's sessions: name, last used, turns",
       changesConfig: never,
       run: async (_args, call) =>
-        inChat(call, (chat) => {
-          const list = sessions.list(chat);
+        inChat(call, async (chat) => {
+          const list = await sessions.list(chat);
           return commandResult(formatSessionList(list, now()), { sessions: list.map(toJson) });
         }),
     },
@@ -41,7 +41,9 @@ export function createSessionCommands(sessions: ChatSessions, now: () => number)
       help: 'continue another session of this chat',
       changesConfig: never,
       run: async (args, call) =>
-        inChat(call, (chat) => (args.length ? answer(sessions.switchTo(chat, nameOf(args) ?? '')) : usage('Usage: `/switch <name>` (/sessions lists them)'))),
+        inChat(call, async (chat) =>
+          args.length ? answer(await sessions.switchTo(chat, nameOf(args) ?? '')) : usage('Usage: `/switch <name>` (/sessions lists them)'),
+        ),
     },
     {
       name: 'rename',
@@ -49,7 +51,7 @@ export function createSessionCommands(sessions: ChatSessions, now: () => number)
       help: 'rename the current session',
       changesConfig: never,
       run: async (args, call) =>
-        inChat(call, (chat) => (args.length ? answer(sessions.rename(chat, nameOf(args) ?? '')) : usage('Usage: `/rename <new name>`'))),
+        inChat(call, async (chat) => (args.length ? answer(await sessions.rename(chat, nameOf(args) ?? '')) : usage('Usage: `/rename <new name>`'))),
     },
     {
       name: 'delete',

@@ -11,8 +11,10 @@ import type { ProcessIdentity, RunningTurn, RunningTurnStore } from '../store/ty
  * never the turn.
  */
 export interface TurnRecord {
+  /** Called by the engine runner as it sees the processes (synchronously): the writes are chained, in order. */
   processes(processes: ProcessIdentity[]): void;
-  end(): void;
+  /** Resolves once the record is gone (await it before the store may close). */
+  end(): Promise<void>;
 }
 
 export interface TurnRecorder {
@@ -22,23 +24,23 @@ export interface TurnRecorder {
 export function createTurnRecorder(store: RunningTurnStore, log: Logger): TurnRecorder {
   // Without process identities (not Linux) there is nothing a later start could safely act on.
   const owner = identifyProcess(process.pid);
-  const safely = (what: string, fn: () => void) => {
-    try {
-      fn();
-    } catch (err) {
-      log.warn(`running-turn record: ${what}: ${errorMessage(err)}`);
-    }
-  };
+  const warn = (what: string) => (err: unknown) => log.warn(`running-turn record: ${what}: ${errorMessage(err)}`);
   return {
     begin(turn) {
-      if (!owner) return { processes: () => undefined, end: () => undefined };
-      let id: number | undefined;
-      safely('add', () => {
-        id = store.addRunningTurn({ ...turn, owner });
+      if (!owner) return { processes: () => undefined, end: async () => undefined };
+      const added = store.addRunningTurn({ ...turn, owner }).catch((err: unknown) => {
+        warn('add')(err);
+        return undefined;
       });
+      // One chain per turn: an update never overtakes the add, the removal never overtakes an update.
+      let chain: Promise<unknown> = added;
+      const then = (what: string, fn: (id: number) => Promise<unknown>) => {
+        chain = chain.then(() => added.then((id) => (id === undefined ? undefined : fn(id)))).catch(warn(what));
+        return chain;
+      };
       return {
-        processes: (processes) => safely('update', () => id !== undefined && store.setRunningTurnProcesses(id, processes)),
-        end: () => safely('remove', () => id !== undefined && store.removeRunningTurn(id)),
+        processes: (processes) => void then('update', (id) => store.setRunningTurnProcesses(id, processes)),
+        end: async () => void (await then('remove', (id) => store.removeRunningTurn(id))),
       };
     },
   };

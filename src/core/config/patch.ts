@@ -27,6 +27,8 @@ export const RESTART_FIELDS: ReadonlyArray<readonly string[]> = [
   // Not in the spec's table: these are read once when the gateway connects its channels.
   ['inbox'],
   ['historyFetch'],
+  // The state store is opened once, when the process starts.
+  ['store'],
 ];
 
 export interface PatchResult {

@@ -82,6 +82,19 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     initialLookbackMinutes: f.num(0, true).default(60),
   });
 
+  // Where the state lives: the embedded SQLite file by default; a PostgreSQL server with `url`
+  // (assistants on several hosts). `schema` defaults to one derived from `name` (see store/open-store.ts).
+  const store = z.strictObject({
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/\S+$/, 'expected a postgres:// or postgresql:// URL')
+      .optional(),
+    schema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'use lower-case letters, digits and underscores (at most 63, not starting with a digit)')
+      .optional(),
+  });
+
   const persona = z.strictObject({
     role: z.string().optional(),
     displayName: z.string().optional(),
@@ -169,6 +182,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     channels: channels.prefault({}),
     inbox: inbox.prefault({}),
     historyFetch: historyFetch.prefault({}),
+    store: store.prefault({}),
     oauthToken: z.string().min(1).optional(),
     persona: persona.optional(),
     provider: provider.optional(),

@@ -12,7 +12,11 @@ const SECRET_CONTAINERS = new Set(['env', 'headers']);
 
 export const MASK = '********';
 
+/** Secret fields whose key alone does not say so: the store URL carries the database password. */
+const SECRET_PATHS = new Set(['store.url']);
+
 export function isSecretPath(path: ReadonlyArray<string | number>): boolean {
+  if (SECRET_PATHS.has(path.join('.'))) return true;
   const last = path[path.length - 1];
   if (typeof last === 'string' && SECRET_KEY.test(last)) return true;
   return path.slice(0, -1).some((seg) => typeof seg === 'string' && SECRET_CONTAINERS.has(seg));

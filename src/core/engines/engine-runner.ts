@@ -11,7 +11,7 @@ import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
 import { runProcess } from './runner.js';
-import type { EngineDefinition, EngineTurn, ModelListing } from './types.js';
+import type { EngineDefinition, EngineTurn, ModelListing, ProviderEndpoint } from './types.js';
 
 /**
  * One engine turn, as the chat core asks for it: prepare the workspace (context file, skill
@@ -86,7 +86,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       yield { type: 'error', code: 'spawn_failed', message: `could not prepare the workspace: ${(err as Error).message}`, kind: 'engine' };
       return;
     }
-    const chosen = chooseEndpoint(req.config.provider, deps.failover, now());
+    const chosen = await chooseEndpoint(req.config.provider, deps.failover, now());
     // Chat approvals: a helper process asks over a loopback endpoint opened for this run only.
     const asks = !req.config.skipPermissions && req.askApproval && engine.approvals ? req.askApproval : undefined;
     let helper: (HelperEndpoint & { close(): void }) | undefined;
@@ -109,7 +109,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     engine: EngineDefinition,
     req: EngineTurnRequest,
     attempt: (sessionId: string | undefined) => AsyncIterable<AgentEvent>,
-    chosen: ReturnType<typeof chooseEndpoint>,
+    chosen: Awaited<ReturnType<typeof chooseEndpoint>>,
   ): AsyncIterable<AgentEvent> {
     let terminal: AgentEvent | undefined;
     if (req.sessionId) {
@@ -131,7 +131,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       }
     }
     const outcome = terminal?.type === 'done' ? 'ok' : terminal?.type === 'error' && terminal.kind === 'provider' ? 'provider_error' : 'other';
-    if (recordOutcome(req.config.provider, chosen, outcome, deps.failover, now())) {
+    if (await recordOutcome(req.config.provider, chosen, outcome, deps.failover, now())) {
       deps.log.warn(`provider ${chosen?.endpoint.baseUrl ?? ''} failed ${req.config.provider?.failoverThreshold} times in a row; using provider.fallback`);
     }
   }
@@ -141,7 +141,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     binary: string,
     req: EngineTurnRequest,
     sessionId: string | undefined,
-    endpoint: ReturnType<typeof chooseEndpoint> extends infer C ? (C extends { endpoint: infer E } ? E : never) | undefined : never,
+    endpoint: ProviderEndpoint | undefined,
     approvals: EngineTurn['approvals'],
   ): AsyncIterable<AgentEvent> {
     const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;

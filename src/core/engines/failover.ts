@@ -15,38 +15,57 @@ export interface ChosenEndpoint {
   which: 'primary' | 'fallback';
 }
 
-export function chooseEndpoint(provider: ProviderConfig | undefined, store: FailoverStore, now: number): ChosenEndpoint | undefined {
-  if (!provider) return undefined;
-  const primary: ProviderEndpoint = pick(provider);
-  const state = store.readFailover();
-  if (provider.fallback && state.fallbackSince !== undefined) {
-    if (now - state.fallbackSince < RECOVERY_PERIOD_MS) return { endpoint: pick(provider.fallback), which: 'fallback' };
-    store.writeFailover({ consecutiveFailures: 0 }); // recovery period over: the primary gets its chance again
-  }
-  return { endpoint: primary, which: 'primary' };
+export function chooseEndpoint(provider: ProviderConfig | undefined, store: FailoverStore, now: number): Promise<ChosenEndpoint | undefined> {
+  if (!provider) return Promise.resolve(undefined);
+  return serially(store, async () => {
+    const primary: ProviderEndpoint = pick(provider);
+    const state = await store.readFailover();
+    if (provider.fallback && state.fallbackSince !== undefined) {
+      if (now - state.fallbackSince < RECOVERY_PERIOD_MS) return { endpoint: pick(provider.fallback), which: 'fallback' };
+      await store.writeFailover({ consecutiveFailures: 0 }); // recovery period over: the primary gets its chance again
+    }
+    return { endpoint: primary, which: 'primary' };
+  });
 }
 
-/** Record how a turn ended; returns true when this outcome switched turns to the fallback. */
+/** Record how a turn ended; resolves true when this outcome switched turns to the fallback. */
 export function recordOutcome(
   provider: ProviderConfig | undefined,
   chosen: ChosenEndpoint | undefined,
   outcome: 'ok' | 'provider_error' | 'other',
   store: FailoverStore,
   now: number,
-): boolean {
-  if (!provider || !chosen || chosen.which !== 'primary' || outcome === 'other') return false;
-  const state = store.readFailover();
-  if (outcome === 'ok') {
-    if (state.consecutiveFailures !== 0) store.writeFailover({ consecutiveFailures: 0 });
+): Promise<boolean> {
+  if (!provider || !chosen || chosen.which !== 'primary' || outcome === 'other') return Promise.resolve(false);
+  return serially(store, async () => {
+    const state = await store.readFailover();
+    if (outcome === 'ok') {
+      if (state.consecutiveFailures !== 0) await store.writeFailover({ consecutiveFailures: 0 });
+      return false;
+    }
+    const failures = state.consecutiveFailures + 1;
+    if (provider.fallback && failures >= provider.failoverThreshold) {
+      await store.writeFailover({ consecutiveFailures: 0, fallbackSince: now });
+      return true;
+    }
+    await store.writeFailover({ consecutiveFailures: failures });
     return false;
-  }
-  const failures = state.consecutiveFailures + 1;
-  if (provider.fallback && failures >= provider.failoverThreshold) {
-    store.writeFailover({ consecutiveFailures: 0, fallbackSince: now });
-    return true;
-  }
-  store.writeFailover({ consecutiveFailures: failures });
-  return false;
+  });
+}
+
+/**
+ * The read-then-write of the failover state, one at a time per store in this process: turns that
+ * end together must not both count from the same number (a lost failure would delay the switch).
+ * Across processes it stays last-writer-wins, as it always was: the count is a heuristic.
+ */
+const chains = new WeakMap<FailoverStore, Promise<unknown>>();
+function serially<T>(store: FailoverStore, fn: () => Promise<T>): Promise<T> {
+  const next = (chains.get(store) ?? Promise.resolve()).then(fn, fn);
+  chains.set(
+    store,
+    next.catch(() => undefined),
+  );
+  return next;
 }
 
 function pick(e: { baseUrl?: string; apiKey?: string; model?: string }): ProviderEndpoint {
@@ -61,8 +80,8 @@ function pick(e: { baseUrl?: string; apiKey?: string; model?: string }): Provide
 export function createMemoryFailoverStore(): FailoverStore {
   let state: FailoverState = { consecutiveFailures: 0 };
   return {
-    readFailover: () => state,
-    writeFailover: (s) => {
+    readFailover: async () => state,
+    writeFailover: async (s) => {
       state = s;
     },
   };

@@ -27,16 +27,16 @@ export async function reapInterruptedTurns(deps: {
 }): Promise<ReapResult> {
   const now = deps.now ?? Date.now;
   const result: ReapResult = { turns: 0, processes: 0 };
-  for (const turn of deps.store.runningTurns()) {
+  for (const turn of await deps.store.runningTurns()) {
     if (isProcessAlive(turn.owner)) continue;
     try {
       result.processes += await stopLeftovers(turn, deps.graceMs ?? 2_000);
     } catch (err) {
       deps.log.warn(`interrupted turn on "${turn.sessionKey}": could not stop its engine: ${errorMessage(err)}`);
     }
-    if (!deps.store.removeRunningTurn(turn.id)) continue;
+    if (!(await deps.store.removeRunningTurn(turn.id))) continue;
     result.turns++;
-    deps.store.recordActivity({
+    await deps.store.recordActivity({
       ts: new Date(turn.startedAt).toISOString(),
       source: turn.source,
       sender: turn.sender,

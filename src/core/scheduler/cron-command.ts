@@ -35,17 +35,19 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
     const tasks = deps.config.current().config.tasks;
     if (!sub || sub === 'list') {
       if (tasks.length === 0) return commandResult('No scheduled tasks (add them under `tasks:` in service.yaml).', { tasks: [] });
-      const rows = tasks.map((t) => {
-        const [last] = deps.tasks.history(t.id, 1);
-        return {
-          id: t.id,
-          name: t.name,
-          schedule: t.schedule,
-          enabled: t.enabled,
-          nextRun: t.enabled ? (nextRun(t.id)?.toISOString() ?? null) : null,
-          lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
-        };
-      });
+      const rows = await Promise.all(
+        tasks.map(async (t) => {
+          const [last] = await deps.tasks.history(t.id, 1);
+          return {
+            id: t.id,
+            name: t.name,
+            schedule: t.schedule,
+            enabled: t.enabled,
+            nextRun: t.enabled ? (nextRun(t.id)?.toISOString() ?? null) : null,
+            lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
+          };
+        }),
+      );
       // The same table as `service cron list`.
       return commandResult(`Tasks:\n${formatTaskList(rows).join('\n')}`, {
         tasks: tasks.map((t) => ({ id: t.id, name: t.name, schedule: t.schedule, enabled: t.enabled })),
@@ -72,7 +74,7 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
       const text = outcome.reply || outcome.run.error || outcome.run.preview || '(no reply)';
       return commandResult(`Task ${id} ${outcome.run.status}: ${text}`, { id, status: outcome.run.status });
     }
-    const runs = deps.tasks.history(id, 20);
+    const runs = await deps.tasks.history(id, 20);
     const lines = formatRunHistory(runs);
     const iso = runs.map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() }));
     return commandResult(runs.length ? `Last runs of ${id}:\n${lines.join('\n')}` : `Task ${id} has not run yet.`, { id, runs: iso });

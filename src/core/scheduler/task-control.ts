@@ -45,8 +45,8 @@ export type TaskRunStart = { ok: true; events: AsyncIterable<StreamEvent> } | Ta
 
 export interface TaskControl {
   readonly scheduled: boolean;
-  list(): TaskSummary[];
-  get(id: string): TaskSummary | undefined;
+  list(): Promise<TaskSummary[]>;
+  get(id: string): Promise<TaskSummary | undefined>;
   /** Start a run now; its turn's events stream as they happen and end once the run is recorded. */
   run(id: string): TaskRunStart;
   /** Run now and wait for the recorded outcome (`/cron run`): refused the same way as `run`. */
@@ -54,9 +54,9 @@ export interface TaskControl {
   /** What the scheduler calls at a task's time (skipped while a run of the task started here is going). */
   runScheduled(task: TaskConfig): Promise<void>;
   /** Edit `enabled` in service.yaml; undefined when there is no such task. */
-  setEnabled(id: string, enabled: boolean): TaskSummary | undefined;
+  setEnabled(id: string, enabled: boolean): Promise<TaskSummary | undefined>;
   /** The last `limit` runs, newest first; undefined when there is no such task. */
-  history(id: string, limit: number): TaskRunView[] | undefined;
+  history(id: string, limit: number): Promise<TaskRunView[] | undefined>;
 }
 
 export function createTaskControl(deps: TaskControlDeps): TaskControl {
@@ -65,8 +65,8 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
   const tasks = () => deps.config.current().config.tasks;
   const find = (id: string) => tasks().find((t) => t.id === id);
 
-  const summarise = (t: TaskConfig): TaskSummary => {
-    const last = deps.runner.history(t.id, 1)[0];
+  const summarise = async (t: TaskConfig): Promise<TaskSummary> => {
+    const [last] = await deps.runner.history(t.id, 1);
     return {
       id: t.id,
       name: t.name,
@@ -98,8 +98,8 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
 
   return {
     scheduled: deps.scheduled,
-    list: () => tasks().map(summarise),
-    get(id) {
+    list: () => Promise.all(tasks().map(summarise)),
+    async get(id) {
       const t = find(id);
       return t ? summarise(t) : undefined;
     },
@@ -132,20 +132,20 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
     async runScheduled(task) {
       if (running.has(task.id)) {
         deps.log.warn(`task ${task.id}: a run started by hand is still going; this scheduled run is skipped`);
-        deps.runner.recordSkipped(task, now());
+        await deps.runner.recordSkipped(task, now());
         return;
       }
       await runTracked(task);
     },
-    setEnabled(id, enabled) {
+    async setEnabled(id, enabled) {
       if (!find(id)) return undefined;
       deps.config.edit(editTask(id, { enabled }));
       const t = find(id);
       return t ? summarise(t) : undefined;
     },
-    history(id, limit) {
+    async history(id, limit) {
       if (!find(id)) return undefined;
-      return deps.runner.history(id, limit).map(formatRun);
+      return (await deps.runner.history(id, limit)).map(formatRun);
     },
   };
 }

@@ -36,9 +36,9 @@ export interface TaskRunOptions {
 
 export interface TaskRunner {
   run(task: TaskConfig, opts?: TaskRunOptions): Promise<TaskOutcome>;
-  recordSkipped(task: TaskConfig, at: number): void;
+  recordSkipped(task: TaskConfig, at: number): Promise<void>;
   /** The last runs of a task, newest first. */
-  history(id: string, limit: number): TaskRun[];
+  history(id: string, limit: number): Promise<TaskRun[]>;
 }
 
 const PREVIEW = 200;
@@ -86,7 +86,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
       record.delivered = sent.ok;
       if (!sent.ok) record.error = `delivery to ${task.target.channel} failed: ${sent.error}`;
     }
-    deps.store.recordTaskRun(record);
+    await deps.store.recordTaskRun(record);
     log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`);
     return { run: record, completion, reply };
   };
@@ -94,7 +94,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
   return {
     run,
     recordSkipped(task, at) {
-      deps.store.recordTaskRun({
+      return deps.store.recordTaskRun({
         taskId: task.id,
         startedAt: at,
         endedAt: at,

@@ -1,7 +1,7 @@
-import type { AccessGrant, AccessStore, PairingRequest } from './types.js';
+import type { AccessGrant, AccessStore, PairingRequest, SyncOf } from './types.js';
 
 /** The access slice of the memory store; the same contract as the SQLite one. */
-export function createMemoryAccessStore(): AccessStore {
+export function createMemoryAccessStore(): SyncOf<AccessStore> {
   const requests = new Map<string, PairingRequest>();
   const grants = new Map<string, AccessGrant>();
   const grantKey = (channel: string, kind: string, id: string) => `${channel}\u0000${kind}\u0000${id}`;

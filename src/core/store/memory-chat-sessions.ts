@@ -1,8 +1,8 @@
 import { nameKeyOf } from './sqlite-chat-sessions.js';
-import type { ChatSession, ChatSessionStore } from './types.js';
+import type { ChatSession, ChatSessionStore, SyncOf } from './types.js';
 
 /** The named-sessions slice of the memory store; the same contract as the SQLite one. */
-export function createMemoryChatSessionStore(): ChatSessionStore & { prune(cutoff: number, hasSession: (key: string) => boolean): void } {
+export function createMemoryChatSessionStore(): SyncOf<ChatSessionStore> & { prune(cutoff: number, hasSession: (key: string) => boolean): void } {
   /** In insertion order, which is creation order. */
   const rows: ChatSession[] = [];
   const find = (chatKey: string, name: string) => rows.find((r) => r.chatKey === chatKey && nameKeyOf(r.name) === nameKeyOf(name));

@@ -14,10 +14,12 @@ import {
   type Metrics,
   type SessionRecord,
   type Store,
+  type SyncOf,
   type TimelineBucket,
 } from './types.js';
 import { formatLocalDay } from '../util/local-day.js';
 import { createMemoryAccessStore } from './memory-access.js';
+import { toAsyncStore } from './async-store.js';
 import { createMemoryChatSessionStore } from './memory-chat-sessions.js';
 
 /** Store in memory (unit tests, embedding without a directory). Same behaviour as the SQLite store. */
@@ -38,7 +40,7 @@ export function createMemoryStore(): Store {
   const costByDay = new Map<string, number>();
   const { prune: pruneChatSessions, ...chatSessions } = createMemoryChatSessionStore();
 
-  return {
+  const sync: SyncOf<Store> = {
     ...createMemoryAccessStore(),
     ...chatSessions,
     getSession: (key) => {
@@ -191,10 +193,17 @@ export function createMemoryStore(): Store {
     runningTurns: () => [...runningTurns.values()].map((t) => ({ ...t, owner: { ...t.owner }, processes: t.processes.map((p) => ({ ...p })) })),
     groupBotTurns: (chatKey) => botTurns.get(chatKey) ?? 0,
     setGroupBotTurns: (chatKey, turns) => void botTurns.set(chatKey, turns),
+    addGroupBotTurn(chatKey) {
+      const turns = (botTurns.get(chatKey) ?? 0) + 1;
+      botTurns.set(chatKey, turns);
+      return turns;
+    },
     readFailover: () => ({ ...failover }),
     writeFailover: (state) => {
       failover = { ...state };
     },
+    ready: () => undefined,
     close: () => undefined,
   };
+  return toAsyncStore<Store>(sync);
 }

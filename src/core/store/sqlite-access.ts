@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
-import type { AccessGrant, AccessKind, AccessStore, OpenPairingResult, PairingRequest } from './types.js';
+import type { AccessGrant, AccessKind, AccessStore, OpenPairingResult, PairingRequest, SyncOf } from './types.js';
 
 type Row = Record<string, unknown>;
 
 /** The access slice of the SQLite store (pairing requests and grants), on the store's open database. */
-export function createSqliteAccessStore(db: Database.Database): AccessStore {
+export function createSqliteAccessStore(db: Database.Database): SyncOf<AccessStore> {
   const q = {
     dropExpired: db.prepare('DELETE FROM pairing_requests WHERE expires_at <= ?'),
     liveOf: db.prepare('SELECT * FROM pairing_requests WHERE channel = ? AND kind = ? AND subject_id = ? AND expires_at > ?'),

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { ChatSession, ChatSessionStore } from './types.js';
+import type { ChatSession, ChatSessionStore, SyncOf } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -10,7 +10,7 @@ export const nameKeyOf = (name: string): string => name.toLowerCase();
  * The named-sessions slice of the SQLite store, on the store's open database. `prune` is called
  * by the store's own session pruning, inside its transaction.
  */
-export function createSqliteChatSessionStore(db: Database.Database): ChatSessionStore & { prune(cutoff: number): void } {
+export function createSqliteChatSessionStore(db: Database.Database): SyncOf<ChatSessionStore> & { prune(cutoff: number): void } {
   const q = {
     ofChat: db.prepare('SELECT * FROM chat_sessions WHERE chat_key = ? ORDER BY created_at, rowid'),
     all: db.prepare('SELECT * FROM chat_sessions ORDER BY chat_key, created_at, rowid'),

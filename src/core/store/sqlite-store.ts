@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { formatLocalDay } from '../util/local-day.js';
+import { toAsyncStore } from './async-store.js';
 import { MIGRATIONS } from './migrations.js';
 import { createSqliteAccessStore } from './sqlite-access.js';
 import { createSqliteChatSessionStore } from './sqlite-chat-sessions.js';
@@ -18,6 +19,7 @@ import {
   type TaskRun,
   type SessionRecord,
   type Store,
+  type SyncOf,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -112,6 +114,9 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     removeRunningTurn: db.prepare('DELETE FROM running_turns WHERE id = ?'),
     runningTurns: db.prepare('SELECT * FROM running_turns ORDER BY id'),
     botTurns: db.prepare('SELECT bot_turns FROM group_state WHERE chat_key = ?'),
+    addBotTurn: db.prepare(
+      'INSERT INTO group_state (chat_key, bot_turns) VALUES (?, 1) ON CONFLICT(chat_key) DO UPDATE SET bot_turns = bot_turns + 1 RETURNING bot_turns',
+    ),
     setBotTurns: db.prepare('INSERT INTO group_state (chat_key, bot_turns) VALUES (?, ?) ON CONFLICT(chat_key) DO UPDATE SET bot_turns = excluded.bot_turns'),
     readFailover: db.prepare('SELECT consecutive_failures, fallback_since FROM provider_state WHERE id = 1'),
     writeFailover: db.prepare(
@@ -199,8 +204,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     q.trimActivity.run(ACTIVITY_KEPT);
   });
 
-  return {
-    db,
+  const sync: SyncOf<Store> = {
     ...createSqliteAccessStore(db),
     ...chatSessions,
     getSession: (key) => {
@@ -305,16 +309,19 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       })),
     groupBotTurns: (chatKey) => Number((q.botTurns.get(chatKey) as Row | undefined)?.bot_turns ?? 0),
     setGroupBotTurns: (chatKey, turns) => void q.setBotTurns.run(chatKey, turns),
+    addGroupBotTurn: (chatKey) => Number((q.addBotTurn.get(chatKey) as Row).bot_turns),
     readFailover: () => {
       const r = q.readFailover.get() as Row | undefined;
       if (!r) return { consecutiveFailures: 0 };
       return { consecutiveFailures: Number(r.consecutive_failures), ...(r.fallback_since === null ? {} : { fallbackSince: Number(r.fallback_since) }) };
     },
     writeFailover: (state) => void q.writeFailover.run(state.consecutiveFailures, state.fallbackSince ?? null),
+    ready: () => undefined,
     close: () => {
       if (db.open) db.close();
     },
   };
+  return { ...toAsyncStore<Store>(sync), db };
 }
 
 // --- internal ---

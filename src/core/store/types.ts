@@ -1,7 +1,11 @@
 /**
- * The state an assistant keeps between turns and across restarts. Synchronous on purpose:
- * better-sqlite3 is synchronous and every call is a few microseconds. Two implementations (SQLite
- * for real use, memory for unit tests) pass one contract suite.
+ * The state an assistant keeps between turns and across restarts. Asynchronous, so that a store
+ * on a server (PostgreSQL, for assistants on several hosts) fits behind the same interfaces as the
+ * embedded SQLite file; three implementations (SQLite by default, PostgreSQL with `store.url`,
+ * memory for unit tests) pass one contract suite. The embedded ones do their work synchronously
+ * inside the call (see `toAsyncStore`), so for them nothing interleaves within one method; every
+ * guarantee that spans several statements is one transaction or one conditional statement in
+ * each implementation, never a read then a write by the caller.
  */
 export interface SessionRecord {
   key: string;
@@ -134,102 +138,104 @@ export interface KnownChat {
  * SQLite database (or the memory twin) implements them all.
  */
 export interface SessionStore {
-  getSession(key: string): SessionRecord | undefined;
-  saveSession(record: SessionRecord): void;
-  deleteSession(key: string): void;
-  listSessions(): SessionRecord[];
+  getSession(key: string): Promise<SessionRecord | undefined>;
+  saveSession(record: SessionRecord): Promise<void>;
+  deleteSession(key: string): Promise<void>;
+  listSessions(): Promise<SessionRecord[]>;
   /** One more turn ran on this key's engine session (no-op without a saved session). */
-  countSessionTurn(key: string): void;
+  countSessionTurn(key: string): Promise<void>;
   /**
    * Remove sessions (and their history) idle since before `cutoff` (unix ms), and the named chat
    * sessions left without an engine session that were created before it; returns how many sessions.
    */
-  pruneSessions(cutoff: number): number;
+  pruneSessions(cutoff: number): Promise<number>;
 }
 
 /** The named sessions of each chat (one transaction per change; names compared ignoring case). */
 export interface ChatSessionStore {
   /** The chat's named sessions, oldest first. */
-  chatSessions(chatKey: string): ChatSession[];
+  chatSessions(chatKey: string): Promise<ChatSession[]>;
   /** Every chat's named sessions (GET /api/sessions). */
-  allChatSessions(): ChatSession[];
+  allChatSessions(): Promise<ChatSession[]>;
   /**
    * Add a named session (made current when `current`, the others then are not); false when the
    * chat has the name already or the session key is in use.
    */
-  addChatSession(session: ChatSession): boolean;
+  addChatSession(session: ChatSession): Promise<boolean>;
   /** Make the named session current; false when the chat has no such name. */
-  switchChatSession(chatKey: string, name: string): boolean;
+  switchChatSession(chatKey: string, name: string): Promise<boolean>;
   /** Rename; false when `from` does not exist or `to` is taken by another session of the chat. */
-  renameChatSession(chatKey: string, from: string, to: string): boolean;
+  renameChatSession(chatKey: string, from: string, to: string): Promise<boolean>;
   /** Remove one; what was removed, or undefined when the chat has no such name. */
-  removeChatSession(chatKey: string, name: string): ChatSession | undefined;
+  removeChatSession(chatKey: string, name: string): Promise<ChatSession | undefined>;
 }
 
 export interface HistoryStore {
-  appendHistory(entry: HistoryEntry): void;
+  appendHistory(entry: HistoryEntry): Promise<void>;
   /** Oldest first; the newest `limit` entries when given. */
-  readHistory(key: string, limit?: number): HistoryEntry[];
-  clearHistory(key: string): void;
+  readHistory(key: string, limit?: number): Promise<HistoryEntry[]>;
+  clearHistory(key: string): Promise<void>;
 }
 
 export interface ActivityStore {
   /** Store the record and fold it into the metrics, atomically. */
-  recordActivity(record: ActivityRecord): void;
+  recordActivity(record: ActivityRecord): Promise<void>;
   /** Newest first. */
-  recentActivity(limit: number, filter?: { statuses?: ActivityStatus[]; escalated?: boolean }): ActivityRecord[];
-  metrics(): Metrics;
+  recentActivity(limit: number, filter?: { statuses?: ActivityStatus[]; escalated?: boolean }): Promise<ActivityRecord[]>;
+  metrics(): Promise<Metrics>;
   /**
    * Cost recorded on one local day (`YYYY-MM-DD` in this process's time zone, see
    * `formatLocalDay`): kept per day apart from the bounded activity list, so a flood of refused
    * messages cannot push the day's spending out of sight (the daily budget reads it).
    */
-  dailyCost(day: string): number;
+  dailyCost(day: string): Promise<number>;
   /**
    * Kept activity at or after `since` (unix ms) counted in buckets of `bucketMs` starting at
    * `since`; only non-empty buckets, oldest first. Covers what ACTIVITY_KEPT retains.
    */
-  activityTimeline(since: number, bucketMs: number): TimelineBucket[];
+  activityTimeline(since: number, bucketMs: number): Promise<TimelineBucket[]>;
 }
 
 /** The ledger of platform messages taken in (each id once) and, with the inbox on, their payloads until processed. */
 export interface InboxLedger {
   /** Take a platform message in once: false when this (channel, messageId) was seen before. */
-  claimMessage(entry: Omit<InboxEntry, 'status'>): boolean;
+  claimMessage(entry: Omit<InboxEntry, 'status'>): Promise<boolean>;
   /**
    * Take over a pending message that an earlier run claimed (the recovery pass after a restart):
    * true for exactly one caller, and never for a message this `owner` already holds. The live
    * path and recovery both claim through the store, so no interleaving processes a message twice.
    */
-  takeOverMessage(channel: string, messageId: string, owner: string): boolean;
-  markMessageDone(channel: string, messageId: string): void;
+  takeOverMessage(channel: string, messageId: string, owner: string): Promise<boolean>;
+  markMessageDone(channel: string, messageId: string): Promise<void>;
   /** Entries still pending (a crash or kill before they were processed), oldest first. */
-  pendingMessages(): InboxEntry[];
+  pendingMessages(): Promise<InboxEntry[]>;
   /** Forget processed entries (and ledger-only ones, without a payload) received before `cutoff` (unix ms); returns how many. */
-  purgeMessages(cutoff: number): number;
+  purgeMessages(cutoff: number): Promise<number>;
 }
 
 /** What group chats remember: recent messages (context for the next turn) and the bot's consecutive replies. */
 export interface GroupStateStore {
-  appendGroupMessage(message: GroupMessage): void;
+  appendGroupMessage(message: GroupMessage): Promise<void>;
   /** Oldest first; the newest `limit`. */
-  recentGroupMessages(chatKey: string, limit: number): GroupMessage[];
+  recentGroupMessages(chatKey: string, limit: number): Promise<GroupMessage[]>;
   /** Consecutive bot replies in a group since a person last wrote (groupChat.maxTurns). */
-  groupBotTurns(chatKey: string): number;
-  setGroupBotTurns(chatKey: string, turns: number): void;
+  groupBotTurns(chatKey: string): Promise<number>;
+  setGroupBotTurns(chatKey: string, turns: number): Promise<void>;
+  /** One more bot reply, counted in one statement (two turns of one group may end together); returns the new count. */
+  addGroupBotTurn(chatKey: string): Promise<number>;
 }
 
 export interface TaskRunStore {
-  recordTaskRun(run: TaskRun): void;
+  recordTaskRun(run: TaskRun): Promise<void>;
   /** Newest first. */
-  taskRuns(taskId: string, limit: number): TaskRun[];
+  taskRuns(taskId: string, limit: number): Promise<TaskRun[]>;
 }
 
 /** Chats each channel has seen, and how far their history was caught up. */
 export interface KnownChatStore {
-  noteChat(chat: Omit<KnownChat, 'fetchedUntil'>): void;
-  knownChats(channel: string): KnownChat[];
-  setChatFetched(channel: string, chatId: string, until: number): void;
+  noteChat(chat: Omit<KnownChat, 'fetchedUntil'>): Promise<void>;
+  knownChats(channel: string): Promise<KnownChat[]>;
+  setChatFetched(channel: string, chatId: string, until: number): Promise<void>;
 }
 
 /** A process by identity: its pid and its start time, so a reused pid is never taken for it. */
@@ -254,17 +260,17 @@ export interface RunningTurn {
 }
 
 export interface RunningTurnStore {
-  addRunningTurn(turn: Omit<RunningTurn, 'id' | 'processes'>): number;
-  setRunningTurnProcesses(id: number, processes: ProcessIdentity[]): void;
+  addRunningTurn(turn: Omit<RunningTurn, 'id' | 'processes'>): Promise<number>;
+  setRunningTurnProcesses(id: number, processes: ProcessIdentity[]): Promise<void>;
   /** True for the one caller that removed it (a turn that ended, or a reaper that took it). */
-  removeRunningTurn(id: number): boolean;
-  runningTurns(): RunningTurn[];
+  removeRunningTurn(id: number): Promise<boolean>;
+  runningTurns(): Promise<RunningTurn[]>;
 }
 
 /** Provider failover state, shared by every process of the assistant and kept across restarts. */
 export interface FailoverStore {
-  readFailover(): FailoverState;
-  writeFailover(state: FailoverState): void;
+  readFailover(): Promise<FailoverState>;
+  writeFailover(state: FailoverState): Promise<void>;
 }
 
 export interface FailoverState {
@@ -316,18 +322,18 @@ export interface AccessStore {
    * The live request of this sender or chat, else a new one under `code` while the channel has
    * fewer than `maxPending` live ones; expired requests are dropped first. One transaction.
    */
-  openPairing(request: Omit<PairingRequest, 'code' | 'expiresAt'>, opts: { code: string; ttlMs: number; maxPending: number }): OpenPairingResult;
+  openPairing(request: Omit<PairingRequest, 'code' | 'expiresAt'>, opts: { code: string; ttlMs: number; maxPending: number }): Promise<OpenPairingResult>;
   /** Live requests (not expired at `now`), oldest first. */
-  pairingRequests(now: number): PairingRequest[];
+  pairingRequests(now: number): Promise<PairingRequest[]>;
   /** Turn a live request into a grant, atomically; undefined when no live request has this code. */
-  approvePairing(code: string, now: number, approvedBy: string): AccessGrant | undefined;
+  approvePairing(code: string, now: number, approvedBy: string): Promise<AccessGrant | undefined>;
   /** Drop a live request; undefined when none has this code. */
-  denyPairing(code: string, now: number): PairingRequest | undefined;
-  isGranted(channel: string, kind: AccessKind, id: string): boolean;
+  denyPairing(code: string, now: number): Promise<PairingRequest | undefined>;
+  isGranted(channel: string, kind: AccessKind, id: string): Promise<boolean>;
   /** Oldest first. */
-  accessGrants(): AccessGrant[];
+  accessGrants(): Promise<AccessGrant[]>;
   /** Remove the grants of this channel and id (of either kind); returns what was removed. */
-  revokeGrant(channel: string, id: string): AccessGrant[];
+  revokeGrant(channel: string, id: string): Promise<AccessGrant[]>;
 }
 
 /** Everything one assistant keeps: one database behind every small interface. */
@@ -343,8 +349,18 @@ export interface Store
     FailoverStore,
     RunningTurnStore,
     AccessStore {
-  close(): void;
+  /** Resolves once the store is usable (a server store connected and migrated); rejects with why not. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
 }
+
+/**
+ * The synchronous shape of an async interface: what the embedded stores (better-sqlite3, memory)
+ * implement, made async by `toAsyncStore`.
+ */
+export type SyncOf<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : T[K];
+};
 
 /** History kept per session key; older entries are dropped (the engine keeps its own transcript). */
 export const HISTORY_PER_KEY = 200;

@@ -16,9 +16,8 @@ const STATUS = { invalid: 400, not_found: 404, in_config: 409 } as const;
  * control or the budget, newest first). Token required, like every /api/ route. Times are ISO 8601.
  */
 export function registerAccessRoutes(table: RouteTable, deps: ServerDeps): void {
-  table.add('GET', '/api/access', () => {
-    const listing = deps.access.list();
-    const budget = deps.assistant.budget();
+  table.add('GET', '/api/access', async () => {
+    const [listing, budget] = await Promise.all([deps.access.list(), deps.assistant.budget()]);
     const at = Date.now();
     return {
       ...listing,
@@ -32,30 +31,30 @@ export function registerAccessRoutes(table: RouteTable, deps: ServerDeps): void 
 
   table.add('POST', '/api/access/approve', async (event) => {
     const { code } = await readValidated(event, codeBody, { limit: deps.maxBodyBytes });
-    const out = answer(deps.access.approve(code, 'http'));
+    const out = answer(await deps.access.approve(code, 'http'));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, approved: isoTimes(out.value), text: out.text };
   });
 
   table.add('POST', '/api/access/deny', async (event) => {
     const { code } = await readValidated(event, codeBody, { limit: deps.maxBodyBytes });
-    const out = answer(deps.access.deny(code));
+    const out = answer(await deps.access.deny(code));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, denied: isoTimes(out.value), text: out.text };
   });
 
   table.add('POST', '/api/access/revoke', async (event) => {
     const { id } = await readValidated(event, revokeBody, { limit: deps.maxBodyBytes });
-    const out = answer(deps.access.revoke(id));
+    const out = answer(await deps.access.revoke(id));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, revoked: out.value.map(isoTimes), text: out.text };
   });
 
-  table.add('GET', '/api/access/refusals', (event) => {
+  table.add('GET', '/api/access/refusals', async (event) => {
     const raw = event.url.searchParams.get('limit');
     const limit = raw === null ? 50 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1) throw new HttpFailure(400, `expected a positive integer limit, got "${raw}"`);
-    return { refusals: deps.activity.recentActivity(Math.min(limit, 200), { statuses: ['refused'] }) };
+    return { refusals: await deps.activity.recentActivity(Math.min(limit, 200), { statuses: ['refused'] }) };
   });
 }
 

@@ -49,8 +49,9 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
 }
 
 /** The spec's status record (model is '' when unset; channels list every built-in channel plus custom ones). */
-export function buildStatus(deps: ServerDeps): Record<string, unknown> {
+export async function buildStatus(deps: ServerDeps): Promise<Record<string, unknown>> {
   const s = deps.assistant.status();
+  const [metrics, recentMessages, budget] = await Promise.all([deps.assistant.metrics(), deps.assistant.recentActivity(20), budgetOf(deps)]);
   const skills = scanSkills(resolveAssistantPaths(deps.config.current().dir).skillsDir).skills;
   return {
     name: s.name,
@@ -63,15 +64,15 @@ export function buildStatus(deps: ServerDeps): Record<string, unknown> {
     // `title` (the platform's name) and `reason` (why a channel failed; never a secret) are beyond the spec's record, for the dashboard.
     channels: deps.channels.statuses().map(({ type, title, status, reason }) => ({ type, status, ...(title ? { title } : {}), ...(reason ? { reason } : {}) })),
     skills: skills.map(({ name, description }) => ({ name, description })),
-    metrics: deps.assistant.metrics(),
-    recentMessages: deps.assistant.recentActivity(20),
+    metrics,
+    recentMessages,
     turns: { running: s.running, waiting: s.waiting },
     // Beyond the spec's record: today's spending against access.dailyBudgetUsd (0 = no cap).
-    budget: budgetOf(deps),
+    budget,
   };
 }
 
-function budgetOf(deps: ServerDeps): Record<string, unknown> {
-  const b = deps.assistant.budget();
+async function budgetOf(deps: ServerDeps): Promise<Record<string, unknown>> {
+  const b = await deps.assistant.budget();
   return { todayCostUsd: b.todayCostUsd, dailyBudgetUsd: b.dailyBudgetUsd, reached: b.reached, resetsAt: new Date(b.resetsAt).toISOString() };
 }

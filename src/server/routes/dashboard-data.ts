@@ -33,16 +33,16 @@ export function registerDashboardDataRoutes(table: RouteTable, deps: ServerDeps)
     engines: Object.values(engineDefinitions).map((e) => ({ id: e.id, title: e.title, installed: findEngineBinary(e) !== undefined })),
   }));
 
-  table.add('GET', '/api/metrics/timeline', (event) => {
+  table.add('GET', '/api/metrics/timeline', async (event) => {
     const range = event.url.searchParams.get('range') ?? '24h';
     const preset = TIMELINE_RANGES[range];
     if (!preset) throw new HttpFailure(400, `unknown range "${range}"`, { ranges: Object.keys(TIMELINE_RANGES) });
-    return { range, ...buildTimeline(deps.activity.activityTimeline.bind(deps.activity), Date.now(), preset.bucketMs, preset.buckets) };
+    return { range, ...(await buildTimeline(deps.activity.activityTimeline.bind(deps.activity), Date.now(), preset.bucketMs, preset.buckets)) };
   });
 
-  table.add('GET', '/api/escalations', (event) => {
+  table.add('GET', '/api/escalations', async (event) => {
     const limit = boundedInt(event.url.searchParams.get('limit'), 50, 1, 200);
-    return { escalations: collectEscalations(deps.activity, limit) };
+    return { escalations: await collectEscalations(deps.activity, limit) };
   });
 
   table.add('GET', '/api/fleet', async () => {
@@ -60,15 +60,15 @@ export function registerDashboardDataRoutes(table: RouteTable, deps: ServerDeps)
 }
 
 /** Buckets ending at the current one, zero-filled, aligned to the bucket size so they stay put between refreshes. */
-export function buildTimeline(
-  query: (since: number, bucketMs: number) => TimelineBucket[],
+export async function buildTimeline(
+  query: (since: number, bucketMs: number) => TimelineBucket[] | Promise<TimelineBucket[]>,
   now: number,
   bucketMs: number,
   count: number,
-): { bucketMs: number; since: number; until: number; buckets: TimelineBucket[] } {
+): Promise<{ bucketMs: number; since: number; until: number; buckets: TimelineBucket[] }> {
   const until = (Math.floor(now / bucketMs) + 1) * bucketMs;
   const since = until - count * bucketMs;
-  const found = new Map(query(since, bucketMs).map((b) => [b.start, b]));
+  const found = new Map((await query(since, bucketMs)).map((b) => [b.start, b]));
   const buckets = Array.from({ length: count }, (_, i) => {
     const start = since + i * bucketMs;
     return found.get(start) ?? { start, count: 0, costUsd: 0 };
@@ -77,9 +77,11 @@ export function buildTimeline(
 }
 
 /** Failed and aborted turns and replies that asked for a human, newest first. */
-export function collectEscalations(store: ServerDeps['activity'], limit: number): Array<ActivityRecord & { kind: EscalationKind }> {
-  const failures = store.recentActivity(limit, { statuses: ['failed', 'aborted'] });
-  const asked = store.recentActivity(limit, { escalated: true });
+export async function collectEscalations(store: ServerDeps['activity'], limit: number): Promise<Array<ActivityRecord & { kind: EscalationKind }>> {
+  const [failures, asked] = await Promise.all([
+    store.recentActivity(limit, { statuses: ['failed', 'aborted'] }),
+    store.recentActivity(limit, { escalated: true }),
+  ]);
   const seen = new Set<string>();
   return [...failures, ...asked]
     .map((r) => ({ ...r, kind: (r.escalated ? 'escalated' : r.status) as EscalationKind }))

@@ -15,11 +15,11 @@ const approveBody = z.strictObject({ sessionKey: sessionKey.optional(), id: z.st
  * name and whether it is the chat's current one.
  */
 export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void {
-  table.add('GET', '/api/sessions', (event) => {
+  table.add('GET', '/api/sessions', async (event) => {
     const raw = event.url.searchParams.get('limit');
     const limit = raw === null ? 100 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new HttpFailure(400, `limit: expected an integer from 1 to 1000, got "${raw}"`);
-    const all = deps.assistant.sessions.listKeys();
+    const all = await deps.assistant.sessions.listKeys();
     const iso = (ms: number) => new Date(ms).toISOString();
     return {
       total: all.length,

@@ -13,7 +13,7 @@ import { withFileUrls } from './files.js';
 export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
   const tasks = deps.tasks;
 
-  table.add('GET', '/api/tasks', () => ({ scheduled: tasks.scheduled, tasks: tasks.list() }));
+  table.add('GET', '/api/tasks', async () => ({ scheduled: tasks.scheduled, tasks: await tasks.list() }));
 
   table.add('POST', '/api/tasks/:id/run', (event) => {
     const id = taskId(event);
@@ -34,11 +34,11 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
     ['enable', true],
     ['disable', false],
   ] as const) {
-    table.add('POST', `/api/tasks/:id/${verb}`, (event) => {
+    table.add('POST', `/api/tasks/:id/${verb}`, async (event) => {
       const id = taskId(event);
-      let task: ReturnType<typeof tasks.setEnabled>;
+      let task: Awaited<ReturnType<typeof tasks.setEnabled>>;
       try {
-        task = tasks.setEnabled(id, enabled);
+        task = await tasks.setEnabled(id, enabled);
       } catch (err) {
         // service.yaml as it is now cannot take the edit (invalid elsewhere); the file is untouched.
         if (err instanceof ConfigError) throw new HttpFailure(409, `cannot ${verb} task ${id}: ${err.message}`, { problems: err.problems });
@@ -50,12 +50,12 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
     });
   }
 
-  table.add('GET', '/api/tasks/:id/history', (event) => {
+  table.add('GET', '/api/tasks/:id/history', async (event) => {
     const id = taskId(event);
     const raw = event.url.searchParams.get('limit');
     const limit = raw === null ? 20 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new HttpFailure(400, `limit: expected an integer from 1 to 100, got "${raw}"`);
-    const runs = tasks.history(id, limit);
+    const runs = await tasks.history(id, limit);
     if (!runs) throw notFound(deps, id);
     return { id, runs };
   });
@@ -73,5 +73,5 @@ function taskId(event: H3Event): string {
 }
 
 function notFound(deps: ServerDeps, id: string): HttpFailure {
-  return new HttpFailure(404, `no task with id "${id}"`, { tasks: deps.tasks.list().map((t) => t.id) });
+  return new HttpFailure(404, `no task with id "${id}"`, { tasks: deps.config.current().config.tasks.map((t) => t.id) });
 }

@@ -64,7 +64,7 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
         const pending = [message('m1', 'SLEEP:800 first'), message('m2', 'second')];
         // What a killed earlier run left: claimed under its own run id, payload kept, not done.
         for (const m of pending) {
-          t.store.claimMessage({
+          await t.store.claimMessage({
             channel: CHANNEL,
             messageId: m.messageId,
             chatKey: `${CHANNEL}:${m.chatId}`,
@@ -89,7 +89,7 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
         // The platform redelivers what it had not seen acknowledged, plus one message sent while the gateway was down.
         const sentWhileDown = message('m3', 'third');
         const steps: Record<Step, () => Promise<unknown>> = {
-          recover: async () => bridge.recover(),
+          recover: async () => await bridge.recover(),
           redeliver: () => Promise.all([...pending, sentWhileDown].map((m) => bridge.accept(m))),
         };
         await steps[order[0] as Step]();
@@ -104,7 +104,7 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
           expect(standIn.runs().filter((r) => String(r.prompt).includes(text))).toHaveLength(1);
           expect(replies.filter((r) => r.includes(text))).toHaveLength(1);
         }
-        expect(t.store.pendingMessages()).toEqual([]);
+        expect(await t.store.pendingMessages()).toEqual([]);
       });
     }
   }
@@ -125,18 +125,18 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
       access: everyone,
     });
     await bridge.accept(message('live', 'SLEEP:500 live one'));
-    expect(bridge.recover()).toBe(0);
+    expect(await bridge.recover()).toBe(0);
     await bridge.idle();
-    expect(bridge.recover()).toBe(0);
+    expect(await bridge.recover()).toBe(0);
     expect(t.standIn.runs()).toHaveLength(1);
     expect(replies.filter((r) => r.includes('live one'))).toHaveLength(1);
   });
 
   it('a damaged stored message is dropped with an error, the others are processed', async () => {
     t = createTestAssistant({ yaml: 'inbox:\n  enabled: true\n' });
-    t.store.claimMessage({ channel: CHANNEL, messageId: 'bad', chatKey: 'k1', receivedAt: 1, owner: 'old', payload: '{not json' });
+    await t.store.claimMessage({ channel: CHANNEL, messageId: 'bad', chatKey: 'k1', receivedAt: 1, owner: 'old', payload: '{not json' });
     const good = message('good', 'still here');
-    t.store.claimMessage({ channel: CHANNEL, messageId: 'good', chatKey: 'k2', receivedAt: 2, owner: 'old', payload: JSON.stringify(good) });
+    await t.store.claimMessage({ channel: CHANNEL, messageId: 'good', chatKey: 'k2', receivedAt: 2, owner: 'old', payload: JSON.stringify(good) });
     const replies: string[] = [];
     const adapters = createRunningAdapters();
     adapters.set(CHANNEL, recordingAdapter(replies));
@@ -150,9 +150,9 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
       runId: 'new',
       access: everyone,
     });
-    expect(bridge.recover()).toBe(1);
+    expect(await bridge.recover()).toBe(1);
     await bridge.idle();
     expect(replies.filter((r) => r.includes('still here'))).toHaveLength(1);
-    expect(t.store.pendingMessages()).toEqual([]);
+    expect(await t.store.pendingMessages()).toEqual([]);
   });
 });

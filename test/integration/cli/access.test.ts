@@ -7,23 +7,23 @@ import { minimalYaml, testdir } from '../../helpers/testdir.js';
 
 /** `service access list|approve|deny|revoke` for real, without a gateway (the state database only). */
 describe('service access', () => {
-  const setup = () => {
+  const setup = async () => {
     const dir = testdir({
       'service.yaml': minimalYaml('engine_b', 'access:\n  allow: ["chat:alice"]\n  chats: ["chat:g1"]\n  admins: ["chat:alice"]\n  dailyBudgetUsd: 3\n'),
     });
     const store = createSqliteStore(path.join(dir, '.service', 'state.db'));
     const at = Date.now() - 5 * 60_000;
-    store.openPairing({ channel: 'chat', kind: 'sender', id: 'bob', label: 'Bob', createdAt: at }, { code: 'BBBBBBBB', ttlMs: 3_600_000, maxPending: 3 });
-    store.openPairing(
+    await store.openPairing({ channel: 'chat', kind: 'sender', id: 'bob', label: 'Bob', createdAt: at }, { code: 'BBBBBBBB', ttlMs: 3_600_000, maxPending: 3 });
+    await store.openPairing(
       { channel: 'chat', kind: 'chat', id: 'g2', label: 'asked by Carol', createdAt: at },
       { code: 'GGGGGGGG', ttlMs: 3_600_000, maxPending: 3 },
     );
-    store.close();
+    await store.close();
     return dir;
   };
 
   it('list shows the policies, allowed senders and chats, admins and the pending codes with their age', async () => {
-    const dir = setup();
+    const dir = await setup();
     const res = await runCli(['access', 'list', '-d', dir]);
     expect(res).toMatchObject({ code: 0, stderr: '' });
     expect(res.stdout).toContain('Direct messages: pairing    Groups: pairing');
@@ -40,7 +40,7 @@ describe('service access', () => {
   });
 
   it('approve, deny and revoke; unknown codes and configured entries are errors that say what to do', async () => {
-    const dir = setup();
+    const dir = await setup();
     expect(await runCli(['access', 'deny', 'GGGGGGGG', '-d', dir])).toMatchObject({ code: 0, stdout: 'Denied the pairing code GGGGGGGG of chat:g2.\n' });
     expect(await runCli(['access', 'approve', 'bbbb-bbbb', '-d', dir])).toMatchObject({
       code: 0,

@@ -29,13 +29,13 @@ describe('service chat: slash-command detection and activity (spawned for real)'
 
     const opened = openAssistantDirectory({ dir, log: createSilentLogger() });
     try {
-      const activity = opened.store.recentActivity(10).reverse();
+      const activity = (await opened.store.recentActivity(10)).reverse();
       expect(activity.map((a) => [a.source, a.sender, a.messagePreview, a.status])).toEqual([
         ['terminal', 'tester-user', '/status', 'completed'],
         ['terminal', 'tester-user', '/status', 'completed'],
         ['terminal', 'tester-user', '/1abc', 'failed'],
       ]);
-      expect(opened.store.metrics().messagesBySource).toEqual({ terminal: 3 });
+      expect((await opened.store.metrics()).messagesBySource).toEqual({ terminal: 3 });
     } finally {
       opened.close();
     }

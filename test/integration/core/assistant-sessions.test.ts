@@ -49,25 +49,25 @@ describe('chat core: sessions', () => {
 
   it('a session saved by another engine is not resumed', async () => {
     const t = createTestAssistant();
-    t.store.saveSession({ key: 'k', engine: 'engine_d', sessionId: 'codex-thread', createdAt: Date.now(), updatedAt: Date.now() });
+    await t.store.saveSession({ key: 'k', engine: 'engine_d', sessionId: 'codex-thread', createdAt: Date.now(), updatedAt: Date.now() });
     const events = await collect(t.assistant.chat('hello', { sessionKey: 'k' }));
     expect(completionOf(events).finalText).toBe('ECHO: hello\nTURN: 1');
     expect((t.standIn.runs()[0] as { sessionIn: string | null }).sessionIn).toBeNull();
-    expect(t.store.getSession('k')?.engine).toBe('engine_b');
+    expect((await t.store.getSession('k'))?.engine).toBe('engine_b');
     t.close();
   });
 
-  it('idle sessions are pruned at start-up, before any chat', () => {
+  it('idle sessions are pruned at start-up, before any chat', async () => {
     const t = createTestAssistant({ yaml: 'sessionTtlDays: 2\n' });
     t.close();
     const store = createSqliteStore(path.join(t.dir, '.service', 'state.db'));
     const day = 86_400_000;
-    store.saveSession({ key: 'stale', engine: 'engine_b', sessionId: 's', createdAt: Date.now() - 10 * day, updatedAt: Date.now() - 3 * day });
-    store.saveSession({ key: 'fresh', engine: 'engine_b', sessionId: 'f', createdAt: Date.now(), updatedAt: Date.now() - day });
-    store.close();
+    await store.saveSession({ key: 'stale', engine: 'engine_b', sessionId: 's', createdAt: Date.now() - 10 * day, updatedAt: Date.now() - 3 * day });
+    await store.saveSession({ key: 'fresh', engine: 'engine_b', sessionId: 'f', createdAt: Date.now(), updatedAt: Date.now() - day });
+    await store.close();
     const reopened = openAssistantDirectory({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
-    expect(reopened.store.getSession('stale')).toBeUndefined();
-    expect(reopened.store.getSession('fresh')?.sessionId).toBe('f');
+    expect(await reopened.store.getSession('stale')).toBeUndefined();
+    expect((await reopened.store.getSession('fresh'))?.sessionId).toBe('f');
     reopened.close();
   });
 
@@ -76,8 +76,8 @@ describe('chat core: sessions', () => {
     await collect(t.assistant.chat('hi', { source: 'channel_e', sender: 'alice' }));
     t.close();
     const again = openAssistantDirectory({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
-    expect(again.assistant.metrics()).toMatchObject({ totalMessages: 1, messagesBySource: { channel_e: 1 } });
-    expect(again.assistant.recentActivity(5)[0]).toMatchObject({ source: 'channel_e', sender: 'alice', messagePreview: 'hi', status: 'completed' });
+    expect(await again.assistant.metrics()).toMatchObject({ totalMessages: 1, messagesBySource: { channel_e: 1 } });
+    expect((await again.assistant.recentActivity(5))[0]).toMatchObject({ source: 'channel_e', sender: 'alice', messagePreview: 'hi', status: 'completed' });
     again.close();
   });
 
@@ -93,13 +93,8 @@ describe('chat core: sessions', () => {
       expect(r.code).toBe(0);
     }
     for (const events of local) expect(completionOf(events).status).toBe('completed');
-    expect(
-      t.store
-        .listSessions()
-        .map((s) => s.key)
-        .sort(),
-    ).toEqual(['cli-1', 'cli-2', 'cli-3', 'in-1', 'in-2', 'in-3']);
-    expect(t.assistant.metrics().totalMessages).toBe(6);
+    expect((await t.store.listSessions()).map((s) => s.key).sort()).toEqual(['cli-1', 'cli-2', 'cli-3', 'in-1', 'in-2', 'in-3']);
+    expect((await t.assistant.metrics()).totalMessages).toBe(6);
     t.close();
   });
 });
@@ -219,7 +214,7 @@ describe('slash commands', () => {
     expect(await t.assistant.runCommand('/stop', { sessionKey: 'k' })).toMatchObject({ aborted: true });
     expect(completionOf(await turn).status).toBe('aborted');
     expect((await t.assistant.runCommand('/reset', { sessionKey: 'k' })).text).toContain('Session reset');
-    expect(t.store.getSession('k')).toBeUndefined();
+    expect(await t.store.getSession('k')).toBeUndefined();
     t.close();
   });
 
@@ -241,7 +236,7 @@ describe('slash commands', () => {
     expect(await t.assistant.runCommand('/cron run slow')).toMatchObject({ error: 'running', text: expect.stringContaining('task slow is running') });
     expect(await first).toMatchObject({ status: 'completed' });
     expect(t.standIn.runs()).toHaveLength(1);
-    expect(t.tasks.history('slow', 10)).toHaveLength(1);
+    expect(await t.tasks.history('slow', 10)).toHaveLength(1);
     t.close();
   });
 });

@@ -118,7 +118,7 @@ describe('chat core: queueing, limits and endings', () => {
     expect(isAlive(pid)).toBe(false);
     expect(completionOf(await next).status).toBe('completed');
     expect(t.assistant.abort('k')).toBe(false);
-    expect(t.store.readHistory('k').map((h) => h.role)).toEqual(['user', 'user', 'assistant']);
+    expect((await t.store.readHistory('k')).map((h) => h.role)).toEqual(['user', 'user', 'assistant']);
     t.close();
   });
 
@@ -128,8 +128,8 @@ describe('chat core: queueing, limits and endings', () => {
       void e;
       break; // the reader goes away after the first event (or none)
     }
-    await until(() => t.store.readHistory('gone').length === 2, HANG_MS, 'both history entries', 20);
-    expect(t.store.readHistory('gone')[1]?.text).toContain('ECHO: SLEEP:300 disconnected client');
+    await until(async () => (await t.store.readHistory('gone')).length === 2, HANG_MS, 'both history entries', 20);
+    expect((await t.store.readHistory('gone'))[1]?.text).toContain('ECHO: SLEEP:300 disconnected client');
     t.close();
   });
 
@@ -138,8 +138,8 @@ describe('chat core: queueing, limits and endings', () => {
     await collect(t.assistant.chat('one', { sessionKey: 'k' }));
     await collect(t.assistant.chat('two', { sessionKey: 'k' }));
     await t.assistant.reset('k');
-    expect(t.store.getSession('k')).toBeUndefined();
-    expect(t.store.readHistory('k')).toEqual([]);
+    expect(await t.store.getSession('k')).toBeUndefined();
+    expect(await t.store.readHistory('k')).toEqual([]);
     const after = await collect(t.assistant.chat('three', { sessionKey: 'k' }));
     expect(completionOf(after).finalText).toBe('ECHO: three\nTURN: 1');
     t.close();

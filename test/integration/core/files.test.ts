@@ -95,15 +95,15 @@ describe('chat core: files in (saved into the workspace)', () => {
       ].join('\n'),
     );
     // History keeps what the engine saw; the activity feed what the person wrote.
-    expect(t.store.readHistory('default')[0]?.text).toContain(`inbox/${day}/passwd`);
-    expect(t.assistant.recentActivity(1)[0]?.messagePreview).toBe('summarise these');
+    expect((await t.store.readHistory('default'))[0]?.text).toContain(`inbox/${day}/passwd`);
+    expect((await t.assistant.recentActivity(1))[0]?.messagePreview).toBe('summarise these');
     t.close();
   });
 
   it('a message of files only reads "(file)", as one of images only reads "(image)"; too many or too big files refuse the turn, nothing is saved', async () => {
     const t = createTestAssistant();
     await collect(t.assistant.chat('', { files: [{ name: 'a.csv', data: Buffer.from('1,2') }] }));
-    expect(t.assistant.recentActivity(1)[0]?.messagePreview).toBe('(file)');
+    expect((await t.assistant.recentActivity(1))[0]?.messagePreview).toBe('(file)');
     expect((t.standIn.runs()[0] as Run).prompt).toMatch(
       /^\(file\)\n\nFiles sent with this message, saved in your workspace:\n- inbox\/.*\/a\.csv \(3 B, text\/csv\)$/,
     );

@@ -18,7 +18,7 @@ describe('chat core: named sessions per chat', () => {
     expect(created.text).toBe('New session "ideas": the next message starts a fresh conversation. "main" is kept: /switch main to go back.');
     expect(await say('fresh')).toBe('ECHO: fresh\nTURN: 1');
     expect(await say('more')).toBe('ECHO: more\nTURN: 2');
-    expect(t.store.getSession(`${CHAT}#ideas`)?.turns).toBe(2);
+    expect((await t.store.getSession(`${CHAT}#ideas`))?.turns).toBe(2);
 
     const listed = await cmd('/sessions');
     expect(listed.sessions).toEqual([
@@ -30,7 +30,7 @@ describe('chat core: named sessions per chat', () => {
     expect((await cmd('/switch Main')).text).toBe('Switched to "main" (2 turns).'); // names ignore case
     expect(await say('back')).toBe('ECHO: back\nTURN: 3'); // the old engine session, resumed
     // The activity record names the session key the turn ran on.
-    expect(t.assistant.recentActivity(1)[0]?.sessionKey).toBe(CHAT);
+    expect((await t.assistant.recentActivity(1))[0]?.sessionKey).toBe(CHAT);
     expect((await cmd('/switch nope')).text).toBe('No session named "nope" in this chat. Sessions: main, ideas.');
     t.close();
   });
@@ -52,14 +52,14 @@ describe('chat core: named sessions per chat', () => {
     await cmd('/switch bug-fix');
 
     await cmd('/reset');
-    expect(t.store.getSession(`${CHAT}#s2`)).toBeUndefined();
-    expect(t.store.getSession(CHAT)?.turns).toBe(1); // main untouched
+    expect(await t.store.getSession(`${CHAT}#s2`)).toBeUndefined();
+    expect((await t.store.getSession(CHAT))?.turns).toBe(1); // main untouched
     expect(await say('after reset')).toBe('ECHO: after reset\nTURN: 1');
 
     const deleted = await cmd('/delete MAIN');
     expect(deleted.text).toBe('Deleted "main" and its conversation.');
-    expect(t.store.getSession(CHAT)).toBeUndefined();
-    expect(t.store.readHistory(CHAT)).toEqual([]);
+    expect(await t.store.getSession(CHAT)).toBeUndefined();
+    expect(await t.store.readHistory(CHAT)).toEqual([]);
     expect((await cmd('/sessions')).sessions).toEqual([expect.objectContaining({ name: 'bug-fix', current: true }), expect.objectContaining({ name: 's2' })]);
     t.close();
   });
@@ -67,8 +67,8 @@ describe('chat core: named sessions per chat', () => {
   it('a chat that never used the commands runs on its base key; at most 20 sessions per chat', async () => {
     const t = createTestAssistant();
     await collect(t.assistant.chat('plain', { chatKey: CHAT }));
-    expect(t.store.listSessions().map((s) => s.key)).toEqual([CHAT]);
-    expect(t.store.allChatSessions()).toEqual([]);
+    expect((await t.store.listSessions()).map((s) => s.key)).toEqual([CHAT]);
+    expect(await t.store.allChatSessions()).toEqual([]);
     for (let i = 2; i <= 20; i++) expect((await t.assistant.runCommand(`/new n${i}`, { chatKey: CHAT })).error).toBeUndefined();
     const refused = await t.assistant.runCommand('/new one-more', { chatKey: CHAT });
     expect(refused.error).toBe('too_many');
@@ -84,8 +84,8 @@ describe('chat core: named sessions per chat', () => {
     // Even a key that is also a chat with named sessions runs as given.
     await t.assistant.runCommand('/new other', { chatKey: 'k' });
     await collect(t.assistant.chat('literal', { sessionKey: 'k' }));
-    expect(t.store.getSession('k')?.turns).toBe(1);
-    expect(t.store.getSession('k#other')).toBeUndefined();
+    expect((await t.store.getSession('k'))?.turns).toBe(1);
+    expect(await t.store.getSession('k#other')).toBeUndefined();
     t.close();
   });
 
@@ -96,14 +96,14 @@ describe('chat core: named sessions per chat', () => {
     await collect(t.assistant.chat('later topic', { chatKey: CHAT }));
     // Both engine sessions (and the named rows) age past the TTL.
     const old = Date.now() - 3 * 86_400_000;
-    for (const s of t.store.listSessions()) t.store.saveSession({ ...s, createdAt: old, updatedAt: old });
+    for (const s of await t.store.listSessions()) await t.store.saveSession({ ...s, createdAt: old, updatedAt: old });
     (t.store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): void } } }).db.prepare('UPDATE chat_sessions SET created_at = ?').run(old);
     t.close();
 
     const reopened = openAssistantDirectory({ dir: t.dir, log: createSilentLogger(), env: { ...process.env, ...t.standIn.env } });
-    expect(reopened.store.listSessions()).toEqual([]);
-    expect(reopened.store.allChatSessions()).toEqual([]);
-    expect(reopened.assistant.sessions.resolve(CHAT)).toBe(CHAT);
+    expect(await reopened.store.listSessions()).toEqual([]);
+    expect(await reopened.store.allChatSessions()).toEqual([]);
+    expect(await reopened.assistant.sessions.resolve(CHAT)).toBe(CHAT);
     reopened.close();
   });
 });

@@ -37,8 +37,8 @@ describe.each(ENGINES)('%s: completion.finalText is the text events joined', (en
     expect(completion.finalText).toBe(joinedText(events));
     expect(completion.finalText).toMatch(/^First paragraph\.\n\nSecond paragraph\.\n\nThird paragraph\.$/);
     // history and the activity feed keep the whole reply too
-    expect(t.store.readHistory('default').at(-1)?.text).toBe(completion.finalText);
-    expect(t.assistant.recentActivity(1)[0]?.responsePreview).toBe('First paragraph. Second paragraph. Third paragraph.');
+    expect((await t.store.readHistory('default')).at(-1)?.text).toBe(completion.finalText);
+    expect((await t.assistant.recentActivity(1))[0]?.responsePreview).toBe('First paragraph. Second paragraph. Third paragraph.');
     t.close();
   });
 
@@ -50,7 +50,7 @@ describe.each(ENGINES)('%s: completion.finalText is the text events joined', (en
     const passed = await collect(t.assistant.chat('TEXT-THEN-TOOL SAY:[PASS]', { sessionKey: 'group' }));
     expect(completionOf(passed)).toMatchObject({ status: 'silent', finalText: '[PASS]' });
     await collect(t.assistant.chat('TEXT-THEN-TOOL SAY:[ESCALATE] refund above the limit', { sessionKey: 'esc' }));
-    expect(t.assistant.recentActivity(1)[0]).toMatchObject({ sessionKey: 'esc', escalated: true });
+    expect((await t.assistant.recentActivity(1))[0]).toMatchObject({ sessionKey: 'esc', escalated: true });
     t.close();
   });
 

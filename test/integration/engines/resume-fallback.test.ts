@@ -27,7 +27,7 @@ describe.each(CASES)('$engine: resume fallback from recorded output', ({ engine,
   async function resumedTurn(prompt: string) {
     const t = createTestAssistant({ engine });
     assertEnding(await collect(t.assistant.chat('first turn', { sessionKey: 'k' })));
-    const saved = t.store.getSession('k')?.sessionId;
+    const saved = (await t.store.getSession('k'))?.sessionId;
     expect(saved).toBeTruthy();
     const events = await collect(t.assistant.chat(prompt, { sessionKey: 'k' }));
     assertEnding(events);
@@ -40,7 +40,7 @@ describe.each(CASES)('$engine: resume fallback from recorded output', ({ engine,
     expect(runs.map((r) => r.sessionIn)).toEqual([null, saved, null]);
     expect(completionOf(events)).toMatchObject({ status: 'completed', finalText: `ECHO: ${prompt}\nTURN: 1`, sessionId: runs[2]?.sessionOut });
     expect(events.filter((e: StreamEvent) => e.type === 'error')).toEqual([]);
-    expect(t.store.getSession('k')?.sessionId).toBe(runs[2]?.sessionOut);
+    expect((await t.store.getSession('k'))?.sessionId).toBe(runs[2]?.sessionOut);
     t.close();
   });
 

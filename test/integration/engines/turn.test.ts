@@ -238,7 +238,7 @@ describe('provider failover', () => {
     await t.run({ prompt: 'HANG' }); // our timeout: not a provider failure
     await t.run({ prompt: 'FAIL: engine side' }); // engine error: not a provider failure
     expect(t.standIn.runs().map(baseUrlOf)).toEqual(['http://primary.test', 'http://primary.test', 'http://primary.test']);
-    expect(t.failover.readFailover().consecutiveFailures).toBe(1);
+    expect((await t.failover.readFailover()).consecutiveFailures).toBe(1);
     await t.run({ prompt: 'PROVIDER-ERROR' });
     await t.run({ prompt: 'now on fallback' });
     const runs = t.standIn.runs();
@@ -251,6 +251,6 @@ describe('provider failover', () => {
     await t.run({ prompt: 'PROVIDER-ERROR' });
     await t.run({ prompt: 'fine' });
     await t.run({ prompt: 'PROVIDER-ERROR' });
-    expect(t.failover.readFailover()).toEqual({ consecutiveFailures: 1 });
+    expect(await t.failover.readFailover()).toEqual({ consecutiveFailures: 1 });
   });
 });

@@ -115,7 +115,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     expect(codeIn(replies(f)[1]?.text ?? '')).toBe(code); // still a stranger: the same pairing reply
     await f.deliver({ chatType: 'direct', userId: alice, text: `/approve ${code}` });
     await reply(f, `Approved ${id(bob)}`);
-    expect(g.store.accessGrants()).toEqual([expect.objectContaining({ id: bob, kind: 'sender', approvedBy: `chat:${id(alice)}` })]);
+    expect(await g.store.accessGrants()).toEqual([expect.objectContaining({ id: bob, kind: 'sender', approvedBy: `chat:${id(alice)}` })]);
     await f.deliver({ chatType: 'direct', userId: bob, text: 'in at last' });
     await reply(f, 'ECHO: in at last');
     expect(g.standIn.runs()).toHaveLength(1);
@@ -181,10 +181,10 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
       await reply(f, `ECHO: hi from ${user}`);
     }
     await settle(g);
-    expect(g.store.listSessions().map((s) => s.key)).toHaveLength(2);
+    expect((await g.store.listSessions()).map((s) => s.key)).toHaveLength(2);
     await f.deliver({ chatType: 'direct', userId: bob, text: '/reset' });
     await reply(f, 'Session reset');
-    expect(g.store.listSessions().map((s) => s.key)).toEqual([`${spec.key}:dm:${alice}`]);
+    expect((await g.store.listSessions()).map((s) => s.key)).toEqual([`${spec.key}:dm:${alice}`]);
   });
 
   it('25 messages in a burst from one sender reach the engine at most 20 times, with one slow-down reply', async () => {

@@ -152,8 +152,8 @@ describe.each(Object.values(PLATFORMS))('$key: named sessions from the chat', (s
     await say('/switch main', 'Switched to "main" (1 turn).');
     await say('back again', 'ECHO: back again\nTURN: 2');
     await say('/reset', 'Session reset');
-    expect(g.store.getSession(base)).toBeUndefined();
-    expect(g.store.getSession(`${base}#ideas`)?.turns).toBe(1);
+    expect(await g.store.getSession(base)).toBeUndefined();
+    expect((await g.store.getSession(`${base}#ideas`))?.turns).toBe(1);
     // GET /api/sessions names the chat's sessions.
     const listed = (await (await g.api('/api/sessions')).json()) as { sessions: Array<{ key: string; name?: string; current?: boolean }> };
     expect(listed.sessions.find((s) => s.key === `${base}#ideas`)).toMatchObject({ name: 'ideas', current: false });

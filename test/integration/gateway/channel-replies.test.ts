@@ -57,14 +57,14 @@ describe.each(Object.values(PLATFORMS))('$key: replies and activity', (spec) => 
     await settle(g);
     expect(g.standIn.runs()).toHaveLength(1); // neither command reached the engine
 
-    const activity = g.assistant.recentActivity(10).reverse();
+    const activity = (await g.assistant.recentActivity(10)).reverse();
     expect(activity.map((a) => [a.source, a.messagePreview, a.status])).toEqual([
       [spec.key, '/status', 'completed'],
       [spec.key, '/1abc', 'failed'],
       [spec.key, 'what is new today?', 'completed'],
     ]);
     for (const a of activity) expect(a.sender).not.toBe('');
-    expect(g.assistant.metrics().messagesBySource).toEqual({ [spec.key]: 3 });
+    expect((await g.assistant.metrics()).messagesBySource).toEqual({ [spec.key]: 3 });
 
     // the same records went out on GET /api/events
     const reader = (feed.body as ReadableStream<Uint8Array>).getReader();

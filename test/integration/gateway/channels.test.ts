@@ -43,7 +43,7 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
     expect(((await (await g.api('/api/channels')).json()) as { channels: unknown[] }).channels).toEqual([{ name: spec.key, canSend: true }]);
     await f.deliver({ chatType: 'direct', userId: alice, text: 'hello from a DM' });
     await reply(f, 'ECHO: hello from a DM');
-    expect(g.store.listSessions().map((s) => s.key)).toEqual([`${spec.key}:dm:${alice}`]);
+    expect((await g.store.listSessions()).map((s) => s.key)).toEqual([`${spec.key}:dm:${alice}`]);
   });
 
   it('a group mention is answered, with only the bot mention stripped from the prompt', async () => {

@@ -66,10 +66,10 @@ describe('persistent inbox', () => {
   it('processed entries older than retentionDays are purged at start; pending ones are kept', async () => {
     const t = createTestAssistant({ yaml: 'inbox:\n  enabled: true\n  retentionDays: 2\n' });
     const old = Date.now() - 3 * 86_400_000;
-    t.store.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: old, payload: '{}' });
-    t.store.markMessageDone('c', 'old-done');
-    t.store.claimMessage({ channel: 'c', messageId: 'recent-done', chatKey: 'k', receivedAt: Date.now(), payload: '{}' });
-    t.store.markMessageDone('c', 'recent-done');
+    await t.store.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: old, payload: '{}' });
+    await t.store.markMessageDone('c', 'old-done');
+    await t.store.claimMessage({ channel: 'c', messageId: 'recent-done', chatKey: 'k', receivedAt: Date.now(), payload: '{}' });
+    await t.store.markMessageDone('c', 'recent-done');
     // A whole stored message, for a channel that is not running now: it stays pending.
     const stored = {
       channel: 'c',
@@ -82,13 +82,13 @@ describe('persistent inbox', () => {
       ts: old,
       replyTarget: { chatId: 'x', chatType: 'direct' },
     };
-    t.store.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: old, payload: JSON.stringify(stored) });
+    await t.store.claimMessage({ channel: 'c', messageId: 'old-pending', chatKey: 'k', receivedAt: old, payload: JSON.stringify(stored) });
     const channels = createChannelRuntime({ dir: t.dir, assistant: t.assistant, config: t.config, store: t.store, log: t.log });
     channels.start();
     await channels.stop();
-    expect(t.store.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: Date.now() })).toBe(true); // forgotten
-    expect(t.store.claimMessage({ channel: 'c', messageId: 'recent-done', chatKey: 'k', receivedAt: Date.now() })).toBe(false);
-    expect(t.store.pendingMessages().map((e) => e.messageId)).toContain('old-pending');
+    expect(await t.store.claimMessage({ channel: 'c', messageId: 'old-done', chatKey: 'k', receivedAt: Date.now() })).toBe(true); // forgotten
+    expect(await t.store.claimMessage({ channel: 'c', messageId: 'recent-done', chatKey: 'k', receivedAt: Date.now() })).toBe(false);
+    expect((await t.store.pendingMessages()).map((e) => e.messageId)).toContain('old-pending');
     t.close();
   });
 });

@@ -40,8 +40,8 @@ describe('GET /api/access, POST /api/access/approve|deny|revoke', () => {
 
   it('list the configured and approved senders and chats, admins, pending codes with their age, the budget', async () => {
     s = await startTestServer({ yaml: ACCESS });
-    ask(s, 'bob', 'BBBBBBBB');
-    ask(s, 'g2', 'GGGGGGGG', 'chat');
+    await ask(s, 'bob', 'BBBBBBBB');
+    await ask(s, 'g2', 'GGGGGGGG', 'chat');
     const body = (await (await s.api('/api/access')).json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       dm: 'pairing',
@@ -67,8 +67,8 @@ describe('GET /api/access, POST /api/access/approve|deny|revoke', () => {
 
   it('approve, deny and revoke with validated bodies; unknown codes 404, configured entries 409', async () => {
     s = await startTestServer({ yaml: ACCESS });
-    ask(s, 'bob', 'BBBBBBBB');
-    ask(s, 'carol', 'CCCCCCCC');
+    await ask(s, 'bob', 'BBBBBBBB');
+    await ask(s, 'carol', 'CCCCCCCC');
     for (const bad of [{}, { code: 7 }, { code: 'BBBBBBBB', extra: true }]) {
       const res = await s.api('/api/access/approve', { json: bad });
       expect(res.status, JSON.stringify(bad)).toBe(400);
@@ -81,7 +81,7 @@ describe('GET /api/access, POST /api/access/approve|deny|revoke', () => {
       approved: { channel: 'chat', kind: 'sender', id: 'bob', approvedBy: 'http', approvedAt: expect.stringMatching(/Z$/) },
       text: expect.stringContaining('Approved chat:bob (name bob)'),
     });
-    expect(s.store.isGranted('chat', 'sender', 'bob')).toBe(true);
+    expect(await s.store.isGranted('chat', 'sender', 'bob')).toBe(true);
     expect((await s.api('/api/access/approve', { json: { code: 'BBBBBBBB' } })).status).toBe(404);
 
     expect(await (await s.api('/api/access/deny', { json: { code: 'CCCCCCCC' } })).json()).toMatchObject({ ok: true, denied: { id: 'carol' } });
@@ -93,7 +93,7 @@ describe('GET /api/access, POST /api/access/approve|deny|revoke', () => {
 
     const revoked = await s.api('/api/access/revoke', { json: { id: 'chat:bob' } });
     expect(await revoked.json()).toMatchObject({ ok: true, revoked: [{ id: 'bob', kind: 'sender' }] });
-    expect(s.store.isGranted('chat', 'sender', 'bob')).toBe(false);
+    expect(await s.store.isGranted('chat', 'sender', 'bob')).toBe(false);
     expect((await s.api('/api/access/revoke', { json: { id: 'chat:bob' } })).status).toBe(404);
     const inConfig = await s.api('/api/access/revoke', { json: { id: 'chat:alice' } });
     expect(inConfig.status).toBe(409);
@@ -144,9 +144,9 @@ describe('the daily budget on the HTTP path', () => {
 
   it('/approve works over the HTTP API (the token holder is the owner)', async () => {
     s = await startTestServer({ yaml: 'access: {}\n' });
-    ask(s, 'dave', 'DDDDDDDD');
+    await ask(s, 'dave', 'DDDDDDDD');
     const res = await s.api('/chat', { json: { message: '/approve DDDDDDDD' } });
     expect(await res.json()).toMatchObject({ type: 'command', approved: 'chat:dave', text: expect.stringContaining('Approved chat:dave') });
-    expect(s.store.accessGrants()).toEqual([expect.objectContaining({ id: 'dave', approvedBy: 'command' })]);
+    expect(await s.store.accessGrants()).toEqual([expect.objectContaining({ id: 'dave', approvedBy: 'command' })]);
   });
 });

@@ -69,9 +69,9 @@ describe('dashboard data endpoints (real sockets)', () => {
     expect(await bad.json()).toEqual({ error: 'unknown range "1y"', ranges: ['1h', '24h', '7d'] });
   });
 
-  it('buildTimeline aligns buckets to their size and fills the gaps', () => {
+  it('buildTimeline aligns buckets to their size and fills the gaps', async () => {
     const calls: Array<[number, number]> = [];
-    const t = buildTimeline((since, size) => (calls.push([since, size]), [{ start: since + size, count: 3, costUsd: 1 }]), 10_500, 1_000, 4);
+    const t = await buildTimeline((since, size) => (calls.push([since, size]), [{ start: since + size, count: 3, costUsd: 1 }]), 10_500, 1_000, 4);
     expect(t).toEqual({
       bucketMs: 1_000,
       since: 7_000,

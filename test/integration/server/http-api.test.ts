@@ -110,7 +110,7 @@ describe('HTTP API routes (real sockets)', () => {
         expect(answer.chat).toEqual({ message: line });
       }
       expect(s.standIn.runs()).toEqual([]);
-      expect(s.assistant.metrics().totalMessages).toBe(0);
+      expect((await s.assistant.metrics()).totalMessages).toBe(0);
       expect(await (await s.api('/api/escalations')).json()).toEqual({ escalations: [] });
       await s.stop();
       s = undefined;
@@ -125,7 +125,7 @@ describe('HTTP API routes (real sockets)', () => {
     expect(await (await s.api('/abort', { json: { sessionKey: 'x' } })).json()).toEqual({ ok: true, aborted: true });
     expect((await chatEvents(await turn)).at(-1)).toMatchObject({ status: 'aborted' });
     expect(await (await s.api('/reset', { json: { sessionKey: 'x' } })).json()).toEqual({ ok: true });
-    expect(s.store.getSession('x')).toBeUndefined();
+    expect(await s.store.getSession('x')).toBeUndefined();
   });
 
   it('GET /api/status is the spec record; GET /api/channels lists adapters', async () => {

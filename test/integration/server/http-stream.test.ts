@@ -129,7 +129,7 @@ describe('streams', () => {
     expect(Object.keys(activity ?? {})).toEqual(
       expect.arrayContaining(['ts', 'source', 'sender', 'messagePreview', 'responsePreview', 'durationMs', 'costUsd']),
     );
-    expect(s.store.readHistory('gone').map((h) => h.role)).toEqual(['user', 'assistant']);
+    expect((await s.store.readHistory('gone')).map((h) => h.role)).toEqual(['user', 'assistant']);
   });
 
   it('GET /api/events bounds subscribers and frees a slot when a client leaves', async () => {

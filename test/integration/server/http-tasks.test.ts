@@ -87,7 +87,7 @@ describe('scheduled tasks over HTTP', () => {
     const history = await json(await s.api('/api/tasks/report/history'));
     expect(history).toEqual({ id: 'report', runs: [expect.objectContaining({ status: 'completed', delivered: true })] });
     // The same run log the terminal's /cron history reads.
-    expect(s.tasks.history('report', 10)).toHaveLength(1);
+    expect(await s.tasks.history('report', 10)).toHaveLength(1);
   });
 
   it('a second run of a task while one is going is refused (409); unknown ids are 404 with the known ones', async () => {
@@ -151,9 +151,9 @@ describe('scheduled tasks over HTTP', () => {
     const task = s.config.current().config.tasks[1];
     if (!task) throw new Error('no task');
     await control.runScheduled(task);
-    expect(control.history('slow', 5)?.map((r) => r.status)).toEqual(['skipped']);
+    expect((await control.history('slow', 5))?.map((r) => r.status)).toEqual(['skipped']);
     expect((await collect(start.events)).at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
-    expect(control.history('slow', 5)?.map((r) => r.status)).toEqual(['completed', 'skipped']);
+    expect((await control.history('slow', 5))?.map((r) => r.status)).toEqual(['completed', 'skipped']);
   });
 
   it('?token= does not open the task routes', async () => {

@@ -106,7 +106,7 @@ describe('pairing at the channel gate (injected clock)', () => {
     expect(codeOf((await ask(dm('other', 'd'))).replies[0])).toBeDefined();
     clock.now = 1_000_000 + HOUR; // a's code (the oldest) has expired
     expect(codeOf((await ask(dm('chat', 'd'))).replies[0])).toBeDefined();
-    const waiting = t.store.pairingRequests(clock.now).map((r) => `${r.channel}:${r.id}`);
+    const waiting = (await t.store.pairingRequests(clock.now)).map((r) => `${r.channel}:${r.id}`);
     expect(waiting.sort()).toEqual(['chat:b', 'chat:c', 'chat:d', 'other:d']);
   });
 
@@ -114,10 +114,10 @@ describe('pairing at the channel gate (injected clock)', () => {
     const { clock, ask, admin } = setup();
     const code = codeOf((await ask(dm('chat', 'u1'))).replies[0]) ?? '';
     const late = codeOf((await ask(dm('chat', 'u2'))).replies[0]) ?? '';
-    expect(admin.approve(code, 'test')).toMatchObject({ ok: true, value: { channel: 'chat', kind: 'sender', id: 'u1', approvedBy: 'test' } });
+    expect(await admin.approve(code, 'test')).toMatchObject({ ok: true, value: { channel: 'chat', kind: 'sender', id: 'u1', approvedBy: 'test' } });
     expect(await ask(dm('chat', 'u1'))).toEqual({ admission: { admitted: true, admin: false }, replies: [] });
     clock.now += HOUR;
-    expect(admin.approve(late, 'test')).toMatchObject({ ok: false, reason: 'not_found' });
-    expect(admin.approve('nonsense', 'test')).toMatchObject({ ok: false, reason: 'invalid' });
+    expect(await admin.approve(late, 'test')).toMatchObject({ ok: false, reason: 'not_found' });
+    expect(await admin.approve('nonsense', 'test')).toMatchObject({ ok: false, reason: 'invalid' });
   });
 });

@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+// Store benchmark: the turn overhead of the PostgreSQL store beside the embedded SQLite one.
+// Prints numbers, asserts nothing. Runs against the BUILT code: `node bench/store.mjs [--rounds 3] [--turns 40]`.
+//
+// A throwaway PostgreSQL cluster is started for it (initdb + pg_ctl in a temporary folder, as the
+// tests do: 127.0.0.1 on a free port, trust, fsync off, as the `postgres` user when run as root),
+// then each round starts `service gateway` twice on the stand-in engine, once per store, and
+// runs sequential turns on one key: the median time from sending a turn to the end of its stream,
+// and the gateway's own CPU per turn (/proc/<pid>/stat; the engine's processes are not counted).
+// The engine (a node process per turn) dominates a turn; the difference between the two columns
+// is what the store costs. fsync is off on the throwaway cluster, so a real server's commit
+// latency (its disk, its network) comes on top. Without PostgreSQL's binaries it says so and exits 0.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { median } from './stats.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'bin', 'service.js');
+const { values: opts } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, turns: { type: 'string', default: '40' } } });
+const ROUNDS = Number(opts.rounds);
+const TURNS = Number(opts.turns);
+const WARMUP = 3;
+const TOKEN = 'bench-token';
+
+const pgBin = findPgBin();
+if (!pgBin) {
+  console.log('store bench: PostgreSQL server binaries (initdb, pg_ctl) not found; skipped (apt-get install postgresql)');
+  process.exit(0);
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'service-bench-store-'));
+const binDir = path.join(tmp, 'bin');
+for (const d of [binDir, path.join(tmp, 'fleet'), path.join(tmp, 'home')]) fs.mkdirSync(d);
+fs.writeFileSync(
+  path.join(binDir, 'claude'),
+  `#!/bin/sh\nexec "${process.execPath}" "${path.join(ROOT, 'test', 'fakes', 'stand-in-engine.mjs')}" engine_b "$@"\n`,
+  {
+    mode: 0o755,
+  },
+);
+
+// --- the throwaway cluster ---
+
+const asRoot = process.getuid?.() === 0;
+const pgRoot = path.join(tmp, 'pg');
+fs.mkdirSync(pgRoot);
+if (asRoot) {
+  const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  fs.chownSync(tmp, id('-u'), id('-g'));
+  fs.chownSync(pgRoot, id('-u'), id('-g'));
+}
+const runPg = (cmd, args) =>
+  execFileSync(asRoot ? 'runuser' : path.join(pgBin, cmd), asRoot ? ['-u', 'postgres', '--', path.join(pgBin, cmd), ...args] : args, {
+    cwd: pgRoot,
+    stdio: 'ignore',
+    env: { ...process.env, LC_ALL: 'C' },
+  });
+const port = await freePort();
+let clusterUp = false;
+const stopCluster = () => {
+  if (clusterUp) {
+    clusterUp = false;
+    try {
+      runPg('pg_ctl', ['-D', path.join(pgRoot, 'data'), '-m', 'immediate', '-w', 'stop']);
+    } catch {
+      // gone already
+    }
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+};
+process.on('exit', stopCluster);
+process.on('SIGINT', () => process.exit(130));
+runPg('initdb', ['-D', path.join(pgRoot, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
+clusterUp = true;
+runPg('pg_ctl', [
+  '-D',
+  path.join(pgRoot, 'data'),
+  '-l',
+  path.join(pgRoot, 'log'),
+  '-o',
+  `-c listen_addresses=127.0.0.1 -p ${port} -k ${pgRoot} -c fsync=off -c synchronous_commit=off`,
+  '-w',
+  'start',
+]);
+const pgUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+
+// --- a gateway on one store ---
+
+async function startGateway(name, storeUrl) {
+  const dir = path.join(tmp, name);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'service.yaml'), `name: ${name}\nengine: engine_b\n`);
+  const PATH = [binDir, ...(process.env.PATH ?? '').split(':').filter((p) => p && !p.includes('node_modules'))].join(':');
+  const env = { ...process.env, PATH, NO_COLOR: '1', HOME: path.join(tmp, 'home'), SERVICE_FLEET_DIR: path.join(tmp, 'fleet') };
+  env.SERVICE_STORE_URL = storeUrl ?? '';
+  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', '--token', TOKEN, '-d', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start in 20 s:\n${out}`)), 20_000);
+    child.stdout.on('data', () => {
+      const m = /is serving on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    void exited.then(() => reject(new Error(`gateway exited early:\n${out}`)));
+  });
+  return {
+    pid: child.pid,
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function chat(base, message, agent) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(new URL('/chat', base), {
+      method: 'POST',
+      agent,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ ms: performance.now() - t0, ok: res.statusCode === 200 && text.includes('ECHO:') }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ message, sessionKey: 'bench' }));
+  });
+}
+
+const clk = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+function cpuMs(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / clk;
+}
+
+async function measure(name, storeUrl) {
+  const gw = await startGateway(name, storeUrl);
+  try {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    for (let i = 0; i < WARMUP; i++) await chat(gw.url, `warm-up ${i}`, agent);
+    const c0 = cpuMs(gw.pid);
+    const times = [];
+    let failed = 0;
+    for (let i = 0; i < TURNS; i++) {
+      const r = await chat(gw.url, `turn ${i}`, agent);
+      times.push(r.ms);
+      if (!r.ok) failed++;
+    }
+    const cpu = (cpuMs(gw.pid) - c0) / TURNS;
+    agent.destroy();
+    return { turnMs: median(times), cpu, failed };
+  } finally {
+    await gw.stop();
+  }
+}
+
+console.log(
+  `store bench: node ${process.version}, ${os.cpus().length} CPUs, PostgreSQL from ${pgBin}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log(`${ROUNDS} rounds, each a fresh gateway per store, ${TURNS} sequential turns on one key (after ${WARMUP} warm-ups)`);
+const rows = { sqlite: [], postgres: [] };
+for (let i = 0; i < ROUNDS; i++) {
+  // Alternating order, so a load change on a shared machine hits both alike.
+  const order = i % 2 ? ['postgres', 'sqlite'] : ['sqlite', 'postgres'];
+  for (const store of order) {
+    const r = await measure(`bench_${store}_${i}`, store === 'postgres' ? pgUrl : undefined);
+    rows[store].push(r);
+    console.log(
+      `  round ${i + 1} ${store.padEnd(8)}: turn ${r.turnMs.toFixed(1)} ms (median), gateway ${r.cpu.toFixed(2)} ms CPU/turn${r.failed ? `  !! ${r.failed} failed` : ''}`,
+    );
+  }
+}
+const med = (store, key) => median(rows[store].map((r) => r[key]));
+console.log('\nsummary (median of the rounds)           sqlite   postgres   difference');
+for (const [label, key] of [
+  ['turn, send to end of stream (ms)', 'turnMs'],
+  ['gateway CPU per turn (ms)', 'cpu'],
+]) {
+  const a = med('sqlite', key);
+  const b = med('postgres', key);
+  const diff = `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(2)}`;
+  console.log(`  ${label.padEnd(38)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(10)} ${diff.padStart(12)}`);
+}
+
+// --- helpers ---
+
+function findPgBin() {
+  const has = (dir) => fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'));
+  if (process.env.PG_BIN && has(process.env.PG_BIN)) return process.env.PG_BIN;
+  const root = '/usr/lib/postgresql';
+  const versions = fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((v) => has(path.join(root, v, 'bin')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions[0]) return path.join(root, versions[0], 'bin');
+  return (process.env.PATH ?? '').split(':').find((d) => d && has(d));
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port: p } = s.address();
+      s.close(() => resolve(p));
+    });
+  });
+}

@@ -1,0 +1,121 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgStore } from '../../../src/core/store/pg-store.js';
+import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
+import { writeTestAssistant } from '../../helpers/assistant.js';
+import { runCli } from '../../helpers/cli.js';
+import { type PgCluster, startPgCluster } from '../../helpers/pg-cluster.js';
+import { parseSseStrict, startTestServer } from '../../helpers/server.js';
+import { activity } from '../../unit/store/store-contract.js';
+
+/** The PostgreSQL store as a user meets it: chosen in service.yaml, migrated into, checked by doctor. */
+let cluster: PgCluster | undefined;
+let url = '';
+
+beforeAll(async () => {
+  cluster = await startPgCluster();
+  url = await cluster.createDatabase();
+});
+
+afterAll(() => cluster?.stop());
+
+describe('an assistant on a PostgreSQL store', () => {
+  it('runs turns on it (store.url from a ${VAR}), resumes the session, and never shows the URL', async () => {
+    process.env.TEST_PG_URL = url;
+    const s = await startTestServer({ yaml: 'store:\n  url: ${TEST_PG_URL}\n' });
+    try {
+      for (const [message, turn] of [
+        ['hello', 1],
+        ['again', 2],
+      ] as const) {
+        const events = parseSseStrict(await (await s.api('/chat', { json: { message, sessionKey: 'k1' } })).text());
+        expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: `ECHO: ${message}\nTURN: ${turn}` });
+      }
+      const status = (await (await s.api('/api/status')).json()) as { metrics: { totalMessages: number } };
+      expect(status.metrics.totalMessages).toBe(2);
+      const config = await (await s.api('/api/config')).text();
+      expect(config).not.toContain(url);
+      expect(config).not.toContain('127.0.0.1:');
+
+      // The state is on the server, in the assistant's own schema.
+      const direct = createPgStore({ url, schema: 'assistant_tester' });
+      try {
+        expect((await direct.readHistory('k1')).map((h) => h.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+        expect((await direct.getSession('k1'))?.sessionId).toEqual(expect.any(String));
+        expect(await direct.runningTurns()).toEqual([]);
+      } finally {
+        await direct.close();
+      }
+    } finally {
+      await s.stop();
+      delete process.env.TEST_PG_URL;
+    }
+  });
+});
+
+describe('service store migrate --to <url>', () => {
+  it('copies every table of the SQLite state into an empty schema, once', async () => {
+    const { dir } = writeTestAssistant({ yaml: 'store:\n  schema: migrated\n' });
+    const sqlite = createSqliteStore(path.join(dir, '.service', 'state.db'));
+    await sqlite.saveSession({ key: 'k', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 2 });
+    await sqlite.countSessionTurn('k');
+    await sqlite.addChatSession({ chatKey: 'k', name: 'Main', sessionKey: 'k', createdAt: 1, current: true });
+    for (let i = 0; i < 3; i++) await sqlite.appendHistory({ key: 'k', role: i % 2 ? 'assistant' : 'user', text: `m${i}`, ts: i });
+    await sqlite.recordActivity(activity({ ts: new Date(2024, 4, 10, 12).toISOString(), costUsd: 0.5, escalated: true }));
+    await sqlite.claimMessage({ channel: 'c', messageId: 'p1', chatKey: 'k', receivedAt: 5, payload: '{"x":1}', owner: 'run-1' });
+    await sqlite.claimMessage({ channel: 'c', messageId: 'p0', chatKey: 'k', receivedAt: 5, payload: '{"x":0}' });
+    await sqlite.openPairing({ channel: 'chat', kind: 'sender', id: 'bob', createdAt: Date.now() }, { code: 'BBBBBBBB', ttlMs: 3_600_000, maxPending: 3 });
+    await sqlite.approvePairing('BBBBBBBB', Date.now(), 'cli');
+    await sqlite.recordTaskRun({ taskId: 't', startedAt: 1, endedAt: 2, status: 'completed', durationMs: 1, costUsd: 0, preview: 'ok', delivered: true });
+    await sqlite.setGroupBotTurns('g', 2);
+    await sqlite.writeFailover({ consecutiveFailures: 1 });
+    await sqlite.close();
+
+    const r = await runCli(['store', 'migrate', '--to', url, '-d', dir]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('(schema migrated)');
+    expect(r.stdout).toContain('history: 3');
+
+    const pg = createPgStore({ url, schema: 'migrated' });
+    try {
+      expect(await pg.getSession('k')).toEqual({ key: 'k', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 2, turns: 1 });
+      expect((await pg.readHistory('k')).map((h) => h.text)).toEqual(['m0', 'm1', 'm2']);
+      await pg.appendHistory({ key: 'k', role: 'user', text: 'after', ts: 9 }); // the id sequence continues after the copied ids
+      expect((await pg.readHistory('k', 2)).map((h) => h.text)).toEqual(['m2', 'after']);
+      expect(await pg.metrics()).toMatchObject({ totalMessages: 1, totalCostUsd: 0.5 });
+      expect(await pg.recentActivity(5, { escalated: true })).toHaveLength(1);
+      expect(await pg.dailyCost('2024-05-10')).toBe(0.5);
+      expect((await pg.pendingMessages()).map((e) => [e.messageId, e.owner])).toEqual([
+        ['p1', 'run-1'],
+        ['p0', undefined],
+      ]);
+      expect(await pg.isGranted('chat', 'sender', 'bob')).toBe(true);
+      expect(await pg.taskRuns('t', 5)).toEqual([expect.objectContaining({ status: 'completed', delivered: true })]);
+      expect(await pg.groupBotTurns('g')).toBe(2);
+      expect(await pg.readFailover()).toEqual({ consecutiveFailures: 1 });
+      expect(await pg.chatSessions('k')).toEqual([{ chatKey: 'k', name: 'Main', sessionKey: 'k', createdAt: 1, current: true }]);
+    } finally {
+      await pg.close();
+    }
+
+    // A second run would mix two histories: refused, nothing written.
+    const again = await runCli(['store', 'migrate', '--to', url, '-d', dir]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already holds state');
+  });
+});
+
+describe('service doctor', () => {
+  it('checks the store connection, and names the server but never the password when it fails', async () => {
+    const { dir } = writeTestAssistant();
+    const ok = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: url } });
+    expect(ok.stdout).toMatch(/pass {2}state store: PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ \(schema assistant_tester\): connected/);
+    const bad = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: 'postgres://bob:hunter2@127.0.0.1:1/nowhere' } });
+    expect(bad.stdout).toContain('FAIL  state store: cannot use the PostgreSQL store at postgres://bob:***@127.0.0.1:1/nowhere');
+    expect(bad.stdout).not.toContain('hunter2');
+    expect(bad.code).toBe(1);
+    const plain = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: '' } });
+    expect(plain.stdout).toContain(`pass  state store: SQLite ${path.join(dir, '.service', 'state.db')}`);
+  });
+});
