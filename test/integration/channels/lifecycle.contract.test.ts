@@ -244,7 +244,11 @@ describe('a custom adapter (examples/adapters/folder-adapter.mjs) gets the same 
     const prompt = { text: 'Approval needed', actions: [] } as unknown as Parameters<NonNullable<typeof adapter.askApproval>>[1];
     expect(typeof adapter.sendFile).toBe('function');
     expect(typeof adapter.askApproval).toBe('function');
-    expectChannelError(await adapter.askApproval?.(directTarget('room').replyTarget, prompt).catch((e: unknown) => e), 'not_connected', /start\(\) has not been called/);
+    expectChannelError(
+      await adapter.askApproval?.(directTarget('room').replyTarget, prompt).catch((e: unknown) => e),
+      'not_connected',
+      /start\(\) has not been called/,
+    );
     await adapter.start(createRecordingContext());
     expect(await adapter.askApproval?.(directTarget('room').replyTarget, prompt)).toEqual({ messageId: 'a1' });
   });
