@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { decodeBase64, splitDataUrl } from '../util/base64.js';
 
 /**
  * Image attachments of a turn: validated, written under .service/images/ with names we generate
@@ -43,29 +44,13 @@ export function decodeImages(inputs: readonly ImageInput[] | undefined): ImageCh
   }
   const images: DecodedImage[] = [];
   for (const [i, input] of list.entries()) {
-    let data = input.data;
-    let mimeType = input.mimeType;
-    if (typeof data === 'string') {
-      const dataUrl = /^data:([^;,]+);base64,/.exec(data);
-      if (dataUrl) {
-        mimeType ??= dataUrl[1];
-        data = data.slice(dataUrl[0].length);
-      }
-    }
-    mimeType = (mimeType ?? 'image/png').toLowerCase();
+    const { data, mimeType: given } = splitDataUrl(input.data, input.mimeType);
+    const mimeType = (given ?? 'image/png').toLowerCase();
     if (!IMAGE_TYPES[mimeType]) {
       return { ok: false, message: `images[${i}]: unsupported type ${JSON.stringify(mimeType)} (allowed: ${Object.keys(IMAGE_TYPES).join(', ')})` };
     }
-    let bytes: Buffer;
-    if (typeof data === 'string') {
-      const clean = data.replace(/\s+/g, '');
-      if (clean === '' || clean.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(clean)) {
-        return { ok: false, message: `images[${i}]: data is not valid base64` };
-      }
-      bytes = Buffer.from(clean, 'base64');
-    } else {
-      bytes = data;
-    }
+    const bytes = typeof data === 'string' ? decodeBase64(data) : data;
+    if (!bytes) return { ok: false, message: `images[${i}]: data is not valid base64` };
     if (bytes.length === 0) return { ok: false, message: `images[${i}]: empty image` };
     if (bytes.length > IMAGE_LIMITS.maxBytes) {
       return { ok: false, message: `images[${i}]: ${bytes.length} bytes is over the limit of ${IMAGE_LIMITS.maxBytes} bytes` };

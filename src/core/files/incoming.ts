@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { decodeBase64, splitDataUrl } from '../util/base64.js';
 import { formatLocalDay } from '../util/local-day.js';
 import { formatBytes, freeFileName, mimeTypeOf, toSafeFileName } from './file-names.js';
 
@@ -42,19 +43,10 @@ export function decodeFiles(inputs: readonly FileInput[] | undefined): FileCheck
   }
   const files: DecodedFile[] = [];
   for (const [i, input] of list.entries()) {
-    let data = input.data;
-    let mimeType = input.mimeType;
-    if (typeof data === 'string') {
-      const dataUrl = /^data:([^;,]+);base64,/.exec(data);
-      if (dataUrl) {
-        mimeType ??= dataUrl[1];
-        data = data.slice(dataUrl[0].length);
-      }
-      const clean = data.replace(/\s+/g, '');
-      if (clean === '' || clean.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(clean))
-        return { ok: false, message: `files[${i}]: data is not valid base64` };
-      data = Buffer.from(clean, 'base64');
-    }
+    const split = splitDataUrl(input.data, input.mimeType);
+    const mimeType = split.mimeType;
+    const data = typeof split.data === 'string' ? decodeBase64(split.data) : split.data;
+    if (!data) return { ok: false, message: `files[${i}]: data is not valid base64` };
     if (data.length === 0) return { ok: false, message: `files[${i}]: empty file` };
     if (data.length > INCOMING_FILE_LIMITS.maxBytes) {
       return {
