@@ -1,5 +1,6 @@
-import type { PgQuery, PgTransaction, Row } from './pg-client.js';
-import type { AccessGrant, AccessKind, AccessStore, PairingRequest } from './types.js';
+import type { PgQuery, PgTransaction } from './pg-client.js';
+import type { AccessGrant, AccessStore, PairingRequest } from './types.js';
+import { parseGrantRow, parsePairingRequestRow } from './rows.js';
 
 /**
  * The access slice of the PostgreSQL store. Under READ COMMITTED a count-then-insert could let two
@@ -19,7 +20,7 @@ export function createPgAccessStore(query: PgQuery, transaction: PgTransaction):
           r.id,
           r.createdAt,
         ]);
-        if (existing.rows[0]) return { status: 'existing', request: toRequest(existing.rows[0]) };
+        if (existing.rows[0]) return { status: 'existing', request: parsePairingRequestRow(existing.rows[0]) };
         const live = await q('SELECT COUNT(*) AS n FROM pairing_requests WHERE channel = $1 AND expires_at > $2', [r.channel, r.createdAt]);
         if (Number(live.rows[0]?.n) >= opts.maxPending) return { status: 'full' };
         const request: PairingRequest = { ...r, code: opts.code, expiresAt: r.createdAt + opts.ttlMs };
@@ -31,13 +32,13 @@ export function createPgAccessStore(query: PgQuery, transaction: PgTransaction):
         return inserted.rowCount === 1 ? { status: 'created', request } : { status: 'collision' };
       }),
     pairingRequests: async (now) =>
-      (await query('SELECT * FROM pairing_requests WHERE expires_at > $1 ORDER BY created_at, code COLLATE "C"', [now])).rows.map(toRequest),
+      (await query('SELECT * FROM pairing_requests WHERE expires_at > $1 ORDER BY created_at, code COLLATE "C"', [now])).rows.map(parsePairingRequestRow),
     approvePairing: (code, now, approvedBy) =>
       transaction(async (q) => {
         const taken = await q('DELETE FROM pairing_requests WHERE code = $1 AND expires_at > $2 RETURNING *', [code, now]);
         const row = taken.rows[0];
         if (!row) return undefined;
-        const r = toRequest(row);
+        const r = parsePairingRequestRow(row);
         const grant: AccessGrant = { channel: r.channel, kind: r.kind, id: r.id, ...(r.label ? { label: r.label } : {}), approvedAt: now, approvedBy };
         await q(
           `INSERT INTO access_grants (channel, kind, subject_id, label, approved_at, approved_by) VALUES ($1, $2, $3, $4, $5, $6)
@@ -48,39 +49,15 @@ export function createPgAccessStore(query: PgQuery, transaction: PgTransaction):
       }),
     denyPairing: async (code, now) => {
       const row = (await query('DELETE FROM pairing_requests WHERE code = $1 AND expires_at > $2 RETURNING *', [code, now])).rows[0];
-      return row ? toRequest(row) : undefined;
+      return row ? parsePairingRequestRow(row) : undefined;
     },
     isGranted: async (channel, kind, id) =>
       ((await query('SELECT 1 FROM access_grants WHERE channel = $1 AND kind = $2 AND subject_id = $3', [channel, kind, id])).rowCount ?? 0) > 0,
-    accessGrants: async () => (await query('SELECT * FROM access_grants ORDER BY approved_at, channel COLLATE "C", subject_id COLLATE "C"')).rows.map(toGrant),
+    accessGrants: async () =>
+      (await query('SELECT * FROM access_grants ORDER BY approved_at, channel COLLATE "C", subject_id COLLATE "C"')).rows.map(parseGrantRow),
     revokeGrant: async (channel, id) =>
       (await query('DELETE FROM access_grants WHERE channel = $1 AND subject_id = $2 RETURNING *', [channel, id])).rows
-        .map(toGrant)
+        .map(parseGrantRow)
         .sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0)),
-  };
-}
-
-// --- internal ---
-
-function toRequest(r: Row): PairingRequest {
-  return {
-    code: String(r.code),
-    channel: String(r.channel),
-    kind: String(r.kind) as AccessKind,
-    id: String(r.subject_id),
-    ...(r.label === null || r.label === undefined ? {} : { label: String(r.label) }),
-    createdAt: Number(r.created_at),
-    expiresAt: Number(r.expires_at),
-  };
-}
-
-function toGrant(r: Row): AccessGrant {
-  return {
-    channel: String(r.channel),
-    kind: String(r.kind) as AccessKind,
-    id: String(r.subject_id),
-    ...(r.label === null || r.label === undefined ? {} : { label: String(r.label) }),
-    approvedAt: Number(r.approved_at),
-    approvedBy: String(r.approved_by),
   };
 }

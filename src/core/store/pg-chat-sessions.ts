@@ -1,6 +1,7 @@
-import type { PgQuery, PgTransaction, Row } from './pg-client.js';
+import type { PgQuery, PgTransaction } from './pg-client.js';
 import { nameKeyOf } from './sqlite-chat-sessions.js';
-import type { ChatSession, ChatSessionStore } from './types.js';
+import type { ChatSessionStore } from './types.js';
+import { parseChatSessionRow } from './rows.js';
 
 /**
  * The named-sessions slice of the PostgreSQL store. Each change runs in a transaction holding an
@@ -20,8 +21,9 @@ export function createPgChatSessionStore(query: PgQuery, transaction: PgTransact
     (await q('SELECT * FROM chat_sessions WHERE chat_key = $1 AND name_key = $2', [chatKey, nameKeyOf(name)])).rows[0];
 
   return {
-    chatSessions: async (chatKey) => (await query('SELECT * FROM chat_sessions WHERE chat_key = $1 ORDER BY created_at, seq', [chatKey])).rows.map(toSession),
-    allChatSessions: async () => (await query('SELECT * FROM chat_sessions ORDER BY chat_key COLLATE "C", created_at, seq')).rows.map(toSession),
+    chatSessions: async (chatKey) =>
+      (await query('SELECT * FROM chat_sessions WHERE chat_key = $1 ORDER BY created_at, seq', [chatKey])).rows.map(parseChatSessionRow),
+    allChatSessions: async () => (await query('SELECT * FROM chat_sessions ORDER BY chat_key COLLATE "C", created_at, seq')).rows.map(parseChatSessionRow),
     addChatSession: (s) =>
       locked(s.chatKey, async (q) => {
         const added = await q(
@@ -50,20 +52,10 @@ export function createPgChatSessionStore(query: PgQuery, transaction: PgTransact
       }),
     removeChatSession: async (chatKey, name) => {
       const row = (await query('DELETE FROM chat_sessions WHERE chat_key = $1 AND name_key = $2 RETURNING *', [chatKey, nameKeyOf(name)])).rows[0];
-      return row ? toSession(row) : undefined;
+      return row ? parseChatSessionRow(row) : undefined;
     },
   };
 }
 
 /** A named session whose engine session is gone (pruned, or never started) and that is older than the cutoff ($1). */
 export const PRUNE_CHAT_SESSIONS_SQL = 'DELETE FROM chat_sessions WHERE created_at < $1 AND session_key NOT IN (SELECT key FROM sessions)';
-
-function toSession(r: Row): ChatSession {
-  return {
-    chatKey: String(r.chat_key),
-    name: String(r.name),
-    sessionKey: String(r.session_key),
-    createdAt: Number(r.created_at),
-    current: Boolean(r.current),
-  };
-}

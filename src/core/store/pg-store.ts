@@ -3,21 +3,10 @@ import type pg from 'pg';
 import { formatLocalDay } from '../util/local-day.js';
 import { createPgAccessStore } from './pg-access.js';
 import { createPgChatSessionStore, PRUNE_CHAT_SESSIONS_SQL } from './pg-chat-sessions.js';
-import { createPgConnection, type Row } from './pg-client.js';
+import { createPgConnection } from './pg-client.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
-import {
-  ACTIVITY_KEPT,
-  type ActivityRecord,
-  GROUP_MESSAGES_PER_CHAT,
-  HISTORY_PER_KEY,
-  type InboxEntry,
-  type KnownChat,
-  type Metrics,
-  type SessionRecord,
-  type Store,
-  TASK_RUNS_KEPT,
-  type TaskRun,
-} from './types.js';
+import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type Metrics, type Store, TASK_RUNS_KEPT } from './types.js';
+import { parseActivityRow, parseInboxRow, parseKnownChatRow, parseProcesses, parseSessionRow, parseTaskRunRow } from './rows.js';
 
 export interface PgStoreOptions {
   url: string;
@@ -71,7 +60,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
 
     getSession: async (key) => {
       const [r] = await rows('SELECT * FROM sessions WHERE key = $1', [key]);
-      return r ? toSession(r) : undefined;
+      return r ? parseSessionRow(r) : undefined;
     },
     saveSession: async (r) =>
       void (await query(
@@ -80,7 +69,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
         [r.key, r.engine, r.sessionId, r.createdAt, r.updatedAt],
       )),
     deleteSession: async (key) => void (await query('DELETE FROM sessions WHERE key = $1', [key])),
-    listSessions: async () => (await rows('SELECT * FROM sessions ORDER BY updated_at DESC')).map(toSession),
+    listSessions: async () => (await rows('SELECT * FROM sessions ORDER BY updated_at DESC')).map(parseSessionRow),
     countSessionTurn: async (key) => void (await query('UPDATE sessions SET turns = turns + 1 WHERE key = $1', [key])),
     pruneSessions: (cutoff) =>
       transaction(async (q) => {
@@ -145,7 +134,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
       }
       params.push(limit);
       const sql = `SELECT * FROM activity ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.length}`;
-      return (await rows(sql, params)).map(toActivity);
+      return (await rows(sql, params)).map(parseActivityRow);
     },
     async activityTimeline(since, bucketMs) {
       const size = Math.max(1, Math.floor(bucketMs));
@@ -185,7 +174,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
       ])) === 1,
     markMessageDone: async (channel, messageId) =>
       void (await query(`UPDATE inbox SET status = 'done', payload = NULL WHERE channel = $1 AND message_id = $2`, [channel, messageId])),
-    pendingMessages: async () => (await rows(`SELECT * FROM inbox WHERE status = 'pending' ORDER BY received_at, seq`)).map(toInbox),
+    pendingMessages: async () => (await rows(`SELECT * FROM inbox WHERE status = 'pending' ORDER BY received_at, seq`)).map(parseInboxRow),
     purgeMessages: (cutoff) => changed(`DELETE FROM inbox WHERE (status = 'done' OR payload IS NULL) AND received_at < $1`, [cutoff]),
 
     appendGroupMessage: (m) =>
@@ -235,7 +224,8 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
         TASK_RUNS_KEPT,
         [r.taskId, r.startedAt, r.endedAt, r.status, r.durationMs, r.costUsd, r.preview, r.error ?? null, r.delivered ?? null],
       ),
-    taskRuns: async (taskId, limit) => (await rows('SELECT * FROM task_runs WHERE task_id = $1 ORDER BY id DESC LIMIT $2', [taskId, limit])).map(toRun),
+    taskRuns: async (taskId, limit) =>
+      (await rows('SELECT * FROM task_runs WHERE task_id = $1 ORDER BY id DESC LIMIT $2', [taskId, limit])).map(parseTaskRunRow),
 
     noteChat: async (c) =>
       void (await query(
@@ -243,7 +233,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
          ON CONFLICT (channel, chat_id) DO UPDATE SET chat_type = excluded.chat_type, last_seen = GREATEST(chats.last_seen, excluded.last_seen)`,
         [c.channel, c.chatId, c.chatType, c.lastSeen],
       )),
-    knownChats: async (channel) => (await rows('SELECT * FROM chats WHERE channel = $1 ORDER BY chat_id COLLATE "C"', [channel])).map(toChat),
+    knownChats: async (channel) => (await rows('SELECT * FROM chats WHERE channel = $1 ORDER BY chat_id COLLATE "C"', [channel])).map(parseKnownChatRow),
     setChatFetched: async (channel, chatId, until) =>
       void (await query('UPDATE chats SET fetched_until = $1 WHERE channel = $2 AND chat_id = $3', [until, channel, chatId])),
 
@@ -284,80 +274,4 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
         [state.consecutiveFailures, state.fallbackSince ?? null],
       )),
   };
-}
-
-// --- internal ---
-
-function toSession(r: Row): SessionRecord {
-  return {
-    key: String(r.key),
-    engine: String(r.engine),
-    sessionId: r.session_id === null ? null : String(r.session_id),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-    turns: Number(r.turns ?? 0),
-  };
-}
-
-function toActivity(r: Row): ActivityRecord {
-  return {
-    ts: String(r.ts),
-    source: String(r.source),
-    sender: String(r.sender),
-    messagePreview: String(r.message_preview),
-    responsePreview: String(r.response_preview),
-    durationMs: Number(r.duration_ms),
-    costUsd: Number(r.cost_usd),
-    status: String(r.status) as ActivityRecord['status'],
-    sessionKey: String(r.session_key),
-    ...(r.error === null ? {} : { error: String(r.error) }),
-    ...(r.escalated ? { escalated: true } : {}),
-    ...(r.refused === null || r.refused === undefined ? {} : { refused: String(r.refused) as ActivityRecord['refused'] }),
-  };
-}
-
-function toInbox(r: Row): InboxEntry {
-  return {
-    channel: String(r.channel),
-    messageId: String(r.message_id),
-    chatKey: String(r.chat_key),
-    receivedAt: Number(r.received_at),
-    status: String(r.status) as InboxEntry['status'],
-    ...(r.payload === null || r.payload === undefined ? {} : { payload: String(r.payload) }),
-    ...(r.owner === null || r.owner === undefined ? {} : { owner: String(r.owner) }),
-  };
-}
-
-function toRun(r: Row): TaskRun {
-  return {
-    taskId: String(r.task_id),
-    startedAt: Number(r.started_at),
-    endedAt: Number(r.ended_at),
-    status: String(r.status) as TaskRun['status'],
-    durationMs: Number(r.duration_ms),
-    costUsd: Number(r.cost_usd),
-    preview: String(r.preview),
-    ...(r.error === null ? {} : { error: String(r.error) }),
-    ...(r.delivered === null ? {} : { delivered: Boolean(r.delivered) }),
-  };
-}
-
-function toChat(r: Row): KnownChat {
-  return {
-    channel: String(r.channel),
-    chatId: String(r.chat_id),
-    chatType: String(r.chat_type) as KnownChat['chatType'],
-    lastSeen: Number(r.last_seen),
-    ...(r.fetched_until === null ? {} : { fetchedUntil: Number(r.fetched_until) }),
-  };
-}
-
-/** The recorded processes of a running turn; a damaged value reads as none (the turn is still reported). */
-function parseProcesses(text: string): Array<{ pid: number; start: string }> {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return Array.isArray(v) ? v.filter((p): p is { pid: number; start: string } => Number.isInteger(p?.pid) && typeof p?.start === 'string') : [];
-  } catch {
-    return [];
-  }
 }

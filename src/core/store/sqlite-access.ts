@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { AccessGrant, AccessKind, AccessStore, OpenPairingResult, PairingRequest, SyncOf } from './types.js';
-
-type Row = Record<string, unknown>;
+import type { AccessGrant, AccessStore, OpenPairingResult, PairingRequest, SyncOf } from './types.js';
+import { parseGrantRow, parsePairingRequestRow, type Row } from './rows.js';
 
 /** The access slice of the SQLite store (pairing requests and grants), on the store's open database. */
 export function createSqliteAccessStore(db: Database.Database): SyncOf<AccessStore> {
@@ -30,7 +29,7 @@ export function createSqliteAccessStore(db: Database.Database): SyncOf<AccessSto
   const open = db.transaction((r: Omit<PairingRequest, 'code' | 'expiresAt'>, opts: { code: string; ttlMs: number; maxPending: number }): OpenPairingResult => {
     q.dropExpired.run(r.createdAt);
     const existing = q.liveOf.get(r.channel, r.kind, r.id, r.createdAt) as Row | undefined;
-    if (existing) return { status: 'existing', request: toRequest(existing) };
+    if (existing) return { status: 'existing', request: parsePairingRequestRow(existing) };
     if (Number((q.liveCount.get(r.channel, r.createdAt) as Row).n) >= opts.maxPending) return { status: 'full' };
     if (q.anyCode.get(opts.code)) return { status: 'collision' };
     const request: PairingRequest = { ...r, code: opts.code, expiresAt: r.createdAt + opts.ttlMs };
@@ -40,7 +39,7 @@ export function createSqliteAccessStore(db: Database.Database): SyncOf<AccessSto
   const approve = db.transaction((code: string, now: number, approvedBy: string): AccessGrant | undefined => {
     const row = q.byCode.get(code, now) as Row | undefined;
     if (!row) return undefined;
-    const r = toRequest(row);
+    const r = parsePairingRequestRow(row);
     q.deleteCode.run(code);
     const grant: AccessGrant = { channel: r.channel, kind: r.kind, id: r.id, ...(r.label ? { label: r.label } : {}), approvedAt: now, approvedBy };
     q.grant.run({ ...grant, label: grant.label ?? null });
@@ -50,46 +49,21 @@ export function createSqliteAccessStore(db: Database.Database): SyncOf<AccessSto
     const row = q.byCode.get(code, now) as Row | undefined;
     if (!row) return undefined;
     q.deleteCode.run(code);
-    return toRequest(row);
+    return parsePairingRequestRow(row);
   });
   const revoke = db.transaction((channel: string, id: string): AccessGrant[] => {
-    const gone = (q.grantsOf.all(channel, id) as Row[]).map(toGrant);
+    const gone = (q.grantsOf.all(channel, id) as Row[]).map(parseGrantRow);
     q.revoke.run(channel, id);
     return gone;
   });
 
   return {
     openPairing: (r, opts) => open(r, opts),
-    pairingRequests: (now) => (q.live.all(now) as Row[]).map(toRequest),
+    pairingRequests: (now) => (q.live.all(now) as Row[]).map(parsePairingRequestRow),
     approvePairing: (code, now, by) => approve(code, now, by),
     denyPairing: (code, now) => deny(code, now),
     isGranted: (channel, kind, id) => q.isGranted.get(channel, kind, id) !== undefined,
-    accessGrants: () => (q.grants.all() as Row[]).map(toGrant),
+    accessGrants: () => (q.grants.all() as Row[]).map(parseGrantRow),
     revokeGrant: (channel, id) => revoke(channel, id),
-  };
-}
-
-// --- internal ---
-
-function toRequest(r: Row): PairingRequest {
-  return {
-    code: String(r.code),
-    channel: String(r.channel),
-    kind: String(r.kind) as AccessKind,
-    id: String(r.subject_id),
-    ...(r.label === null || r.label === undefined ? {} : { label: String(r.label) }),
-    createdAt: Number(r.created_at),
-    expiresAt: Number(r.expires_at),
-  };
-}
-
-function toGrant(r: Row): AccessGrant {
-  return {
-    channel: String(r.channel),
-    kind: String(r.kind) as AccessKind,
-    id: String(r.subject_id),
-    ...(r.label === null || r.label === undefined ? {} : { label: String(r.label) }),
-    approvedAt: Number(r.approved_at),
-    approvedBy: String(r.approved_by),
   };
 }

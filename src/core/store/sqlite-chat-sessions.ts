@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ChatSession, ChatSessionStore, SyncOf } from './types.js';
-
-type Row = Record<string, unknown>;
+import { parseChatSessionRow, type Row } from './rows.js';
 
 /** Names are compared ignoring case (phones capitalise the first letter); JS lower-cases, so both stores agree. */
 export const nameKeyOf = (name: string): string => name.toLowerCase();
@@ -26,13 +25,6 @@ export function createSqliteChatSessionStore(db: Database.Database): SyncOf<Chat
     // A named session whose engine session is gone (pruned, or never started) and that is older than the cutoff.
     prune: db.prepare('DELETE FROM chat_sessions WHERE created_at < ? AND session_key NOT IN (SELECT key FROM sessions)'),
   };
-  const toSession = (r: Row): ChatSession => ({
-    chatKey: String(r.chat_key),
-    name: String(r.name),
-    sessionKey: String(r.session_key),
-    createdAt: Number(r.created_at),
-    current: Boolean(r.current),
-  });
 
   const add = db.transaction((s: ChatSession): boolean => {
     if (q.byName.get(s.chatKey, nameKeyOf(s.name)) || q.keyInUse.get(s.sessionKey)) return false;
@@ -57,12 +49,12 @@ export function createSqliteChatSessionStore(db: Database.Database): SyncOf<Chat
     const row = q.byName.get(chatKey, nameKeyOf(name)) as Row | undefined;
     if (!row) return undefined;
     q.remove.run(chatKey, nameKeyOf(name));
-    return toSession(row);
+    return parseChatSessionRow(row);
   });
 
   return {
-    chatSessions: (chatKey) => (q.ofChat.all(chatKey) as Row[]).map(toSession),
-    allChatSessions: () => (q.all.all() as Row[]).map(toSession),
+    chatSessions: (chatKey) => (q.ofChat.all(chatKey) as Row[]).map(parseChatSessionRow),
+    allChatSessions: () => (q.all.all() as Row[]).map(parseChatSessionRow),
     addChatSession: (s) => add(s),
     switchChatSession: (chatKey, name) => switchTo(chatKey, name),
     renameChatSession: (chatKey, from, to) => rename(chatKey, from, to),

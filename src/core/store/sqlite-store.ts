@@ -12,17 +12,13 @@ import {
   GROUP_MESSAGES_PER_CHAT,
   HISTORY_PER_KEY,
   type ActivityRecord,
-  type InboxEntry,
-  type KnownChat,
   type Metrics,
   TASK_RUNS_KEPT,
   type TaskRun,
-  type SessionRecord,
   type Store,
   type SyncOf,
 } from './types.js';
-
-type Row = Record<string, unknown>;
+import { parseActivityRow, parseInboxRow, parseKnownChatRow, parseProcesses, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
 
 /**
  * The store in SQLite at .service/state.db: WAL so readers never block the writer, a busy
@@ -125,29 +121,6 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     ),
   };
 
-  const toSession = (r: Row): SessionRecord => ({
-    key: String(r.key),
-    engine: String(r.engine),
-    sessionId: r.session_id === null ? null : String(r.session_id),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-    turns: Number(r.turns ?? 0),
-  });
-  const toActivity = (r: Row): ActivityRecord => ({
-    ts: String(r.ts),
-    source: String(r.source),
-    sender: String(r.sender),
-    messagePreview: String(r.message_preview),
-    responsePreview: String(r.response_preview),
-    durationMs: Number(r.duration_ms),
-    costUsd: Number(r.cost_usd),
-    status: String(r.status) as ActivityRecord['status'],
-    sessionKey: String(r.session_key),
-    ...(r.error === null ? {} : { error: String(r.error) }),
-    ...(r.escalated ? { escalated: true } : {}),
-    ...(r.refused === null || r.refused === undefined ? {} : { refused: String(r.refused) as ActivityRecord['refused'] }),
-  });
-
   const { prune: pruneChatSessions, ...chatSessions } = createSqliteChatSessionStore(db);
   const prune = db.transaction((cutoff: number) => {
     const keys = (q.staleKeys.all(cutoff) as Row[]).map((r) => String(r.key));
@@ -166,36 +139,9 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     q.appendGroup.run(chatKey, messageId, ts, sender, text, fromBot ? 1 : 0);
     q.trimGroup.run(chatKey, chatKey, GROUP_MESSAGES_PER_CHAT);
   });
-  const toInbox = (r: Row): InboxEntry => ({
-    channel: String(r.channel),
-    messageId: String(r.message_id),
-    chatKey: String(r.chat_key),
-    receivedAt: Number(r.received_at),
-    status: String(r.status) as InboxEntry['status'],
-    ...(r.payload === null || r.payload === undefined ? {} : { payload: String(r.payload) }),
-    ...(r.owner === null || r.owner === undefined ? {} : { owner: String(r.owner) }),
-  });
   const recordRun = db.transaction((r: TaskRun) => {
     q.insertRun.run({ ...r, error: r.error ?? null, delivered: r.delivered === undefined ? null : r.delivered ? 1 : 0 });
     q.trimRuns.run(r.taskId, r.taskId, TASK_RUNS_KEPT);
-  });
-  const toRun = (r: Row): TaskRun => ({
-    taskId: String(r.task_id),
-    startedAt: Number(r.started_at),
-    endedAt: Number(r.ended_at),
-    status: String(r.status) as TaskRun['status'],
-    durationMs: Number(r.duration_ms),
-    costUsd: Number(r.cost_usd),
-    preview: String(r.preview),
-    ...(r.error === null ? {} : { error: String(r.error) }),
-    ...(r.delivered === null ? {} : { delivered: Boolean(r.delivered) }),
-  });
-  const toChat = (r: Row): KnownChat => ({
-    channel: String(r.channel),
-    chatId: String(r.chat_id),
-    chatType: String(r.chat_type) as KnownChat['chatType'],
-    lastSeen: Number(r.last_seen),
-    ...(r.fetched_until === null ? {} : { fetchedUntil: Number(r.fetched_until) }),
   });
   const record = db.transaction((r: ActivityRecord) => {
     q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0, refused: r.refused ?? null });
@@ -209,11 +155,11 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     ...chatSessions,
     getSession: (key) => {
       const r = q.getSession.get(key) as Row | undefined;
-      return r ? toSession(r) : undefined;
+      return r ? parseSessionRow(r) : undefined;
     },
     saveSession: (r) => void q.saveSession.run(r),
     deleteSession: (key) => void q.deleteSession.run(key),
-    listSessions: () => (q.listSessions.all() as Row[]).map(toSession),
+    listSessions: () => (q.listSessions.all() as Row[]).map(parseSessionRow),
     countSessionTurn: (key) => void q.countTurn.run(key),
     pruneSessions: (cutoff) => prune(cutoff),
     appendHistory: (e) => append(e.key, e.role, e.text, e.ts),
@@ -238,7 +184,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
         params.push(filter.escalated ? 1 : 0);
       }
       const sql = `SELECT * FROM activity ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-      return (db.prepare(sql).all(...params, limit) as Row[]).map(toActivity);
+      return (db.prepare(sql).all(...params, limit) as Row[]).map(parseActivityRow);
     },
     activityTimeline(since, bucketMs) {
       const rows = q.timeline.all({
@@ -263,7 +209,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     claimMessage: (e) => q.claimMessage.run({ ...e, payload: e.payload ?? null, owner: e.owner ?? null }).changes === 1,
     takeOverMessage: (channel, messageId, owner) => q.takeOver.run({ channel, messageId, owner }).changes === 1,
     markMessageDone: (channel, messageId) => void q.markDone.run(channel, messageId),
-    pendingMessages: () => (q.pending.all() as Row[]).map(toInbox),
+    pendingMessages: () => (q.pending.all() as Row[]).map(parseInboxRow),
     purgeMessages: (cutoff) => q.purgeInbox.run(cutoff).changes,
     appendGroupMessage: (m) => appendGroup(m.chatKey, m.messageId ?? null, m.ts, m.sender, m.text, m.fromBot),
     recentGroupMessages: (chatKey, limit) =>
@@ -278,9 +224,9 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
             fromBot: Boolean(r.from_bot),
           })),
     recordTaskRun: (r) => recordRun(r),
-    taskRuns: (taskId, limit) => (q.runs.all(taskId, limit) as Row[]).map(toRun),
+    taskRuns: (taskId, limit) => (q.runs.all(taskId, limit) as Row[]).map(parseTaskRunRow),
     noteChat: (c) => void q.noteChat.run(c),
-    knownChats: (channel) => (q.chats.all(channel) as Row[]).map(toChat),
+    knownChats: (channel) => (q.chats.all(channel) as Row[]).map(parseKnownChatRow),
     setChatFetched: (channel, chatId, until) => void q.chatFetched.run(until, channel, chatId),
     addRunningTurn: (t) =>
       Number(
@@ -325,16 +271,6 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
 }
 
 // --- internal ---
-
-/** The recorded processes of a running turn; a damaged value reads as none (the turn is still reported). */
-function parseProcesses(text: string): Array<{ pid: number; start: string }> {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return Array.isArray(v) ? v.filter((p): p is { pid: number; start: string } => Number.isInteger(p?.pid) && typeof p?.start === 'string') : [];
-  } catch {
-    return [];
-  }
-}
 
 function migrate(db: Database.Database, migrations: readonly string[]): void {
   const version = () => Number(db.pragma('user_version', { simple: true }));
