@@ -28,7 +28,9 @@
  *    patch(PATCH card)/delete/get/list (history), message resources (image download), reactions, CardKit
  *    cards create / element content streaming / settings / full update.
  *  - Long connection (channel-a-lark-ws.ts): endpoint discovery, protobuf frames (channel-a-lark-proto.ts),
- *    ping→pong with ClientConfig, `im.message.receive_v1` events split into 3 fragments, ack recording.
+ *    ping→pong with ClientConfig, `im.message.receive_v1` events split into 3 fragments, ack recording;
+ *    `card.action.trigger` callbacks (`press()` on a card's button), whose answer comes back in the ack.
+ *  - Cards: an `interactive` message's callback buttons are recorded as `buttons` on its outbound.
  *  - Limits (channel-a-lark-content.ts): text content > 150,000 bytes and post/card > 30,000 bytes → 230025
  *    (the code is unverified); `limit` below reports the post/card figure, the one adapters should chunk to.
  */
