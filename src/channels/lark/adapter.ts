@@ -13,7 +13,9 @@ import {
   type SentMessage,
 } from '../types.js';
 import { isInlineImage } from '../../core/files/file-names.js';
+import type { ApprovalPrompt } from '../approval-prompt.js';
 import { createLifecycle } from '../lifecycle.js';
+import { formatLarkApprovalCard, type LarkCardAction, type LarkCardActionAnswer, type LarkPromptPlace, normaliseLarkCardAction } from './approval.js';
 import { createLarkConnection, type LarkConnection } from './connection.js';
 import { larkCode, toChannelError } from './errors.js';
 import { renderLarkMarkdown } from './format.js';
@@ -67,6 +69,8 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
   });
   const rest = createLarkRest(client);
   const chatTypes = new Map<string, 'direct' | 'group'>();
+  /** Approval cards sent, by message id: the callback names the chat but not its kind or thread. */
+  const prompts = new Map<string, LarkPromptPlace>();
   let self: LarkSelf | undefined;
   let conn: LarkConnection | undefined;
   let reported: 'connected' | 'disconnected' = 'connected';
@@ -93,6 +97,7 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
       pingTimeout: opts.pingTimeout,
       sdkLogger,
       onEvent: (event) => onEvent(identity, event),
+      onCardAction: (action) => onCardAction(action),
       onStatus: (state, reason) => report(state, reason),
     });
     conn = lc;
@@ -145,6 +150,33 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
     const next = handoff.then(() => to.onMessage(message));
     handoff = next.catch(() => undefined);
     await next;
+  }
+
+  /** Runs inside the SDK's handler too: its answer is the callback's, shown by the client as a toast. */
+  async function onCardAction(action: LarkCardAction): Promise<LarkCardActionAnswer> {
+    const promptId = action.context?.open_message_id ?? action.open_message_id ?? '';
+    const chatId = action.context?.open_chat_id ?? action.open_chat_id ?? '';
+    const place = prompts.get(promptId) ?? { chatType: chatId ? await chatTypeOf(chatId) : 'group' };
+    const msg = normaliseLarkCardAction(name, action, place);
+    const to = ctx;
+    if (!msg || !to) return { toast: { type: 'warning', content: 'This button no longer does anything.' } };
+    const next = handoff.then(() => to.onMessage(msg));
+    handoff = next.catch(() => undefined);
+    try {
+      await next;
+    } catch (err) {
+      log.warn(`cannot hand over the press on ${promptId}: ${String(err)}`);
+      return { toast: { type: 'error', content: 'Your answer was not received; please try again.' } };
+    }
+    return { toast: { type: 'info', content: 'Answer received.' } };
+  }
+
+  function rememberPrompt(messageId: string, place: LarkPromptPlace): void {
+    prompts.set(messageId, place);
+    if (prompts.size > CHAT_TYPES_KEPT) {
+      const oldest = prompts.keys().next().value;
+      if (oldest !== undefined) prompts.delete(oldest);
+    }
   }
 
   function rememberChat(chatId: string, type: 'direct' | 'group'): void {
@@ -207,6 +239,29 @@ export async function createLarkAdapter(opts: LarkOptions, deps: ChannelDeps): P
         return sentMessage(sent);
       } catch (err) {
         throw toChannelError(name, `reply in ${to.chatId}`, err);
+      }
+    },
+
+    /**
+     * An interactive card (the prompt, then one button per answer) in reply to the message. A press
+     * arrives as a `card.action.trigger` callback on the long connection (onCardAction).
+     */
+    async askApproval(to: ReplyTarget, prompt: ApprovalPrompt) {
+      lifecycle.assertStarted('askApproval');
+      const content = formatLarkApprovalCard(prompt, renderLarkMarkdown(prompt.text));
+      try {
+        const toChat = () => rest.create(to.chatId, 'interactive', content);
+        const parent = to.messageId;
+        const sent = !parent
+          ? await toChat()
+          : await rest.reply(parent, 'interactive', content, Boolean(to.threadId), to.chatId).catch((err: unknown) => {
+              if (larkCode(err) !== RECALLED) throw err;
+              return toChat();
+            });
+        rememberPrompt(sent.messageId, { chatType: to.chatType, threadId: to.threadId });
+        return sentMessage(sent);
+      } catch (err) {
+        throw toChannelError(name, `approval card in ${to.chatId}`, err);
       }
     },
 

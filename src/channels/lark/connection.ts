@@ -1,4 +1,5 @@
 import * as lark from '@larksuiteoapi/node-sdk';
+import type { LarkCardAction, LarkCardActionAnswer } from './approval.js';
 import type { LarkReceiveEvent } from './inbound.js';
 import type { LarkSdkLogger } from './logger.js';
 
@@ -12,6 +13,8 @@ export interface LarkConnectionOptions {
   sdkLogger: LarkSdkLogger;
   /** The SDK acknowledges the event when this resolves (and with code 500 when it throws). */
   onEvent(event: LarkReceiveEvent): Promise<void>;
+  /** A card button press (`card.action.trigger`); what this resolves to is the callback's answer (a toast). */
+  onCardAction(action: LarkCardAction): Promise<LarkCardActionAnswer>;
   /** Changes after start() resolved. */
   onStatus(state: 'connected' | 'disconnected', reason?: string): void;
 }
@@ -42,6 +45,9 @@ export function createLarkConnection(o: LarkConnectionOptions): LarkConnection {
 
   const dispatcher = new lark.EventDispatcher({ logger: o.sdkLogger, loggerLevel: lark.LoggerLevel.warn }).register({
     'im.message.receive_v1': (data) => o.onEvent(data),
+    // Card callbacks come over the same long connection as events; the SDK sends the handler's
+    // result back (base64 in the ack's `data`), and that is what the client shows.
+    'card.action.trigger': (data: LarkCardAction) => o.onCardAction(data),
   });
 
   const ws = new lark.WSClient({

@@ -117,6 +117,36 @@ export function cardText(card: unknown, lookupCard?: (cardId: string) => unknown
   return out.join('\n');
 }
 
+/** A callback button of a card: its label, and the `value` a press sends back (an object, or a string). */
+export interface CardButton {
+  label: string;
+  value: unknown;
+}
+
+/** The callback buttons of a card (JSON 1.0 `action` elements, or buttons placed directly in JSON 2.0 `body.elements`), in order. */
+export function cardButtons(card: unknown): CardButton[] {
+  const out: CardButton[] = [];
+  const walk = (el: unknown): void => {
+    if (Array.isArray(el)) {
+      for (const e of el) walk(e);
+      return;
+    }
+    if (!isObj(el)) return;
+    if (el.tag === 'button') {
+      const label = isObj(el.text) && typeof el.text.content === 'string' ? el.text.content : '';
+      // JSON 2.0 puts the value under behaviors[{type: 'callback', value}]
+      const behaviour = Array.isArray(el.behaviors) ? el.behaviors.find((b) => isObj(b) && b.type === 'callback') : undefined;
+      const value = isObj(behaviour) ? behaviour.value : el.value;
+      if (value !== undefined) out.push({ label, value });
+      return;
+    }
+    for (const k of ['elements', 'actions', 'columns']) if (Array.isArray(el[k])) walk(el[k]);
+    if (isObj(el.body)) walk(el.body);
+  };
+  walk(card);
+  return out;
+}
+
 /** Find an element by element_id anywhere in a card. */
 export function findElement(el: unknown, id: string): Json | undefined {
   if (Array.isArray(el)) {

@@ -12,6 +12,7 @@ import {
   ELEMENT_MAX_CHARS,
   MAX_EDITS,
   STREAMING_MAX_MS,
+  cardButtons,
   cardText,
   decodeContent,
   elementIds,
@@ -93,7 +94,16 @@ function record(c: Ctx, o: Omit<FakeOutbound, 'at' | 'raw'>): void {
   const parsed = o.format === 'image' || o.format === 'file' ? parseJson(c.body.content) : undefined;
   const up = isObj(parsed) ? c.s.uploads.get(str(parsed.image_key) || str(parsed.file_key)) : undefined;
   const file = up ? { file: { name: up.name, mimeType: up.mimeType, data: up.data, as: up.kind } } : {};
-  c.s.outbound.push({ ...o, ...file, raw: c.body, at: Date.now() });
+  // A card's callback buttons; `value` as the test reads it: a string as is, an object's `command`, else its JSON.
+  const card = o.format === 'interactive' ? cardButtons(parseJson(c.body.content)) : [];
+  const buttons = card.length ? { buttons: card.map((b) => ({ label: b.label, value: buttonValueText(b.value) })) } : {};
+  c.s.outbound.push({ ...o, ...file, ...buttons, raw: c.body, at: Date.now() });
+}
+
+function buttonValueText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (isObj(v) && typeof v.command === 'string') return v.command;
+  return JSON.stringify(v);
 }
 
 /** im/v1/images: `image_type` (message) and `image`; at most 10 MB, never empty. */

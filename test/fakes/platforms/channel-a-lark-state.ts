@@ -101,6 +101,8 @@ export interface LarkAck {
   /** The `message_id` frame header (one per delivery attempt). */
   frameMessageId: string;
   bizRt?: string;
+  /** What the handler returned, decoded from the ack's base64 `data` (a card callback's answer, e.g. `{toast}`). */
+  answer?: unknown;
 }
 
 export interface LarkRequestLog {

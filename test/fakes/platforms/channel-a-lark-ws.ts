@@ -136,14 +136,26 @@ export class LarkLongConn {
     if (frame.method === FRAME_DATA) {
       // The ack: the client echoes the (last) event frame with a biz_rt header and payload {"code":200[,"data":b64]}.
       let code = 0;
+      let answer: unknown;
       try {
-        code = Number((JSON.parse(Buffer.from(frame.payload ?? []).toString('utf8')) as { code?: unknown }).code);
+        const ack = JSON.parse(Buffer.from(frame.payload ?? []).toString('utf8')) as { code?: unknown; data?: unknown };
+        code = Number(ack.code);
+        if (typeof ack.data === 'string') answer = JSON.parse(Buffer.from(ack.data, 'base64').toString('utf8'));
       } catch {
         code = -1;
       }
       const frameMessageId = h.message_id ?? '';
       const ev = this.frameToEvent.get(frameMessageId);
-      this.s.acks.push({ messageId: ev?.messageId ?? frameMessageId, eventId: ev?.eventId ?? '', code, frameMessageId, bizRt: h.biz_rt, at: Date.now() });
+      const answered = answer === undefined ? {} : { answer };
+      this.s.acks.push({
+        messageId: ev?.messageId ?? frameMessageId,
+        eventId: ev?.eventId ?? '',
+        code,
+        frameMessageId,
+        bizRt: h.biz_rt,
+        ...answered,
+        at: Date.now(),
+      });
     }
   }
 

@@ -28,7 +28,9 @@
  *    patch(PATCH card)/delete/get/list (history), message resources (image download), reactions, CardKit
  *    cards create / element content streaming / settings / full update.
  *  - Long connection (channel-a-lark-ws.ts): endpoint discovery, protobuf frames (channel-a-lark-proto.ts),
- *    ping→pong with ClientConfig, `im.message.receive_v1` events split into 3 fragments, ack recording.
+ *    ping→pong with ClientConfig, `im.message.receive_v1` events split into 3 fragments, ack recording;
+ *    `card.action.trigger` callbacks (`press()` on a card's button), whose answer comes back in the ack.
+ *  - Cards: an `interactive` message's callback buttons are recorded as `buttons` on its outbound.
  *  - Limits (channel-a-lark-content.ts): text content > 150,000 bytes and post/card > 30,000 bytes → 230025
  *    (the code is unverified); `limit` below reports the post/card figure, the one adapters should chunk to.
  */
@@ -45,7 +47,7 @@ import {
   type LarkRequestLog,
   type StoredMessage,
 } from './channel-a-lark-state.js';
-import { POST_MAX_BYTES, inboundContent } from './channel-a-lark-content.js';
+import { POST_MAX_BYTES, cardButtons, inboundContent, parseJson } from './channel-a-lark-content.js';
 import { handleRest } from './channel-a-lark-rest.js';
 import { LarkLongConn, type ClientConfig, type Delivery } from './channel-a-lark-ws.js';
 import { HANG_MS } from '../../helpers/wait.js';
@@ -88,6 +90,14 @@ export interface LarkExtras {
   /** Deliver any schema-2.0 event (e.g. im.chat.member.bot.added_v1). Acks are recorded under its event_id. */
   deliverEvent(eventType: string, event: Record<string, unknown>): Promise<{ eventId: string }>;
   setClientConfig(cfg: Partial<ClientConfig>): void;
+  /**
+   * Press the button labelled `label` on the bot's card `messageId` as `userId`: a `card.action.trigger`
+   * callback over the long connection, as the platform sends it when the app takes card callbacks there.
+   * Resolves once delivered; its ack (with the answer) is recorded under `press:<event_id>`.
+   */
+  press(opts: { messageId: string; label: string; userId: string; userName?: string }): Promise<{ eventId: string }>;
+  /** The answers the bot gave to presses (the decoded `data` of each press's ack, e.g. `{toast}`), in order. */
+  readonly cardAnswers: Array<{ eventId: string; answer: unknown; at: number }>;
 }
 
 const SNIFF: Array<[string, string]> = [
@@ -261,6 +271,30 @@ export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePla
     },
     addHistory(msg) {
       return { messageId: storeInbound(msg).stored.messageId };
+    },
+    async press({ messageId, label, userId, userName }) {
+      const m = s.messages.get(messageId);
+      if (m?.msgType !== 'interactive' || m.sender.senderType !== 'app') throw new Error(`fake lark: ${messageId} is not a card the bot sent`);
+      const button = cardButtons(parseJson(m.content)).find((b) => b.label === label);
+      if (!button) throw new Error(`fake lark: no button "${label}" on ${messageId}`);
+      s.users.set(userId, { openId: userId, name: userName ?? userId });
+      const eventId = hex(16);
+      const event = {
+        operator: { tenant_key: s.tenantKey, ...idsOf(userId) },
+        token: `c-${hex(20)}`,
+        action: { value: button.value, tag: 'button' },
+        host: 'im_message',
+        context: { open_message_id: messageId, open_chat_id: m.chatId },
+      };
+      const pressId = `press:${eventId}`;
+      events.set(pressId, { payload: envelope('card.action.trigger', eventId, event), eventId });
+      await send(pressId);
+      return { eventId };
+    },
+    get cardAnswers() {
+      return s.acks.items
+        .filter((a) => a.messageId.startsWith('press:') && a.answer !== undefined)
+        .map((a) => ({ eventId: a.eventId, answer: a.answer, at: a.at }));
     },
     async deliverEvent(eventType, event) {
       const eventId = hex(16);

@@ -30,6 +30,7 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
   let ws: lark.WSClient;
   let client: lark.Client;
   const received: ReceiveEvent[] = [];
+  const cardActions: Array<Record<string, unknown>> = [];
   let handlerDelayMs = 0;
   let handlerThrows = false;
   let before: ResourceTally;
@@ -44,6 +45,10 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
         received.push(data);
         if (handlerDelayMs) await new Promise((r) => setTimeout(r, handlerDelayMs));
         if (handlerThrows) throw new Error('handler failed');
+      },
+      'card.action.trigger': async (data: Record<string, unknown>) => {
+        cardActions.push(data);
+        return { toast: { type: 'info', content: 'got it' } };
       },
     });
     let ready!: () => void;
@@ -167,6 +172,44 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     });
     await client.im.v1.message.patch({ path: { message_id: c.data!.message_id! }, data: { content: card('v2') } });
     expect(await fake.waitForOutbound((o) => o.kind === 'edit' && o.messageId === c.data?.message_id)).toMatchObject({ text: 'v2', format: 'interactive' });
+  });
+
+  it('records a card’s buttons; press() sends card.action.trigger over the WS and records the answer', async () => {
+    const chatId = fake.dmChatId('ou_alice');
+    const card = {
+      elements: [
+        { tag: 'markdown', content: 'Allow?' },
+        {
+          tag: 'action',
+          actions: [
+            { tag: 'button', text: { tag: 'plain_text', content: 'Yes' }, value: { command: '/allow x' } },
+            { tag: 'button', text: { tag: 'plain_text', content: 'No' }, value: 'no' },
+          ],
+        },
+      ],
+    };
+    const res = await client.im.v1.message.create({
+      params: { receive_id_type: 'chat_id' },
+      data: { receive_id: chatId, msg_type: 'interactive', content: JSON.stringify(card) },
+    });
+    const messageId = res.data?.message_id ?? '';
+    const sent = fake.outbound.find((o) => o.messageId === messageId);
+    expect(sent?.text).toBe('Allow?');
+    expect(sent?.buttons).toEqual([
+      { label: 'Yes', value: '/allow x' },
+      { label: 'No', value: 'no' },
+    ]);
+
+    const { eventId } = await fake.press({ messageId, label: 'Yes', userId: 'ou_bob' });
+    const got = await poll(() => cardActions.find((a) => a.event_id === eventId));
+    expect(got.event_type).toBe('card.action.trigger');
+    expect(got.operator).toMatchObject({ open_id: 'ou_bob' });
+    expect(got.action).toEqual({ tag: 'button', value: { command: '/allow x' } });
+    expect(got.context).toEqual({ open_message_id: messageId, open_chat_id: chatId });
+    expect(String(got.token)).toMatch(/^c-/);
+    await poll(() => fake.cardAnswers.find((a) => a.eventId === eventId));
+    expect(fake.cardAnswers.find((a) => a.eventId === eventId)?.answer).toEqual({ toast: { type: 'info', content: 'got it' } });
+    await expect(fake.press({ messageId, label: 'Maybe', userId: 'ou_bob' })).rejects.toThrow(/no button/);
   });
 
   it('limits edits to 20 per message (230072)', async () => {

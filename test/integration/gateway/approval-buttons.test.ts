@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { LarkExtras } from '../../fakes/platforms/channel-a-lark.js';
 import type { SlackExtras } from '../../fakes/platforms/channel-d-slack.js';
 import type { TelegramExtras } from '../../fakes/platforms/channel-e-telegram.js';
 import type { DiscordExtras } from '../../fakes/platforms/channel-f-discord.js';
@@ -23,6 +24,15 @@ interface ButtonPlatform {
 }
 
 const BUTTON_PLATFORMS: ButtonPlatform[] = [
+  {
+    spec: PLATFORMS.channel_a!,
+    async press(f, prompt, label, userId) {
+      await (f as FakePlatform & LarkExtras).press({ messageId: prompt.messageId!, label, userId });
+    },
+    // The callback is answered with a toast (else the client shows an error).
+    acknowledged: (f) =>
+      (f as FakePlatform & LarkExtras).cardAnswers.filter((a) => typeof (a.answer as { toast?: { content?: unknown } }).toast?.content === 'string').length,
+  },
   {
     spec: PLATFORMS.channel_d!,
     async press(f, prompt, label, userId) {

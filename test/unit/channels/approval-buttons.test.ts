@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatApprovalPrompt } from '../../../src/channels/approval-prompt.js';
 import { formatDiscordApprovalComponents, normaliseDiscordButtonPress } from '../../../src/channels/discord/approval.js';
+import { formatLarkApprovalCard, normaliseLarkCardAction } from '../../../src/channels/lark/approval.js';
 import { formatSlackApprovalBlocks, normaliseSlackBlockAction } from '../../../src/channels/slack/approval.js';
 import { formatTelegramApprovalKeyboard, normaliseTelegramCallback } from '../../../src/channels/telegram/approval.js';
 
@@ -40,6 +41,36 @@ describe('approval buttons', () => {
         for (const c of row.components) expect(c.label.length).toBeLessThanOrEqual(80);
       }),
     );
+  });
+
+  it('Lark: one callback button per action, each carrying its command, after the prompt as markdown', () => {
+    fc.assert(
+      fc.property(prompts, (prompt) => {
+        const card = JSON.parse(formatLarkApprovalCard(prompt, prompt.text)) as {
+          elements: [{ tag: string; content: string }, { tag: string; actions: Array<{ tag: string; text: { content: string }; value: { command: string } }> }];
+        };
+        expect(card.elements[0]).toEqual({ tag: 'markdown', content: prompt.text });
+        expect(card.elements[1].tag).toBe('action');
+        expect(card.elements[1].actions.map((a) => a.value.command)).toEqual(prompt.actions.map((a) => a.command));
+        expect(card.elements[1].actions.map((a) => a.text.content)).toEqual(prompt.actions.map((a) => a.label));
+      }),
+    );
+  });
+
+  it('Lark: a card press is the command from the presser in the prompt’s chat and thread; other callbacks are not', () => {
+    const press = {
+      event_id: 'ev1',
+      token: 'c-1',
+      operator: { open_id: 'ou_alice', user_id: 'alice' },
+      action: { tag: 'button', value: { command: '/deny k7m2x' } },
+      context: { open_message_id: 'om_prompt', open_chat_id: 'oc_group' },
+    };
+    const lark = normaliseLarkCardAction('channel_a', press, { chatType: 'group', threadId: 'omt_1' });
+    expect(lark).toMatchObject({ chatId: 'oc_group', chatType: 'group', threadId: 'omt_1', senderId: 'ou_alice', text: '/deny k7m2x', mentioned: true });
+    expect(lark?.messageId).toBe('card:ev1');
+    expect(lark?.replyTarget).toEqual({ chatId: 'oc_group', chatType: 'group', messageId: 'om_prompt', threadId: 'omt_1' });
+    expect(normaliseLarkCardAction('channel_a', { ...press, action: { tag: 'button', value: { other: 1 } } }, { chatType: 'group' })).toBeUndefined();
+    expect(normaliseLarkCardAction('channel_a', { ...press, operator: {} }, { chatType: 'group' })).toBeUndefined();
   });
 
   it('a press becomes the command as a message from the presser, answering in the prompt’s thread', () => {
