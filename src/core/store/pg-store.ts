@@ -6,7 +6,7 @@ import { createPgChatSessionStore, PRUNE_CHAT_SESSIONS_SQL } from './pg-chat-ses
 import { createPgConnection } from './pg-client.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
 import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type Metrics, type Store, TASK_RUNS_KEPT } from './types.js';
-import { parseActivityRow, parseInboxRow, parseKnownChatRow, parseProcesses, parseSessionRow, parseTaskRunRow } from './rows.js';
+import { parseActivityRow, parseInboxRow, parseFailoverRow, parseKnownChatRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow } from './rows.js';
 
 export interface PgStoreOptions {
   url: string;
@@ -250,22 +250,11 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
     setRunningTurnProcesses: async (id, processes) =>
       void (await query('UPDATE running_turns SET processes = $1 WHERE id = $2', [JSON.stringify(processes), id])),
     removeRunningTurn: async (id) => (await changed('DELETE FROM running_turns WHERE id = $1', [id])) === 1,
-    runningTurns: async () =>
-      (await rows('SELECT * FROM running_turns WHERE host = $1 ORDER BY id', [host])).map((r) => ({
-        id: Number(r.id),
-        owner: { pid: Number(r.owner_pid), start: String(r.owner_start) },
-        sessionKey: String(r.session_key),
-        source: String(r.source),
-        sender: String(r.sender),
-        messagePreview: String(r.message_preview),
-        startedAt: Number(r.started_at),
-        processes: parseProcesses(String(r.processes)),
-      })),
+    runningTurns: async () => (await rows('SELECT * FROM running_turns WHERE host = $1 ORDER BY id', [host])).map(parseRunningTurnRow),
 
     readFailover: async () => {
       const [r] = await rows('SELECT consecutive_failures, fallback_since FROM provider_state WHERE id = 1');
-      if (!r) return { consecutiveFailures: 0 };
-      return { consecutiveFailures: Number(r.consecutive_failures), ...(r.fallback_since === null ? {} : { fallbackSince: Number(r.fallback_since) }) };
+      return parseFailoverRow(r);
     },
     writeFailover: async (state) =>
       void (await query(

@@ -1,4 +1,16 @@
-import type { AccessGrant, AccessKind, ActivityRecord, ChatSession, InboxEntry, KnownChat, PairingRequest, SessionRecord, TaskRun } from './types.js';
+import type {
+  AccessGrant,
+  AccessKind,
+  ActivityRecord,
+  ChatSession,
+  FailoverState,
+  InboxEntry,
+  KnownChat,
+  PairingRequest,
+  RunningTurn,
+  SessionRecord,
+  TaskRun,
+} from './types.js';
 
 /**
  * Rows as both databases return them (the same snake_case columns in SQLite and PostgreSQL) read
@@ -105,8 +117,27 @@ export function parseGrantRow(r: Row): AccessGrant {
   };
 }
 
+export function parseRunningTurnRow(r: Row): RunningTurn {
+  return {
+    id: Number(r.id),
+    owner: { pid: Number(r.owner_pid), start: String(r.owner_start) },
+    sessionKey: String(r.session_key),
+    source: String(r.source),
+    sender: String(r.sender),
+    messagePreview: String(r.message_preview),
+    startedAt: Number(r.started_at),
+    processes: parseProcesses(String(r.processes)),
+  };
+}
+
+/** The failover row; no row is the primary with no failures. */
+export function parseFailoverRow(r: Row | undefined): FailoverState {
+  if (!r) return { consecutiveFailures: 0 };
+  return { consecutiveFailures: Number(r.consecutive_failures), ...(r.fallback_since === null ? {} : { fallbackSince: Number(r.fallback_since) }) };
+}
+
 /** The recorded processes of a running turn; a damaged value reads as none (the turn is still reported). */
-export function parseProcesses(text: string): Array<{ pid: number; start: string }> {
+function parseProcesses(text: string): Array<{ pid: number; start: string }> {
   try {
     const v = JSON.parse(text) as unknown;
     return Array.isArray(v) ? v.filter((p): p is { pid: number; start: string } => Number.isInteger(p?.pid) && typeof p?.start === 'string') : [];

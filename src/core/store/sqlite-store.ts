@@ -18,7 +18,16 @@ import {
   type Store,
   type SyncOf,
 } from './types.js';
-import { parseActivityRow, parseInboxRow, parseKnownChatRow, parseProcesses, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
+import {
+  parseActivityRow,
+  parseInboxRow,
+  parseFailoverRow,
+  parseKnownChatRow,
+  parseRunningTurnRow,
+  parseSessionRow,
+  parseTaskRunRow,
+  type Row,
+} from './rows.js';
 
 /**
  * The store in SQLite at .service/state.db: WAL so readers never block the writer, a busy
@@ -242,24 +251,13 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
       ),
     setRunningTurnProcesses: (id, processes) => void q.setRunningProcesses.run(JSON.stringify(processes), id),
     removeRunningTurn: (id) => q.removeRunningTurn.run(id).changes === 1,
-    runningTurns: () =>
-      (q.runningTurns.all() as Row[]).map((r) => ({
-        id: Number(r.id),
-        owner: { pid: Number(r.owner_pid), start: String(r.owner_start) },
-        sessionKey: String(r.session_key),
-        source: String(r.source),
-        sender: String(r.sender),
-        messagePreview: String(r.message_preview),
-        startedAt: Number(r.started_at),
-        processes: parseProcesses(String(r.processes)),
-      })),
+    runningTurns: () => (q.runningTurns.all() as Row[]).map(parseRunningTurnRow),
     groupBotTurns: (chatKey) => Number((q.botTurns.get(chatKey) as Row | undefined)?.bot_turns ?? 0),
     setGroupBotTurns: (chatKey, turns) => void q.setBotTurns.run(chatKey, turns),
     addGroupBotTurn: (chatKey) => Number((q.addBotTurn.get(chatKey) as Row).bot_turns),
     readFailover: () => {
       const r = q.readFailover.get() as Row | undefined;
-      if (!r) return { consecutiveFailures: 0 };
-      return { consecutiveFailures: Number(r.consecutive_failures), ...(r.fallback_since === null ? {} : { fallbackSince: Number(r.fallback_since) }) };
+      return parseFailoverRow(r);
     },
     writeFailover: (state) => void q.writeFailover.run(state.consecutiveFailures, state.fallbackSince ?? null),
     ready: () => undefined,
