@@ -13,12 +13,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { findPgBin, startPgCluster } from '../test/fakes/pg-cluster.mjs';
 import { median } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,8 +29,10 @@ const TURNS = Number(opts.turns);
 const WARMUP = 3;
 const TOKEN = 'bench-token';
 
-const pgBin = findPgBin();
-if (!pgBin) {
+let pgBin;
+try {
+  pgBin = findPgBin();
+} catch {
   console.log('store bench: PostgreSQL server binaries (initdb, pg_ctl) not found; skipped (apt-get install postgresql)');
   process.exit(0);
 }
@@ -46,50 +48,15 @@ fs.writeFileSync(
   },
 );
 
-// --- the throwaway cluster ---
+// --- the throwaway cluster (the tests' own helper) ---
 
-const asRoot = process.getuid?.() === 0;
-const pgRoot = path.join(tmp, 'pg');
-fs.mkdirSync(pgRoot);
-if (asRoot) {
-  const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  fs.chownSync(tmp, id('-u'), id('-g'));
-  fs.chownSync(pgRoot, id('-u'), id('-g'));
-}
-const runPg = (cmd, args) =>
-  execFileSync(asRoot ? 'runuser' : path.join(pgBin, cmd), asRoot ? ['-u', 'postgres', '--', path.join(pgBin, cmd), ...args] : args, {
-    cwd: pgRoot,
-    stdio: 'ignore',
-    env: { ...process.env, LC_ALL: 'C' },
-  });
-const port = await freePort();
-let clusterUp = false;
-const stopCluster = () => {
-  if (clusterUp) {
-    clusterUp = false;
-    try {
-      runPg('pg_ctl', ['-D', path.join(pgRoot, 'data'), '-m', 'immediate', '-w', 'stop']);
-    } catch {
-      // gone already
-    }
-  }
+const cluster = await startPgCluster();
+process.on('exit', () => {
+  cluster.stop();
   fs.rmSync(tmp, { recursive: true, force: true });
-};
-process.on('exit', stopCluster);
+});
 process.on('SIGINT', () => process.exit(130));
-runPg('initdb', ['-D', path.join(pgRoot, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
-clusterUp = true;
-runPg('pg_ctl', [
-  '-D',
-  path.join(pgRoot, 'data'),
-  '-l',
-  path.join(pgRoot, 'log'),
-  '-o',
-  `-c listen_addresses=127.0.0.1 -p ${port} -k ${pgRoot} -c fsync=off -c synchronous_commit=off`,
-  '-w',
-  'start',
-]);
-const pgUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+const pgUrl = cluster.url;
 
 // --- a gateway on one store ---
 
@@ -201,31 +168,4 @@ for (const [label, key] of [
   const b = med('postgres', key);
   const diff = `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(2)}`;
   console.log(`  ${label.padEnd(38)} ${a.toFixed(2).padStart(7)} ${b.toFixed(2).padStart(10)} ${diff.padStart(12)}`);
-}
-
-// --- helpers ---
-
-function findPgBin() {
-  const has = (dir) => fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'));
-  if (process.env.PG_BIN && has(process.env.PG_BIN)) return process.env.PG_BIN;
-  const root = '/usr/lib/postgresql';
-  const versions = fs.existsSync(root)
-    ? fs
-        .readdirSync(root)
-        .filter((v) => has(path.join(root, v, 'bin')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (versions[0]) return path.join(root, versions[0], 'bin');
-  return (process.env.PATH ?? '').split(':').find((d) => d && has(d));
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port: p } = s.address();
-      s.close(() => resolve(p));
-    });
-  });
 }
