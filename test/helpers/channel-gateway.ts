@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import type { ChannelRuntime } from '../../src/channels/channel-runtime.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { startGateway } from '../../src/gateway.js';
@@ -11,6 +12,7 @@ import { startFakeDiscord } from '../fakes/platforms/channel-f-discord.js';
 import { type TestAssistant, writeTestAssistant } from './assistant.js';
 import { TEST_TOKEN } from './server.js';
 import { testdir } from './testdir.js';
+import { HANG_MS } from './wait.js';
 
 /** What the generic channel tests need to know about each platform and its fake. */
 export interface PlatformSpec {
@@ -116,6 +118,27 @@ export interface ChannelGateway extends Omit<TestAssistant, 'tasks'> {
  * Access for tests that are not about access: everyone may talk to the bot, as before access
  * control existed. A test about access writes its own `access:` block, which replaces this one.
  */
+/**
+ * A gateway with one channel on its fake platform, for one test: returns the function that starts
+ * both (`base` YAML first, then the test's own), and stops them after each test, the gateway first.
+ */
+export function usePlatformGateway(spec: PlatformSpec, base = ''): (yaml?: string) => Promise<{ fake: FakePlatform; gw: ChannelGateway }> {
+  let fake: FakePlatform | undefined;
+  let gw: ChannelGateway | undefined;
+  afterEach(async () => {
+    await gw?.stop();
+    await fake?.close();
+    gw = undefined;
+    fake = undefined;
+  });
+  return async (yaml = '') => {
+    fake = await spec.start();
+    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, `${base}${yaml}`);
+    await fake.waitForConnection(HANG_MS);
+    return { fake, gw };
+  };
+}
+
 export const OPEN_ACCESS = 'access: { dm: open, groups: open }\n';
 
 /**

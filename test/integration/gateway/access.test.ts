@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ActivityRecord } from '../../../src/core/store/types.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { runCli } from '../../helpers/cli.js';
 import { HANG_MS, sleep, until } from '../../helpers/wait.js';
 
@@ -11,22 +11,9 @@ import { HANG_MS, sleep, until } from '../../helpers/wait.js';
  * refusal must also be an activity record with its reason.
  */
 describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
-  let fake: FakePlatform | undefined;
-  let gw: ChannelGateway | undefined;
-  afterEach(async () => {
-    await gw?.stop();
-    await fake?.close();
-    gw = undefined;
-    fake = undefined;
-  });
-
+  const open = usePlatformGateway(spec);
   /** `access` is the YAML flow mapping of the block ({} = every default: pairing). */
-  const setup = async (access: string, yaml = '') => {
-    fake = await spec.start();
-    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, `access: ${access}\n${yaml}`);
-    await fake.waitForConnection(10_000);
-    return { f: fake, g: gw };
-  };
+  const setup = (access: string, yaml = '') => open(`access: ${access}\n${yaml}`);
   const [alice, bob] = spec.users;
   const id = (user: string) => `${spec.key}:${user}`;
   const settle = async (g: ChannelGateway) => {
@@ -58,7 +45,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   };
 
   it('an unknown DM gets one pairing reply and never reaches the engine; again within the hour: the same code', async () => {
-    const { f, g } = await setup('{}');
+    const { fake: f, gw: g } = await setup('{}');
     const feed = await subscribe(g);
     await f.deliver({ chatType: 'direct', userId: alice, text: 'hello?' });
     const first = await reply(f, 'pairing code');
@@ -87,7 +74,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it('`service access approve` in another process, beside the running gateway, lets the next message through', async () => {
-    const { f, g } = await setup('{}');
+    const { fake: f, gw: g } = await setup('{}');
     await f.deliver({ chatType: 'direct', userId: alice, text: 'let me in' });
     const code = codeIn((await reply(f, 'pairing code')).text) ?? '';
     const approved = await runCli(['access', 'approve', code.toLowerCase(), '-d', g.dir]);
@@ -107,7 +94,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it('an admin approves a code with /approve in a chat; the stranger cannot approve their own', async () => {
-    const { f, g } = await setup(`{ admins: ["${id(alice)}"] }`);
+    const { fake: f, gw: g } = await setup(`{ admins: ["${id(alice)}"] }`);
     await f.deliver({ chatType: 'direct', userId: bob, text: 'hi' });
     const code = codeIn((await reply(f, 'pairing code')).text) ?? '';
     await f.deliver({ chatType: 'direct', userId: bob, text: `/approve ${code}` });
@@ -122,7 +109,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it('a sender listed in access.allow passes at once; another sender still gets a code', async () => {
-    const { f, g } = await setup(`{ allow: ["${id(alice)}"] }`);
+    const { fake: f, gw: g } = await setup(`{ allow: ["${id(alice)}"] }`);
     await f.deliver({ chatType: 'direct', userId: alice, text: 'I am on the list' });
     await reply(f, 'ECHO: I am on the list');
     await f.deliver({ chatType: 'direct', userId: bob, text: 'me too?' });
@@ -132,7 +119,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it('allowlist: an unknown sender is dropped without a word, and the refusal is recorded', async () => {
-    const { f, g } = await setup(`{ dm: allowlist, allow: ["${id(alice)}"] }`);
+    const { fake: f, gw: g } = await setup(`{ dm: allowlist, allow: ["${id(alice)}"] }`);
     await f.deliver({ chatType: 'direct', userId: bob, text: 'knock knock' });
     await until(async () => (await refusals(g)).length === 1, HANG_MS, 'the refusal record');
     await settle(g);
@@ -144,7 +131,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it('an unpaired group gets nothing unless the bot is mentioned, then one pairing reply; once approved it is answered', async () => {
-    const { f, g } = await setup('{}', 'groupChat:\n  groupPolicy: always\n');
+    const { fake: f, gw: g } = await setup('{}', 'groupChat:\n  groupPolicy: always\n');
     const group = spec.group(f);
     if (spec.deliversUnmentioned) {
       await f.deliver({ chatType: 'group', chatId: group, userId: alice, text: 'just chatting' });
@@ -167,7 +154,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it("a non-admin's /model x is refused from the chat, an admin's works; /reset resets only the sender's own session", async () => {
-    const { f, g } = await setup(`{ dm: open, admins: ["${id(alice)}"] }`);
+    const { fake: f, gw: g } = await setup(`{ dm: open, admins: ["${id(alice)}"] }`);
     await f.deliver({ chatType: 'direct', userId: bob, text: '/model x' });
     await reply(f, 'by an admin');
     expect(g.config.current().config.model).toBeUndefined();
@@ -188,7 +175,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it('25 messages in a burst from one sender reach the engine at most 20 times, with one slow-down reply', async () => {
-    const { f, g } = await setup('{ dm: open }');
+    const { fake: f, gw: g } = await setup('{ dm: open }');
     for (let i = 0; i < 25; i++) await f.deliver({ chatType: 'direct', userId: alice, text: `burst ${i}` });
     await until(async () => (await refusals(g)).length === 5, HANG_MS, 'five refusals', 100);
     await settle(g);
@@ -201,7 +188,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   });
 
   it("a budget already spent refuses the next turn with a clear message; /api/status shows the day's spending and the cap", async () => {
-    const { f, g } = await setup('{ dm: open, dailyBudgetUsd: 0.01 }');
+    const { fake: f, gw: g } = await setup('{ dm: open, dailyBudgetUsd: 0.01 }');
     await f.deliver({ chatType: 'direct', userId: alice, text: 'first' });
     await reply(f, 'ECHO: first'); // the stand-in's engine_b reports $0.0123 a turn
     await f.deliver({ chatType: 'direct', userId: alice, text: 'second' });

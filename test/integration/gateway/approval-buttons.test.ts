@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LarkExtras } from '../../fakes/platforms/channel-a-lark.js';
 import type { SlackExtras } from '../../fakes/platforms/channel-d-slack.js';
 import type { TelegramExtras } from '../../fakes/platforms/channel-e-telegram.js';
 import type { DiscordExtras } from '../../fakes/platforms/channel-f-discord.js';
 import type { FakeOutbound, FakePlatform } from '../../fakes/platforms/types.js';
-import { PLATFORMS, type PlatformSpec, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, type PlatformSpec, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
@@ -59,22 +59,8 @@ const BUTTON_PLATFORMS: ButtonPlatform[] = [
 
 describe.each(BUTTON_PLATFORMS.map((p) => ({ ...p, key: p.spec.key })))('$key: approval buttons', (platform) => {
   const { spec } = platform;
-  let fake: FakePlatform | undefined;
-  let gw: ChannelGateway | undefined;
-  afterEach(async () => {
-    await gw?.stop();
-    await fake?.close();
-    gw = undefined;
-    fake = undefined;
-  });
-
-  const setup = async () => {
-    fake = await spec.start();
-    // A short approval timeout only so that a failing test does not hold its gateway for 5 min.
-    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, 'skipPermissions: false\napprovalTimeoutSeconds: 30\n');
-    await fake.waitForConnection(10_000);
-    return { f: fake, g: gw };
-  };
+  // A short approval timeout only so that a failing test does not hold its gateway for 5 min.
+  const setup = usePlatformGateway(spec, 'skipPermissions: false\napprovalTimeoutSeconds: 30\n');
   const [alice, bob] = spec.users;
   const nth = (f: FakePlatform, text: string, n: number) =>
     until(() => replies(f).filter((o) => o.text.includes(text)).length >= n, HANG_MS, `${n}× "${text}" in the chat`);
@@ -82,7 +68,7 @@ describe.each(BUTTON_PLATFORMS.map((p) => ({ ...p, key: p.spec.key })))('$key: a
   const file = (g: ChannelGateway) => path.join(g.dir, 'CHAT-SIDE-EFFECT.txt');
 
   it('the request shows Allow, Deny and Always buttons; Deny: the command does not run; Allow: it runs', async () => {
-    const { f, g } = await setup();
+    const { fake: f, gw: g } = await setup();
     await f.deliver({ chatType: 'direct', userId: alice, text: 'ASK:echo done > CHAT-SIDE-EFFECT.txt' });
     await nth(f, 'Approval needed', 1);
     const first = prompts(f)[0]!;
@@ -109,7 +95,7 @@ describe.each(BUTTON_PLATFORMS.map((p) => ({ ...p, key: p.spec.key })))('$key: a
   });
 
   it('a press on an answered request is told nothing is waiting, and the turn is not asked again', async () => {
-    const { f, g } = await setup();
+    const { fake: f, gw: g } = await setup();
     await f.deliver({ chatType: 'direct', userId: alice, text: 'ASK:echo done > CHAT-SIDE-EFFECT.txt' });
     await nth(f, 'Approval needed', 1);
     const prompt = prompts(f)[0]!;
@@ -121,7 +107,7 @@ describe.each(BUTTON_PLATFORMS.map((p) => ({ ...p, key: p.spec.key })))('$key: a
   });
 
   it('in a group a press by another member is refused like their typed /allow; the requester’s press allows', async () => {
-    const { f, g } = await setup();
+    const { fake: f, gw: g } = await setup();
     const chatId = spec.group(f);
     await f.deliver({ chatType: 'group', chatId, userId: alice, text: 'ASK:echo done > CHAT-SIDE-EFFECT.txt', mentionBot: true });
     await nth(f, 'Approval needed', 1);

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
@@ -13,28 +13,14 @@ import { HANG_MS, until } from '../../helpers/wait.js';
  * while it is still running (not wait behind it in the chat's queue).
  */
 describe.each(Object.values(PLATFORMS))('$key: tool approvals from chat', (spec) => {
-  let fake: FakePlatform | undefined;
-  let gw: ChannelGateway | undefined;
-  afterEach(async () => {
-    await gw?.stop();
-    await fake?.close();
-    gw = undefined;
-    fake = undefined;
-  });
-
-  const setup = async (yaml = '') => {
-    fake = await spec.start();
-    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, `skipPermissions: false\n${yaml}`);
-    await fake.waitForConnection(10_000);
-    return { f: fake, g: gw };
-  };
+  const setup = usePlatformGateway(spec, 'skipPermissions: false\n');
   const [alice, bob] = spec.users;
   const nth = (f: FakePlatform, text: string, n: number) =>
     until(() => replies(f).filter((o) => o.text.includes(text)).length >= n, HANG_MS, `${n}× "${text}" in the chat`);
   const file = (g: ChannelGateway) => path.join(g.dir, 'CHAT-SIDE-EFFECT.txt');
 
   it('the request reaches the chat; /deny: the agent goes on without the command; /allow: it runs', async () => {
-    const { f, g } = await setup();
+    const { fake: f, gw: g } = await setup();
     await f.deliver({ chatType: 'direct', userId: alice, text: 'ASK:echo done > CHAT-SIDE-EFFECT.txt' });
     await nth(f, 'Approval needed', 1);
     const prompt = replies(f).find((o) => o.text.includes('Approval needed'))!;
@@ -54,7 +40,7 @@ describe.each(Object.values(PLATFORMS))('$key: tool approvals from chat', (spec)
   });
 
   it('in a group only the person who started the turn answers: another member is told so, then the requester allows', async () => {
-    const { f, g } = await setup();
+    const { fake: f, gw: g } = await setup();
     const chatId = spec.group(f);
     await f.deliver({ chatType: 'group', chatId, userId: alice, text: 'ASK:echo done > CHAT-SIDE-EFFECT.txt', mentionBot: true });
     await nth(f, 'Approval needed', 1);

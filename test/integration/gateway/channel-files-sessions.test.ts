@@ -1,31 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatLocalDay } from '../../../src/core/util/local-day.js';
 import type { FakeOutbound, FakePlatform } from '../../fakes/platforms/types.js';
-import { PLATFORMS, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { HANG_MS, sleep } from '../../helpers/wait.js';
 
 type Run = { prompt: string };
 const MB = 1024 * 1024;
-
-/** The gateway with one channel on its fake, for one test. */
-function useGateway() {
-  let fake: FakePlatform | undefined;
-  let gw: ChannelGateway | undefined;
-  afterEach(async () => {
-    await gw?.stop();
-    await fake?.close();
-    gw = undefined;
-    fake = undefined;
-  });
-  return async (spec: (typeof PLATFORMS)[string], yaml = '') => {
-    fake = await spec.start();
-    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, yaml);
-    await fake.waitForConnection(10_000);
-    return { f: fake, g: gw };
-  };
-}
 
 const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.replace(/ +\n/g, '\n').includes(text), HANG_MS);
 const settle = async (g: ChannelGateway) => {
@@ -36,11 +18,11 @@ const settle = async (g: ChannelGateway) => {
 };
 
 describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both ways through its real SDK and fake', (spec) => {
-  const setup = useGateway();
+  const setup = usePlatformGateway(spec);
   const [alice] = spec.users;
 
   it("a document sent to the bot is saved into inbox/ and named in the prompt; a reply's files follow its text, pictures as pictures", async () => {
-    const { f, g } = await setup(spec);
+    const { fake: f, gw: g } = await setup();
     const notes = Buffer.from('meeting at 10\n');
     await f.deliver({ chatType: 'direct', userId: alice, text: '', files: [{ mimeType: 'text/plain', data: notes, fileName: 'notes.txt' }] });
     await reply(f, 'ECHO: (file)');
@@ -68,7 +50,7 @@ describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both
   });
 
   it("a file over the platform's cap (or the 100 MB every reply keeps to) is not uploaded and the sender is told why", async () => {
-    const { f, g } = await setup(spec);
+    const { fake: f, gw: g } = await setup();
     const platformCap = spec.maxUpload ?? 0;
     // Sparse: the size is past the limit, no disk is written. Slack takes 1 GB: there the gateway's own cap speaks.
     const size = Math.min(platformCap, 100 * MB) + 1;
@@ -86,7 +68,7 @@ describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both
   });
 
   it('a document with a hostile name (../../, NUL, a leading dot) is saved inside inbox/ under a safe name', async () => {
-    const { f, g } = await setup(spec);
+    const { fake: f, gw: g } = await setup();
     const data = Buffer.from('payload');
     await f.deliver({ chatType: 'direct', userId: alice, text: '', files: [{ mimeType: 'text/plain', data, fileName: '../../.evil\u0000name.txt' }] });
     await reply(f, 'ECHO: (file)');
@@ -98,7 +80,7 @@ describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both
   });
 
   it('a document over 20 MB is not saved: the sender is told, and a message of nothing else runs no turn', async () => {
-    const { f, g } = await setup(spec);
+    const { fake: f, gw: g } = await setup();
     await f.deliver({
       chatType: 'direct',
       userId: alice,
@@ -115,11 +97,11 @@ describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both
 });
 
 describe.each(Object.values(PLATFORMS).filter((p) => !p.files))('$key: no file uploads (not built for this platform yet)', (spec) => {
-  const setup = useGateway();
+  const setup = usePlatformGateway(spec);
   const [alice] = spec.users;
 
   it("a reply's files are named in one message instead of lost without a word; the outbox is emptied", async () => {
-    const { f, g } = await setup(spec);
+    const { fake: f, gw: g } = await setup();
     await f.deliver({ chatType: 'direct', userId: alice, text: 'MAKE-FILE:report.pdf:10 SAY:Here it is.' });
     await reply(f, 'Here it is.');
     await reply(f, 'Could not send report.pdf: sending files is not supported on this channel.');
@@ -129,11 +111,11 @@ describe.each(Object.values(PLATFORMS).filter((p) => !p.files))('$key: no file u
 });
 
 describe.each(Object.values(PLATFORMS))('$key: named sessions from the chat', (spec) => {
-  const setup = useGateway();
+  const setup = usePlatformGateway(spec);
   const [alice] = spec.users;
 
   it('/new starts a fresh conversation, /sessions lists both, /switch goes back, /reset clears only the current one', async () => {
-    const { f, g } = await setup(spec);
+    const { fake: f, gw: g } = await setup();
     const say = async (text: string, expected: string) => {
       await f.deliver({ chatType: 'direct', userId: alice, text });
       await reply(f, expected).catch((e) => {

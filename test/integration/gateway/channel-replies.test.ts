@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { TEST_TOKEN } from '../../helpers/server.js';
 import { sleep } from '../../helpers/wait.js';
 
@@ -10,21 +10,7 @@ import { sleep } from '../../helpers/wait.js';
  * (slash commands too) is an activity event; the activity shows what the person wrote.
  */
 describe.each(Object.values(PLATFORMS))('$key: replies and activity', (spec) => {
-  let fake: FakePlatform | undefined;
-  let gw: ChannelGateway | undefined;
-  afterEach(async () => {
-    await gw?.stop();
-    await fake?.close();
-    gw = undefined;
-    fake = undefined;
-  });
-
-  const setup = async (yaml = '') => {
-    fake = await spec.start();
-    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, yaml);
-    await fake.waitForConnection(10_000);
-    return { fake, gw };
-  };
+  const setup = usePlatformGateway(spec);
   const [alice] = spec.users;
   const settle = async (g: ChannelGateway) => {
     for (let i = 0; i < 2; i++) {

@@ -1,31 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { measure } from '../../../src/channels/split.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { PLATFORMS, replies, startChannelGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
+import { PLATFORMS, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { HANG_MS, sleep } from '../../helpers/wait.js';
 
 type Run = { prompt: string };
 
 describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake platform', (spec) => {
-  let fake: FakePlatform | undefined;
-  let gw: ChannelGateway | undefined;
-  afterEach(async () => {
-    await gw?.stop();
-    await fake?.close();
-    gw = undefined;
-    fake = undefined;
-  });
-
-  const setup = async (yaml = '') => {
-    fake = await spec.start();
-    gw = await startChannelGateway({ [spec.key]: fake.channelConfig }, yaml);
-    await fake.waitForConnection(10_000);
-    return { fake, gw };
-  };
+  const setup = usePlatformGateway(spec);
   const [alice, bob, carol] = spec.users;
-  const prompts = () => (gw?.standIn.runs() as Run[]).map((r) => r.prompt);
+  const prompts = (g: ChannelGateway) => (g.standIn.runs() as Run[]).map((r) => r.prompt);
   /** Let delivered messages reach the bridge, then wait until it has processed everything. */
   const settle = async (g: ChannelGateway) => {
     for (let i = 0; i < 2; i++) {
@@ -47,10 +33,10 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
   });
 
   it('a group mention is answered, with only the bot mention stripped from the prompt', async () => {
-    const { fake: f } = await setup();
+    const { fake: f, gw: g } = await setup();
     await f.deliver({ chatType: 'group', chatId: spec.group(f), userId: alice, text: 'what is new? write to a@b.com', mentionBot: true });
     await reply(f, 'ECHO:');
-    const prompt = prompts()[0] ?? '';
+    const prompt = prompts(g)[0] ?? '';
     expect(prompt).toMatch(/in the group:\nwhat is new\? write to a@b\.com$/);
     expect(prompt).not.toContain(f.botName);
   });
@@ -72,7 +58,7 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
     await f.deliver({ chatType: 'group', chatId: spec.group(f), userId: bob, text: 'SAY:[PASS]' });
     await settle(g);
     expect(g.standIn.runs()).toHaveLength(2);
-    expect(prompts()[1]).toContain('reply with exactly [PASS]');
+    expect(prompts(g)[1]).toContain('reply with exactly [PASS]');
     expect(replies(f)).toHaveLength(before);
   });
 
@@ -85,16 +71,16 @@ describe.each(Object.values(PLATFORMS))('$key through its real SDK and a fake pl
   });
 
   it('historyLimit: the last messages of the group are in the prompt, older ones are not', async () => {
-    const { fake: f } = await setup('groupChat:\n  historyLimit: 2\n');
+    const { fake: f, gw } = await setup('groupChat:\n  historyLimit: 2\n');
     const g = spec.group(f);
     for (const text of ['SAY:one', 'SAY:two', 'SAY:three']) {
       await f.deliver({ chatType: 'group', chatId: g, userId: bob, text, mentionBot: true });
       await reply(f, text.slice(4));
-      await settle(gw as ChannelGateway);
+      await settle(gw);
     }
     await f.deliver({ chatType: 'group', chatId: g, userId: carol, text: 'ECHO-PROMPT now', mentionBot: true });
     await reply(f, 'ECHO-PROMPT now');
-    const prompt = prompts().at(-1) ?? '';
+    const prompt = prompts(gw).at(-1) ?? '';
     expect(prompt).toContain('Recent messages in this group chat');
     expect(prompt).toContain('SAY:three');
     expect(prompt).toMatch(/\(bot\): three/);
