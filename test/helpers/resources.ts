@@ -2,7 +2,7 @@
  * Probes for what code under test must not leave behind: handles that keep the process alive
  * (sockets, timers, immediates) and unhandled rejections (they would crash the gateway).
  */
-import { afterAll, afterEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeEach, expect } from 'vitest';
 import { poll, sleep } from './wait.js';
 
 /**
@@ -50,6 +50,25 @@ export async function releasedTo(before: ResourceTally, timeoutMs = SETTLE_MS): 
   }, timeoutMs).catch(() => {
     throw new Error(`leaked handles: before ${JSON.stringify(before)}, after ${JSON.stringify(resourceTally())}`);
   });
+}
+
+/**
+ * What escapes each test (an unhandled rejection, an uncaught exception), collected instead of
+ * killing the worker silently: the returned list is emptied before each test.
+ */
+export function collectEscapesPerTest(): unknown[] {
+  const escaped: unknown[] = [];
+  const onEscape = (err: unknown) => void escaped.push(err);
+  beforeEach(() => {
+    escaped.length = 0;
+    process.on('unhandledRejection', onEscape);
+    process.on('uncaughtException', onEscape);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', onEscape);
+    process.off('uncaughtException', onEscape);
+  });
+  return escaped;
 }
 
 /** Collects unhandled rejections for the duration of a test file. */

@@ -1,22 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assertEnding, collect, completionOf, createTestAssistant } from '../../helpers/assistant.js';
+import { collectEscapesPerTest } from '../../helpers/resources.js';
 
 /**
  * Issue 12, item 1, through the chat core: a value the OS cannot pass to an engine (here a NUL in
  * a prompt that engine_a takes as argv, as a channel message could carry) fails that turn with
  * error → done → completion failed and a clear message; the next turn on the same core runs.
  */
-let escaped: unknown[] = [];
-const onEscape = (err: unknown) => escaped.push(err);
-beforeEach(() => {
-  escaped = [];
-  process.on('unhandledRejection', onEscape);
-  process.on('uncaughtException', onEscape);
-});
-afterEach(() => {
-  process.off('unhandledRejection', onEscape);
-  process.off('uncaughtException', onEscape);
-});
+// Anything that escapes a run lands here instead of killing the test worker silently.
+const escaped = collectEscapesPerTest();
 
 describe('a turn that cannot be spawned fails alone', () => {
   it('NUL in an argv prompt (engine_a): error → done → completion failed, then the next turn completes', async () => {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCursorParser } from '../../../src/core/engines/cursor-agent.js';
 import { createClaudeParser } from '../../../src/core/engines/claude-code.js';
 import { createOpenCodeParser } from '../../../src/core/engines/opencode.js';
@@ -9,6 +9,7 @@ import type { AgentEvent } from '../../../src/core/events.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
 import { until } from '../../helpers/wait.js';
+import { collectEscapesPerTest } from '../../helpers/resources.js';
 
 /**
  * Issue 12, item 1: a failure inside one run (the OS refusing the spawn, a parser that throws)
@@ -24,17 +25,7 @@ async function collect(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]>
 const terminals = (events: AgentEvent[]) => events.filter((e) => e.type === 'done' || e.type === 'error');
 
 // Anything that escapes a run lands here instead of killing the test worker silently.
-let escaped: unknown[] = [];
-const onEscape = (err: unknown) => escaped.push(err);
-beforeEach(() => {
-  escaped = [];
-  process.on('unhandledRejection', onEscape);
-  process.on('uncaughtException', onEscape);
-});
-afterEach(() => {
-  process.off('unhandledRejection', onEscape);
-  process.off('uncaughtException', onEscape);
-});
+const escaped = collectEscapesPerTest();
 
 const spec = (over: Partial<ProcessSpec>): ProcessSpec => ({
   binary: process.execPath,
