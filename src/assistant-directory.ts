@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { type AccessAdmin, createAccessAdmin } from './core/access/access-admin.js';
 import { createApproveCommand } from './core/access/approve-command.js';
 import { type Assistant, createAssistant } from './core/assistant/assistant.js';
@@ -62,6 +63,8 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   // The store is chosen once, at start (store.url is a restart field).
   const store = openStore(resolveStoreTarget(config.current().config, opts.env ?? process.env, paths.database), {
     onIdleError: (err) => log.warn(`store: a pooled connection failed (${err.message}); the next query opens another`),
+    // Engines keep their transcripts per machine and per working directory.
+    origin: `${os.hostname()}:${paths.dir}`,
   });
   const unwatch = opts.watchConfig ? config.watch() : () => undefined;
   const commands = createCommandTable();
@@ -75,6 +78,7 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.peers ? { peers: opts.peers } : {}),
+    ...(store.coordination ? { keyLocks: store.coordination } : {}),
   });
   const access = createAccessAdmin({ store, access: () => config.current().config.access });
   commands.add(createApproveCommand(access));

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
 import { type ChannelRuntime, createChannelRuntime } from './channels/channel-runtime.js';
@@ -8,6 +10,7 @@ import { errorMessage } from './core/errors.js';
 import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
 import { fleetPanelRows, joinFleet, peerAssistants } from './core/fleet/membership.js';
 import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
+import { createLeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
 import { systemClock } from './core/scheduler/clock.js';
@@ -31,7 +34,8 @@ import { listenApp } from './server/listen.js';
  *   build:  fleet directory → assistant directory (config, store, commands, assistant)
  *           → the directory's gateway lock → stop what a killed earlier run left running
  *           → channel runtime → task runner → scheduler (+ /cron) → HTTP server
- *   start:  listen → join the fleet → connect the channels → arm the scheduler
+ *   start:  listen → join the fleet → connect the channels → arm the scheduler (with a store
+ *           shared by several gateways of the assistant: only while holding the leader lease)
  *   stop:   leave the fleet, stop the scheduler → stop accepting → drain turns → flush streams
  *           → close the server → let last replies go out → stop the channels → close the store
  *           → release the lock
@@ -130,7 +134,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const scheduler = createScheduler({
     tasks: () => config.current().config.tasks,
     clock: systemClock,
-    run: (task) => taskControl.runScheduled(task),
+    // Each cron time is taken in the store first: across a leader change it runs on one gateway.
+    run: async (task, at) => {
+      if (await store.claimTaskSlot(task.id, at)) return taskControl.runScheduled(task);
+      log.info(`task ${task.id}: its run of ${new Date(at).toISOString()} was already taken by another gateway`);
+    },
     onSkipped: (task, at) => tasks.recordSkipped(task, at),
     log: log.child('scheduler'),
   });
@@ -150,6 +158,27 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     fleet: () => fleetPanelRows(fleet.list(), process.pid),
   });
 
+  // With a store shared by several gateways of this assistant, the one holding the lease runs
+  // the channels and the scheduler; every one serves HTTP.
+  const leadership = store.coordination
+    ? createLeaderLease({
+        store: store.coordination,
+        holder: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+        failoverSeconds: config.current().config.store.failoverSeconds,
+        log: log.child('leader'),
+        onLead: async ({ since }) => {
+          channels.start();
+          scheduler.start();
+          if (since !== undefined) scheduler.catchUp(since);
+        },
+        onFollow: async () => {
+          scheduler.stop();
+          await withTimeout(channels.idle(), 5_000).catch(() => undefined);
+          await channels.stop();
+        },
+      })
+    : undefined;
+
   // --- start ---
   const answerFirst = createHealthAnswer({ assistant, version, config, token: auth.token });
   const server = await listenApp(app, { ...bind, answerFirst }).catch(async (err: unknown) => {
@@ -161,8 +190,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const membership = joinFleet({ registry: fleet, config, host: server.host, port: server.port, dir: directory.dir, version, log: log.child('fleet') });
   const leaveOnExit = () => membership.leave();
   process.once('exit', leaveOnExit);
-  channels.start();
-  scheduler.refresh();
+  if (leadership) leadership.start();
+  else {
+    channels.start();
+    scheduler.start();
+  }
   const unwatchTasks = config.onChange(() => scheduler.refresh());
 
   // --- stop ---
@@ -171,6 +203,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     process.off('exit', leaveOnExit);
     unwatchTasks();
     scheduler.stop();
+    const schedulerStopped = Date.now();
     try {
       server.stopAccepting();
       await assistant.drain(graceMs);
@@ -178,7 +211,9 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
       await server.close();
       // Replies of turns that just ended still go out before the adapters disconnect.
       await withTimeout(channels.idle(), 5_000).catch(() => undefined);
-      await channels.stop();
+      // The lease is given up only once the channels are down: the next leader connects them.
+      if (leadership) await leadership.stop({ idleSince: schedulerStopped });
+      else await channels.stop();
     } catch (err) {
       log.error(`shutdown: ${errorMessage(err)}`);
     }

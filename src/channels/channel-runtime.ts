@@ -71,6 +71,8 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
   });
   const history = createHistoryFetcher({ config, store, log, adapters, accept: (msg) => bridge.accept(msg) });
   let purgeTimer: NodeJS.Timeout | undefined;
+  /** Counts starts and stops: the runtime starts again when its gateway becomes leader again. */
+  let runs = 0;
 
   const purge = () => {
     const days = config.current().config.inbox.retentionDays;
@@ -87,13 +89,16 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
     bridge,
     history,
     start() {
+      const run = ++runs;
       purge();
+      clearInterval(purgeTimer);
       purgeTimer = setInterval(purge, PURGE_EVERY_MS);
       purgeTimer.unref();
       hub.start();
       void hub
         .settled()
         .then(async () => {
+          if (run !== runs) return; // stopped (a leader that stepped down) before its channels settled
           if (config.current().config.inbox.enabled) await bridge.recover();
           history.start();
         })
@@ -102,6 +107,7 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
     settled: () => hub.settled(),
     idle: () => bridge.idle(),
     async stop() {
+      runs++;
       clearInterval(purgeTimer);
       await history.stop();
       await hub.stop();

@@ -60,6 +60,8 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   const connectTimeout = deps.connectTimeoutMs ?? 30_000;
   const backoff = deps.backoffMs ?? DEFAULT_BACKOFF;
   let stopped = false;
+  /** A runtime of an earlier start (the hub stopped and started again) acts no more. */
+  const isStale = (rt: Runtime) => stopped || runtimes.get(rt.name) !== rt;
 
   const setStatus = (rt: Runtime, status: Runtime['status'], reason?: string) => {
     if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`);
@@ -71,7 +73,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   // The runtime owns its adapter from creation (to stop it); the shared table gets it only once
   // start resolved: an adapter refuses replies until it is connected (the lifecycle contract).
   const publish = (rt: Runtime, adapter: ChannelAdapter) => {
-    if (rt.adapter === adapter && !stopped) deps.adapters.set(rt.name, adapter);
+    if (rt.adapter === adapter && !isStale(rt)) deps.adapters.set(rt.name, adapter);
   };
   const detach = (rt: Runtime, adapter: ChannelAdapter | undefined) => {
     if (!adapter || rt.adapter !== adapter) return;
@@ -88,7 +90,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   };
 
   const attempt = async (rt: Runtime): Promise<void> => {
-    if (stopped) return;
+    if (isStale(rt)) return;
     rt.attempt++;
     let adapter: ChannelAdapter | undefined;
     try {
@@ -100,7 +102,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
           log: deps.log.child(rt.name),
           onMessage: (msg) => deps.onMessage(msg),
           onStatus: (s) => {
-            if (rt.adapter !== current || stopped) return;
+            if (rt.adapter !== current || isStale(rt)) return;
             if (s.state === 'connected') setStatus(rt, 'connected');
             else setStatus(rt, 'failed', s.reason ?? s.state);
             if (s.state === 'failed') scheduleRestart(rt);
@@ -121,7 +123,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   };
 
   const scheduleRestart = (rt: Runtime) => {
-    if (stopped || rt.timer) return;
+    if (isStale(rt) || rt.timer) return;
     const delay = backoff[Math.min(rt.attempt, backoff.length) - 1] ?? backoff[backoff.length - 1] ?? 60_000;
     log.info(`${rt.name}: retrying in ${Math.round(delay / 1000)} s`);
     rt.timer = setTimeout(() => {
@@ -138,6 +140,8 @@ export function createChannelHub(deps: HubDeps): RunningHub {
 
   return {
     start() {
+      stopped = false;
+      runtimes.clear();
       const loaded = deps.config.current();
       for (const [name, options] of Object.entries(loaded.config.channels)) {
         if (deps.only && !deps.only.includes(name)) continue;

@@ -17,6 +17,7 @@ import type {
   ActivityRecord,
   ActivityStore,
   ChatSessionStore,
+  CoordinationStore,
   FailoverStore,
   HistoryStore,
   Metrics,
@@ -56,6 +57,8 @@ export interface AssistantDeps {
   env?: NodeJS.ProcessEnv;
   now?: () => number;
   peers?: () => PeerAssistant[];
+  /** With a store shared by several gateways of the assistant: a key runs on one of them at a time. */
+  keyLocks?: Pick<CoordinationStore, 'lockSessionKey'>;
 }
 
 export interface ChatOptions {
@@ -239,12 +242,24 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
       let turnApprovals: TurnApprovals | undefined;
+      let unlockKey: (() => Promise<void>) | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
       if (stopping) ctl.abort(stopping);
       try {
         await Promise.race([admission.ticket.ready, new Promise((r) => ctl.signal.addEventListener('abort', r, { once: true }))]);
+        // This gateway's lane is free; another gateway of the assistant (a second host on the
+        // same store) may still be running this key: its turn ends first.
+        if (deps.keyLocks && !ctl.signal.aborted) {
+          const locked = await deps.keyLocks.lockSessionKey(key, ctl.signal).then(
+            (unlock) => ({ unlock }),
+            (err: unknown) => ({ error: err as Error }),
+          );
+          if ('unlock' in locked) unlockKey = locked.unlock;
+          else if (!ctl.signal.aborted)
+            return log(rejectTurn(`cannot take session ${key} from the assistant's other gateways: ${locked.error.message}`, emit), 0);
+        }
         // Starting a turn holds this thread for milliseconds (database writes, workspace files, the
         // fork of the engine). Requests sent together with this one (a burst on one key) reach us
         // over a few milliseconds: they are taken first, so every queued stream opens at once,
@@ -289,6 +304,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);
         opts.signal?.removeEventListener('abort', onCallerAbort);
+        await unlockKey?.();
         admission.ticket.release();
       }
     })()

@@ -93,6 +93,9 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'use lower-case letters, digits and underscores (at most 63, not starting with a digit)')
       .optional(),
+    // Gateways of one assistant sharing the server: how soon another takes over the channels and
+    // the scheduler when the leader dies (see core/leader/leader-lease.ts). At least 1 s.
+    failoverSeconds: f.num(1, true).default(15),
   });
 
   const persona = z.strictObject({

@@ -8,19 +8,26 @@ import { nextCronTime } from './cron.js';
  * Runs the enabled `tasks` of service.yaml at their cron times. One timer per task, re-armed
  * after each run from the time it actually fired: a gateway that was down at a scheduled time
  * does not replay it. A run still going when the next time comes is skipped and recorded.
- * `refresh()` picks up added, removed, re-scheduled, enabled and disabled tasks.
+ * `refresh()` picks up added, removed, re-scheduled, enabled and disabled tasks. `stop()` and
+ * `start()` again (a gateway that stops and becomes leader again) re-arm from the time of start;
+ * `catchUp(since)` runs, once, the last time each task had since then (a takeover's gap).
  */
 export interface SchedulerDeps {
   tasks: () => readonly TaskConfig[];
   clock: Clock;
-  run: (task: TaskConfig) => Promise<unknown>;
+  /** `at`: the cron time this run is for (unix ms), the same for every scheduler that reaches it. */
+  run: (task: TaskConfig, at: number) => Promise<unknown>;
   onSkipped: (task: TaskConfig, at: number) => void;
   log: Logger;
 }
 
 export interface Scheduler {
+  /** Arm every enabled task (again, after `stop()`). */
+  start(): void;
   refresh(): void;
   stop(): void;
+  /** Run each task's last cron time after `since` and not after now (unix ms), if it has one. */
+  catchUp(since: number): void;
   nextRun(id: string): Date | undefined;
   isRunning(id: string): boolean;
 }
@@ -34,7 +41,21 @@ interface Slot {
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const slots = new Map<string, Slot>();
   const running = new Set<string>();
-  let stopped = false;
+  /** Until `start()`: a gateway that follows another keeps its scheduler unarmed. */
+  let stopped = true;
+
+  const runOnce = (task: TaskConfig, at: number, now: number) => {
+    if (running.has(task.id)) {
+      deps.log.warn(`task ${task.id}: still running at its next time; this run is skipped`);
+      deps.onSkipped(task, now);
+      return;
+    }
+    running.add(task.id);
+    void deps
+      .run(task, at)
+      .catch((err: unknown) => deps.log.error(`task ${task.id}: ${errorMessage(err)}`))
+      .finally(() => running.delete(task.id));
+  };
 
   const arm = (slot: Slot) => {
     slot.timer?.clear();
@@ -46,22 +67,16 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     if (stopped || slots.get(slot.task.id) !== slot) return;
     const now = deps.clock.now();
     if (now < slot.next) return arm(slot); // a chained part of a long wait
-    const task = slot.task;
-    if (running.has(task.id)) {
-      deps.log.warn(`task ${task.id}: still running at its next time; this run is skipped`);
-      deps.onSkipped(task, now);
-    } else {
-      running.add(task.id);
-      void deps
-        .run(task)
-        .catch((err: unknown) => deps.log.error(`task ${task.id}: ${errorMessage(err)}`))
-        .finally(() => running.delete(task.id));
-    }
-    slot.next = nextCronTime(task.schedule, new Date(Math.max(now, slot.next))).getTime();
+    runOnce(slot.task, slot.next, now);
+    slot.next = nextCronTime(slot.task.schedule, new Date(Math.max(now, slot.next))).getTime();
     arm(slot);
   };
 
-  return {
+  const scheduler: Scheduler = {
+    start() {
+      stopped = false;
+      scheduler.refresh();
+    },
     refresh() {
       if (stopped) return;
       const wanted = new Map(
@@ -96,10 +111,34 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       for (const slot of slots.values()) slot.timer?.clear();
       slots.clear();
     },
+    catchUp(since) {
+      if (stopped) return;
+      const now = deps.clock.now();
+      for (const slot of slots.values()) {
+        const missed = lastCronTimeBetween(slot.task.schedule, since, now);
+        if (missed === undefined) continue;
+        deps.log.info(`task ${slot.task.id}: catching up its run of ${new Date(missed).toISOString()}`);
+        runOnce(slot.task, missed, now);
+      }
+    },
     nextRun: (id) => {
       const slot = slots.get(id);
       return slot ? new Date(slot.next) : undefined;
     },
     isRunning: (id) => running.has(id),
   };
+  return scheduler;
+}
+
+// --- internal ---
+
+/** The last cron time in (from, to], if any; bounded, since a takeover's gap is seconds long. */
+function lastCronTimeBetween(schedule: string, from: number, to: number): number | undefined {
+  let last: number | undefined;
+  let t = nextCronTime(schedule, new Date(from)).getTime();
+  for (let i = 0; t <= to && i < 10_000; i++) {
+    last = t;
+    t = nextCronTime(schedule, new Date(t)).getTime();
+  }
+  return last;
 }

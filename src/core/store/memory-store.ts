@@ -10,6 +10,7 @@ import {
   type KnownChat,
   type RunningTurn,
   TASK_RUNS_KEPT,
+  TASK_SLOTS_KEPT_MS,
   type TaskRun,
   type Metrics,
   type SessionRecord,
@@ -35,6 +36,7 @@ export function createMemoryStore(): Store {
   const inbox = new Map<string, InboxEntry>();
   const groups = new Map<string, GroupMessage[]>();
   const runs = new Map<string, TaskRun[]>();
+  const slots = new Map<string, Set<number>>();
   const chats = new Map<string, KnownChat>();
   const inboxKey = (channel: string, id: string) => `${channel}\u0000${id}`;
   const costByDay = new Map<string, number>();
@@ -164,6 +166,14 @@ export function createMemoryStore(): Store {
       list.push({ ...run });
       if (list.length > TASK_RUNS_KEPT) list.splice(0, list.length - TASK_RUNS_KEPT);
       runs.set(run.taskId, list);
+    },
+    claimTaskSlot(taskId, at) {
+      const taken = slots.get(taskId) ?? new Set<number>();
+      for (const t of taken) if (t < at - TASK_SLOTS_KEPT_MS) taken.delete(t);
+      slots.set(taskId, taken);
+      if (taken.has(at)) return false;
+      taken.add(at);
+      return true;
     },
     taskRuns: (taskId, limit) =>
       (runs.get(taskId) ?? [])

@@ -174,4 +174,12 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (chat_key, name_key)
   );
   `,
+  // 8: scheduled runs taken once per cron time (a takeover must neither lose nor double one)
+  `
+  CREATE TABLE task_slots (
+    task_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (task_id, at)
+  );
+  `,
 ];

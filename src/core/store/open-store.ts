@@ -20,10 +20,15 @@ export function resolveStoreTarget(config: Pick<ServiceConfig, 'name' | 'store'>
 }
 
 /** Open the store (a server store connects and migrates in the background: await `ready()` to know it works). */
-export function openStore(target: StoreTarget, opts: { onIdleError?: (err: Error) => void } = {}): Store {
+export function openStore(target: StoreTarget, opts: { onIdleError?: (err: Error) => void; origin?: string } = {}): Store {
   return target.kind === 'sqlite'
     ? createSqliteStore(target.file)
-    : createPgStore({ url: target.url, schema: target.schema, ...(opts.onIdleError ? { onIdleError: opts.onIdleError } : {}) });
+    : createPgStore({
+        url: target.url,
+        schema: target.schema,
+        ...(opts.onIdleError ? { onIdleError: opts.onIdleError } : {}),
+        ...(opts.origin ? { origin: opts.origin } : {}),
+      });
 }
 
 /** For messages: where the state is, never with a password. */

@@ -160,6 +160,23 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (chat_key, name_key)
   );
   `,
+  // 3: several gateways of one assistant on several hosts: where each engine session lives (a
+  // session resumes only where it was made), scheduled runs taken once per cron time, and the
+  // lease that says which gateway runs the channels and the scheduler
+  `
+  ALTER TABLE sessions ADD COLUMN origin TEXT;
+  CREATE TABLE task_slots (
+    task_id TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (task_id, at)
+  );
+  CREATE TABLE leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL,
+    active_at TIMESTAMPTZ NOT NULL
+  );
+  `,
 ];
 
 /**

@@ -3,9 +3,10 @@ import type pg from 'pg';
 import { formatLocalDay } from '../util/local-day.js';
 import { createPgAccessStore } from './pg-access.js';
 import { createPgChatSessionStore, PRUNE_CHAT_SESSIONS_SQL } from './pg-chat-sessions.js';
-import { createPgConnection } from './pg-client.js';
+import { createPgConnection, type Row } from './pg-client.js';
+import { createPgCoordination } from './pg-coordination.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
-import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type Metrics, type Store, TASK_RUNS_KEPT } from './types.js';
+import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type Metrics, type Store, TASK_RUNS_KEPT, TASK_SLOTS_KEPT_MS } from './types.js';
 import { parseActivityRow, parseInboxRow, parseFailoverRow, parseKnownChatRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow } from './rows.js';
 
 export interface PgStoreOptions {
@@ -17,6 +18,11 @@ export interface PgStoreOptions {
   onIdleError?: (err: Error) => void;
   /** The host whose running turns this store records and lists (default: os.hostname()). */
   host?: string;
+  /**
+   * Where engine sessions made through this store live (default: the host): a session saved from
+   * another origin is listed but never resumed here, since its engine's transcript is not here.
+   */
+  origin?: string;
 }
 
 /**
@@ -37,6 +43,14 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
   const { query, transaction } = conn;
   // Running turns are per host: a pid and its start time identify a process on its own machine only.
   const host = opts.host ?? os.hostname();
+  const origin = opts.origin ?? host;
+  const coordination = createPgCoordination({ query, url: opts.url, schema: opts.schema, ready: conn.ready });
+  // A session made elsewhere starts afresh here (the engine would not find it); rows of before
+  // the origin column count as local.
+  const parseLocalSession = (r: Row) => {
+    const session = parseSessionRow(r);
+    return r.origin === null || r.origin === undefined || r.origin === origin ? session : { ...session, sessionId: null };
+  };
   const rows = async (sql: string, params?: unknown[]) => (await query(sql, params)).rows;
   const changed = async (sql: string, params?: unknown[]) => (await query(sql, params)).rowCount ?? 0;
   /**
@@ -55,21 +69,25 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
     pool: conn.pool,
     ...createPgAccessStore(query, transaction),
     ...createPgChatSessionStore(query, transaction),
+    coordination,
     ready: () => conn.ready,
-    close: () => conn.close(),
+    close: async () => {
+      await coordination.close();
+      await conn.close();
+    },
 
     getSession: async (key) => {
       const [r] = await rows('SELECT * FROM sessions WHERE key = $1', [key]);
-      return r ? parseSessionRow(r) : undefined;
+      return r ? parseLocalSession(r) : undefined;
     },
     saveSession: async (r) =>
       void (await query(
-        `INSERT INTO sessions (key, engine, session_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (key) DO UPDATE SET engine = excluded.engine, session_id = excluded.session_id, updated_at = excluded.updated_at`,
-        [r.key, r.engine, r.sessionId, r.createdAt, r.updatedAt],
+        `INSERT INTO sessions (key, engine, session_id, created_at, updated_at, origin) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (key) DO UPDATE SET engine = excluded.engine, session_id = excluded.session_id, updated_at = excluded.updated_at, origin = excluded.origin`,
+        [r.key, r.engine, r.sessionId, r.createdAt, r.updatedAt, origin],
       )),
     deleteSession: async (key) => void (await query('DELETE FROM sessions WHERE key = $1', [key])),
-    listSessions: async () => (await rows('SELECT * FROM sessions ORDER BY updated_at DESC')).map(parseSessionRow),
+    listSessions: async () => (await rows('SELECT * FROM sessions ORDER BY updated_at DESC')).map(parseLocalSession),
     countSessionTurn: async (key) => void (await query('UPDATE sessions SET turns = turns + 1 WHERE key = $1', [key])),
     pruneSessions: (cutoff) =>
       transaction(async (q) => {
@@ -224,6 +242,12 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
         TASK_RUNS_KEPT,
         [r.taskId, r.startedAt, r.endedAt, r.status, r.durationMs, r.costUsd, r.preview, r.error ?? null, r.delivered ?? null],
       ),
+    claimTaskSlot: async (taskId, at) =>
+      (await changed(
+        `WITH forgotten AS (DELETE FROM task_slots WHERE task_id = $1 AND at < $3)
+         INSERT INTO task_slots (task_id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+        [taskId, at, at - TASK_SLOTS_KEPT_MS],
+      )) === 1,
     taskRuns: async (taskId, limit) =>
       (await rows('SELECT * FROM task_runs WHERE task_id = $1 ORDER BY id DESC LIMIT $2', [taskId, limit])).map(parseTaskRunRow),
 

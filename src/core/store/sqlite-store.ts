@@ -14,6 +14,7 @@ import {
   type ActivityRecord,
   type Metrics,
   TASK_RUNS_KEPT,
+  TASK_SLOTS_KEPT_MS,
   type TaskRun,
   type Store,
   type SyncOf,
@@ -105,6 +106,8 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     ),
     trimRuns: db.prepare('DELETE FROM task_runs WHERE task_id = ? AND id <= (SELECT id FROM task_runs WHERE task_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
     runs: db.prepare('SELECT * FROM task_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?'),
+    claimSlot: db.prepare('INSERT OR IGNORE INTO task_slots (task_id, at) VALUES (?, ?)'),
+    forgetSlots: db.prepare('DELETE FROM task_slots WHERE task_id = ? AND at < ?'),
     noteChat: db.prepare(
       `INSERT INTO chats (channel, chat_id, chat_type, last_seen) VALUES (@channel, @chatId, @chatType, @lastSeen)
        ON CONFLICT(channel, chat_id) DO UPDATE SET chat_type = excluded.chat_type, last_seen = MAX(last_seen, excluded.last_seen)`,
@@ -147,6 +150,10 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
   const appendGroup = db.transaction((chatKey: string, messageId: string | null, ts: number, sender: string, text: string, fromBot: boolean) => {
     q.appendGroup.run(chatKey, messageId, ts, sender, text, fromBot ? 1 : 0);
     q.trimGroup.run(chatKey, chatKey, GROUP_MESSAGES_PER_CHAT);
+  });
+  const claimSlot = db.transaction((taskId: string, at: number) => {
+    q.forgetSlots.run(taskId, at - TASK_SLOTS_KEPT_MS);
+    return q.claimSlot.run(taskId, at).changes === 1;
   });
   const recordRun = db.transaction((r: TaskRun) => {
     q.insertRun.run({ ...r, error: r.error ?? null, delivered: r.delivered === undefined ? null : r.delivered ? 1 : 0 });
@@ -233,6 +240,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
             fromBot: Boolean(r.from_bot),
           })),
     recordTaskRun: (r) => recordRun(r),
+    claimTaskSlot: (taskId, at) => claimSlot(taskId, at),
     taskRuns: (taskId, limit) => (q.runs.all(taskId, limit) as Row[]).map(parseTaskRunRow),
     noteChat: (c) => void q.noteChat.run(c),
     knownChats: (channel) => (q.chats.all(channel) as Row[]).map(parseKnownChatRow),

@@ -227,6 +227,12 @@ export interface GroupStateStore {
 
 export interface TaskRunStore {
   recordTaskRun(run: TaskRun): Promise<void>;
+  /**
+   * Take the scheduled run of `taskId` at `at` (its cron time, unix ms) once: true for exactly one
+   * caller, so a slot is never run twice, however many schedulers (two hosts across a takeover)
+   * reach it. Slots older than a week are forgotten on the way.
+   */
+  claimTaskSlot(taskId: string, at: number): Promise<boolean>;
   /** Newest first. */
   taskRuns(taskId: string, limit: number): Promise<TaskRun[]>;
 }
@@ -336,6 +342,31 @@ export interface AccessStore {
   revokeGrant(channel: string, id: string): Promise<AccessGrant[]>;
 }
 
+/**
+ * The answer to a lease claim. `previousActiveAgoMs`: the lease was another holder's, last known
+ * active that long ago (what its successor catches up from).
+ */
+export type LeaseClaim = { held: true; previousActiveAgoMs?: number } | { held: false; holder: string };
+
+/**
+ * Coordination of several gateways of one assistant (a server store only: the embedded stores
+ * have one gateway per directory). Time is the server's, so hosts with skewed clocks agree.
+ */
+export interface CoordinationStore {
+  /** Take, or renew, lease `name` for `holder` until `ttlMs` from now; refused while another holder's lease runs. */
+  claimLease(name: string, holder: string, ttlMs: number): Promise<LeaseClaim>;
+  /**
+   * Give the lease up now (a clean stop), so the next holder need not wait for it to expire;
+   * `idleForMs`: how long ago the holder stopped its work (its successor catches up from then).
+   */
+  releaseLease(name: string, holder: string, idleForMs?: number): Promise<void>;
+  /**
+   * Hold session key `key` against every other gateway on the store until the returned function
+   * is called; waits while another holds it. A holder that dies (its connection ends) drops it.
+   */
+  lockSessionKey(key: string, signal?: AbortSignal): Promise<() => Promise<void>>;
+}
+
 /** Everything one assistant keeps: one database behind every small interface. */
 export interface Store
   extends SessionStore,
@@ -351,6 +382,8 @@ export interface Store
     AccessStore {
   /** Resolves once the store is usable (a server store connected and migrated); rejects with why not. */
   ready(): Promise<void>;
+  /** Present on a store that several gateways of the assistant may share (PostgreSQL). */
+  readonly coordination?: CoordinationStore;
   close(): Promise<void>;
 }
 
@@ -364,6 +397,8 @@ export type SyncOf<T> = {
 
 /** History kept per session key; older entries are dropped (the engine keeps its own transcript). */
 export const HISTORY_PER_KEY = 200;
+/** How long a claimed task slot is remembered (longer than any takeover could take). */
+export const TASK_SLOTS_KEPT_MS = 7 * 86_400_000;
 /** Runs kept per task. */
 export const TASK_RUNS_KEPT = 100;
 /** Group messages kept per chat (more than any sensible groupChat.historyLimit). */

@@ -39,7 +39,7 @@ describe('scheduler (injected clock)', () => {
       onSkipped: (t, at) => skipped.push({ id: t.id, at }),
       log: createSilentLogger(),
     });
-    scheduler.refresh();
+    scheduler.start();
     return { clock, runs, skipped, scheduler, setTasks: (t: TaskConfig[]) => ((list = t), scheduler.refresh()) };
   };
 

@@ -266,6 +266,20 @@ export function describeStoreContract(name: string, make: () => Store): void {
       await s.close();
     });
 
+    it('takes each scheduled time of a task once, whoever asks, and forgets times older than a week', async () => {
+      const s = make();
+      const at = Date.UTC(2026, 10, 25, 12, 0);
+      const claims = await Promise.all(Array.from({ length: 5 }, () => s.claimTaskSlot('daily', at)));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await s.claimTaskSlot('daily', at)).toBe(false);
+      expect(await s.claimTaskSlot('other', at)).toBe(true); // per task
+      expect(await s.claimTaskSlot('daily', at + 60_000)).toBe(true);
+      // A claim eight days on forgets the old times; the old one could be claimed again (nothing replays it).
+      expect(await s.claimTaskSlot('daily', at + 8 * 86_400_000)).toBe(true);
+      expect(await s.claimTaskSlot('daily', at)).toBe(true);
+      await s.close();
+    });
+
     it('remembers chats per channel with the newest message seen and the fetch cursor', async () => {
       const s = make();
       await s.noteChat({ channel: 'channel_d', chatId: 'C1', chatType: 'group', lastSeen: 50 });
