@@ -6,7 +6,7 @@ import type { TaskConfig } from '../../../src/core/config/schema.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { createFakeClock } from '../../fakes/fake-clock.js';
 
-const local = (y: number, mo: number, d: number, h = 0, mi = 0) => new Date(y, mo - 1, d, h, mi).getTime();
+const local = (y: number, mo: number, d: number, h = 0, mi = 0, sec = 0) => new Date(y, mo - 1, d, h, mi, sec).getTime();
 const task = (id: string, schedule: string, over: Partial<TaskConfig> = {}): TaskConfig => ({ id, name: id, schedule, prompt: 'p', enabled: true, ...over });
 
 describe('cron semantics (cron-parser, the machine time zone)', () => {
@@ -28,19 +28,21 @@ describe('scheduler (injected clock)', () => {
     const clock = createFakeClock(start);
     const runs: Array<{ id: string; at: number }> = [];
     const skipped: Array<{ id: string; at: number }> = [];
+    const slots: number[] = [];
     let list = tasks;
     const scheduler = createScheduler({
       tasks: () => list,
       clock,
-      run: async (t) => {
+      run: async (t, slot) => {
         runs.push({ id: t.id, at: clock.now() });
+        slots.push(slot);
         if (runMs > 0) await new Promise<void>((resolve) => clock.setTimer(resolve, runMs));
       },
       onSkipped: (t, at) => skipped.push({ id: t.id, at }),
       log: createSilentLogger(),
     });
     scheduler.start();
-    return { clock, runs, skipped, scheduler, setTasks: (t: TaskConfig[]) => ((list = t), scheduler.refresh()) };
+    return { clock, runs, skipped, slots, scheduler, setTasks: (t: TaskConfig[]) => ((list = t), scheduler.refresh()) };
   };
 
   it('fires at each cron time and computes the next from there', async () => {
@@ -48,6 +50,44 @@ describe('scheduler (injected clock)', () => {
     expect(t.scheduler.nextRun('q')?.getTime()).toBe(local(2026, 3, 10, 9, 15));
     await t.clock.advance(60 * 60_000);
     expect(t.runs.map((r) => r.at)).toEqual([local(2026, 3, 10, 9, 15), local(2026, 3, 10, 9, 30), local(2026, 3, 10, 9, 45), local(2026, 3, 10, 10, 0)]);
+  });
+
+  it('tells each run the cron time it is for, also when its timer fires late', async () => {
+    const t = setup([task('q', '*/15 * * * *')], local(2026, 3, 10, 9, 1));
+    await t.clock.advance(14 * 60_000);
+    expect(t.slots).toEqual([local(2026, 3, 10, 9, 15)]);
+  });
+
+  it('fires nothing before start, nothing after stop, and re-arms from the time it starts again', async () => {
+    const clock = createFakeClock(local(2026, 3, 10, 9, 0));
+    const runs: number[] = [];
+    const scheduler = createScheduler({
+      tasks: () => [task('m', '* * * * *')],
+      clock,
+      run: async (_t, at) => void runs.push(at),
+      onSkipped: () => undefined,
+      log: createSilentLogger(),
+    });
+    scheduler.refresh(); // a config change on a gateway that follows another: still unarmed
+    await clock.advance(2 * 60_000);
+    expect(runs).toEqual([]);
+    scheduler.start();
+    await clock.advance(60_000);
+    scheduler.stop();
+    await clock.advance(3 * 60_000);
+    expect(runs).toEqual([local(2026, 3, 10, 9, 3)]);
+    scheduler.start(); // leader again: the times it was not leader are not replayed
+    await clock.advance(60_000);
+    expect(runs).toEqual([local(2026, 3, 10, 9, 3), local(2026, 3, 10, 9, 7)]);
+  });
+
+  it('catches up once the last time of each task since a takeover began, and nothing when there was none', async () => {
+    const t = setup([task('m', '* * * * *'), task('h', '0 * * * *')], local(2026, 3, 10, 9, 2, 30));
+    t.scheduler.catchUp(local(2026, 3, 10, 8, 59, 50)); // gap covers 9:00, 9:01, 9:02 (m) and 9:00 (h)
+    expect(t.slots.sort()).toEqual([local(2026, 3, 10, 9, 0), local(2026, 3, 10, 9, 2)].sort());
+    await t.clock.advance(1); // (the runs end)
+    t.scheduler.catchUp(local(2026, 3, 10, 9, 2, 10)); // nothing due since then
+    expect(t.slots).toHaveLength(2);
   });
 
   it('a wait longer than the timer limit (40 days) is chained and does not fire early', async () => {
