@@ -13,7 +13,11 @@ import type { Store } from './types.js';
  */
 export type StoreTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema: string };
 
-export function resolveStoreTarget(config: Pick<ServiceConfig, 'name' | 'store'>, env: NodeJS.ProcessEnv, sqliteFile: string): StoreTarget {
+export function resolveStoreTarget(
+  config: Pick<ServiceConfig, 'name'> & { store: Pick<ServiceConfig['store'], 'url' | 'schema'> },
+  env: NodeJS.ProcessEnv,
+  sqliteFile: string,
+): StoreTarget {
   const url = env.SERVICE_STORE_URL?.trim() || config.store.url;
   if (!url) return { kind: 'sqlite', file: sqliteFile };
   return { kind: 'postgres', url, schema: config.store.schema ?? schemaOfName(config.name) };

@@ -1,0 +1,198 @@
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
+import type { FakePlatform } from '../../fakes/platforms/types.js';
+import { OPEN_ACCESS, replies } from '../../helpers/channel-gateway.js';
+import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
+import { type PgCluster, startPgCluster } from '../../helpers/pg-cluster.js';
+import { createStandIn, type StandIn } from '../../helpers/stand-in.js';
+import { testdir } from '../../helpers/testdir.js';
+import { HANG_MS, sleep, until } from '../../helpers/wait.js';
+
+/**
+ * One assistant on two hosts: two copies of its directory (each with its own engine session
+ * store, as two machines have) sharing one PostgreSQL store. Real gateway processes, the real
+ * Telegram SDK against the fake Bot API server, kill -9 for a host that dies.
+ */
+const TOKEN = 'tok-two-hosts-1234567890';
+const FAILOVER_SECONDS = 3;
+
+let cluster: PgCluster | undefined;
+let fake: FakePlatform | undefined;
+const processes: GatewayProcess[] = [];
+
+beforeAll(async () => {
+  cluster = await startPgCluster();
+});
+afterEach(async () => {
+  for (const p of processes.splice(0)) await p.stop('SIGKILL');
+  await fake?.close();
+  fake = undefined;
+});
+afterAll(() => cluster?.stop());
+
+interface Host {
+  name: string;
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  start(): Promise<GatewayProcess>;
+}
+
+/** Two "hosts" of one assistant: same name and store URL, their own directory and engine state. */
+async function twoHosts(yaml: string, standIn: StandIn): Promise<{ url: string; hosts: [Host, Host] }> {
+  if (!cluster) throw new Error('no cluster');
+  const url = await cluster.createDatabase();
+  const make = (name: string): Host => {
+    const dir = testdir({ 'service.yaml': `name: two-host-bot\nengine: engine_b\nstore:\n  url: ${url}\n  failoverSeconds: ${FAILOVER_SECONDS}\n${yaml}` });
+    const env = { ...standIn.env, STANDIN_STATE_DIR: path.join(dir, '.engine-sessions'), SERVICE_FLEET_DIR: testdir() };
+    return {
+      name,
+      dir,
+      env,
+      start: async () => {
+        const p = await startGatewayProcess(dir, ['--token', TOKEN], env);
+        processes.push(p);
+        return p;
+      },
+    };
+  };
+  return { url, hosts: [make('a'), make('b')] };
+}
+
+const isLeader = (p: GatewayProcess) => /leader of the assistant now/.test(p.output());
+const isFollowing = (p: GatewayProcess) => /following: /.test(p.output());
+
+async function chat(url: string, message: string, sessionKey: string): Promise<Array<Record<string, unknown>>> {
+  const res = await fetch(`${url}/chat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message, sessionKey }),
+  });
+  const text = await res.text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+}
+
+describe('one assistant on two hosts sharing a PostgreSQL store', () => {
+  it('kill -9 of the leader mid-turn: the other takes over the channel; every message, pending or sent during the takeover, is answered exactly once', async () => {
+    fake = await startFakeTelegram();
+    const f = fake;
+    const standIn = createStandIn();
+    const channel = `inbox:\n  enabled: true\n${OPEN_ACCESS}channels:\n  channel_e:\n    botToken: "${String(f.channelConfig.botToken)}"\n    apiRoot: ${String(f.channelConfig.apiRoot)}\n`;
+    const { hosts } = await twoHosts(channel, standIn);
+    const a = await hosts[0].start();
+    await until(() => isLeader(a), HANG_MS, 'the first gateway to lead', 50);
+    const b = await hosts[1].start();
+    await until(() => isFollowing(b), HANG_MS, 'the second gateway to follow', 50);
+    expect(isLeader(b)).toBe(false);
+
+    await f.waitForConnection(HANG_MS);
+    await f.deliver({ chatType: 'direct', userId: '2001', text: 'before the crash' });
+    await until(() => replies(f).some((o) => o.text.includes('ECHO: before the crash')), HANG_MS, 'the leader to answer', 50);
+
+    const users = ['3001', '3002', '3003'];
+    for (const [i, u] of users.entries()) await f.deliver({ chatType: 'direct', userId: u, text: `SLEEP:8000 pending ${i}` });
+    await until(() => standIn.runs().filter((r) => String(r.prompt).includes('pending')).length === users.length, HANG_MS, 'the slow turns to start', 50);
+    const killedAt = Date.now();
+    expect(await a.stop('SIGKILL')).toBeNull();
+    // Sent while nobody leads: the platform keeps it until a gateway polls again.
+    await f.deliver({ chatType: 'direct', userId: '4001', text: 'during the takeover' });
+
+    await until(() => isLeader(b), HANG_MS, 'the second gateway to take over', 50);
+    const takeoverMs = Date.now() - killedAt;
+    console.log(`two hosts: takeover ${takeoverMs} ms after kill -9 (failoverSeconds ${FAILOVER_SECONDS})`);
+    await until(
+      () => [...users.map((_, i) => `pending ${i}`), 'during the takeover'].every((t) => replies(f).some((o) => o.text.includes(t))),
+      HANG_MS,
+      'every message to be answered by the new leader',
+      100,
+    );
+    await f.deliver({ chatType: 'direct', userId: '2001', text: 'after the takeover' });
+    await until(() => replies(f).some((o) => o.text.includes('ECHO: after the takeover')), HANG_MS, 'the new leader to answer new messages', 50);
+    await sleep(1_000); // room for a duplicate to show up
+    for (const t of ['before the crash', ...users.map((_, i) => `pending ${i}`), 'during the takeover', 'after the takeover'])
+      expect(
+        replies(f).filter((o) => o.text.includes(t)),
+        t,
+      ).toHaveLength(1);
+    // The engine session of 2001 lives on the dead host: the new leader started one of its own.
+    const after = replies(f).find((o) => o.text.includes('ECHO: after the takeover'));
+    expect(after?.text).toContain('TURN: 1');
+    expect(after?.text).not.toMatch(/not found|error/i);
+  });
+
+  it('a session key runs on one host at a time, whichever gateway the request reaches', async () => {
+    const standIn = createStandIn();
+    const { hosts } = await twoHosts('', standIn);
+    const [a, b] = [await hosts[0].start(), await hosts[1].start()];
+    const order: string[] = [];
+    const first = chat(a.url, 'SLEEP:6000 first', 'shared-key').then((events) => {
+      order.push('first done');
+      return events;
+    });
+    first.catch(() => undefined); // (a failed assertion kills the gateways under it)
+    await until(() => standIn.runs().some((r) => String(r.prompt).includes('first')), HANG_MS, 'the first turn to start', 20);
+    const second = chat(b.url, 'second', 'shared-key').then((events) => {
+      order.push('second done');
+      return events;
+    });
+    second.catch(() => undefined);
+    const other = await chat(b.url, 'another key', 'other-key'); // other keys are not held up
+    expect(order).toEqual([]);
+    expect(other.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: expect.stringContaining('ECHO: another key') });
+    const [one, two] = await Promise.all([first, second]);
+    expect(order).toEqual(['first done', 'second done']);
+    expect(one.at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
+    // The key's engine session was made on the other host: this one starts its own, quietly.
+    expect(two.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: expect.stringContaining('TURN: 1') });
+    expect(two.some((e) => e.type === 'warning' || e.type === 'error')).toBe(false);
+  });
+
+  it('a scheduled task fires once per cron time across two takeovers: none doubled (leader killed mid-run), none lost (killed just before one)', async () => {
+    const standIn = createStandIn();
+    const period = 10; // seconds: the code path of any schedule, in test time
+    const { url, hosts } = await twoHosts(
+      `tasks:\n  - id: tick\n    schedule: "*/${period} * * * * *"\n    name: tick\n    prompt: "SLEEP:2500 tick"\n`,
+      standIn,
+    );
+    const ticks = () => standIn.runs().filter((r) => String(r.prompt).includes('tick')).length;
+    const a = await hosts[0].start();
+    await until(() => isLeader(a), HANG_MS, 'the first gateway to lead', 50);
+    const b = await hosts[1].start();
+    await until(() => isFollowing(b), HANG_MS, 'the second gateway to follow', 50);
+
+    // 1. The leader dies while running a scheduled run: the new leader must not run that time again.
+    await until(() => ticks() === 1, HANG_MS, 'the first scheduled run', 50);
+    await a.stop('SIGKILL');
+    await until(() => isLeader(b), HANG_MS, 'the second gateway to take over', 50);
+    await until(() => ticks() >= 2, HANG_MS, 'a run on the new leader', 50);
+
+    // 2. The leader dies just before a cron time: the new leader must run it once it leads.
+    const a2 = await hosts[0].start();
+    await until(() => isFollowing(a2), HANG_MS, 'the restarted gateway to follow', 50);
+    await until(() => msToNextSlot(period) > 500 && msToNextSlot(period) < 1500, HANG_MS, 'a moment just before a cron time', 20);
+    const before = ticks();
+    await b.stop('SIGKILL');
+    await until(() => isLeader(a2), HANG_MS, 'the restarted gateway to take over', 50);
+    await until(() => ticks() >= before + 2, HANG_MS, 'the missed run and the next one', 50);
+    await a2.stop('SIGTERM');
+
+    // Every cron time from the first to the last was taken once, with no gap, and each taken
+    // time ran the engine once.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const taken = (await client.query("SELECT at FROM assistant_two_host_bot.task_slots WHERE task_id = 'tick' ORDER BY at")).rows.map((r) => Number(r.at));
+    await client.end();
+    expect(taken.length).toBeGreaterThanOrEqual(4);
+    for (let i = 1; i < taken.length; i++) expect((taken[i] ?? 0) - (taken[i - 1] ?? 0), `cron times ${taken.join(', ')}`).toBe(period * 1000);
+    expect(ticks()).toBe(taken.length);
+  });
+});
+
+function msToNextSlot(periodSeconds: number): number {
+  const p = periodSeconds * 1000;
+  return p - (Date.now() % p);
+}
