@@ -174,7 +174,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
         onFollow: async () => {
           scheduler.stop();
           await withTimeout(channels.idle(), 5_000).catch(() => undefined);
-          await channels.stop();
+          await channels.stop({ standby: STANDBY });
         },
       })
     : undefined;
@@ -190,8 +190,10 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const membership = joinFleet({ registry: fleet, config, host: server.host, port: server.port, dir: directory.dir, version, log: log.child('fleet') });
   const leaveOnExit = () => membership.leave();
   process.once('exit', leaveOnExit);
-  if (leadership) leadership.start();
-  else {
+  if (leadership) {
+    await channels.stop({ standby: STANDBY }); // until this gateway leads
+    leadership.start();
+  } else {
     channels.start();
     scheduler.start();
   }
@@ -234,6 +236,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 }
 
 // --- internal ---
+
+const STANDBY = 'standby: another gateway of this assistant runs the channels (it holds the leader lease)';
 
 /** Run a step of the assembly; if it throws, what is open so far (watcher, database, lock) is closed first. */
 function closingOnFailure<T>(close: () => void, step: () => T): T {

@@ -46,7 +46,8 @@ export interface ChannelRuntime {
   settled(): Promise<void>;
   /** Resolves when every accepted message has been processed. */
   idle(): Promise<void>;
-  stop(): Promise<void>;
+  /** Disconnect; with `standby`, the channels report why they are not connected here (another gateway runs them). */
+  stop(opts?: { standby?: string }): Promise<void>;
 }
 
 const DAY = 86_400_000;
@@ -106,11 +107,11 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
     },
     settled: () => hub.settled(),
     idle: () => bridge.idle(),
-    async stop() {
+    async stop(opts = {}) {
       runs++;
       clearInterval(purgeTimer);
       await history.stop();
-      await hub.stop();
+      await hub.stop(opts);
     },
   };
 }

@@ -38,7 +38,8 @@ export interface RunningHub extends ChannelHub {
   start(): void;
   /** Wait until every channel has either connected or failed its first attempt. */
   settled(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stop; with `standby`, configured channels then report `failed` with that reason (another gateway runs them). */
+  stop(opts?: { standby?: string }): Promise<void>;
 }
 
 interface Runtime {
@@ -60,6 +61,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   const connectTimeout = deps.connectTimeoutMs ?? 30_000;
   const backoff = deps.backoffMs ?? DEFAULT_BACKOFF;
   let stopped = false;
+  let standby: string | undefined;
   /** A runtime of an earlier start (the hub stopped and started again) acts no more. */
   const isStale = (rt: Runtime) => stopped || runtimes.get(rt.name) !== rt;
 
@@ -141,6 +143,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   return {
     start() {
       stopped = false;
+      standby = undefined;
       runtimes.clear();
       const loaded = deps.config.current();
       for (const [name, options] of Object.entries(loaded.config.channels)) {
@@ -167,6 +170,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       return names.map((type) => {
         const rt = runtimes.get(type);
         const title = channelDefinitions[type]?.title ?? 'custom adapter';
+        if (standby !== undefined && type in deps.config.current().config.channels) return { type, title, status: 'failed' as const, reason: standby };
         if (rt) return { type, title, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
         if (disabled.has(type)) return { type, title, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
         return { type, title, status: 'not_configured' as const };
@@ -192,8 +196,9 @@ export function createChannelHub(deps: HubDeps): RunningHub {
         return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
       }
     },
-    async stop() {
+    async stop(opts = {}) {
       stopped = true;
+      standby = opts.standby;
       await Promise.all(
         [...runtimes.values()].map(async (rt) => {
           clearTimeout(rt.timer);

@@ -88,6 +88,8 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
     const b = await hosts[1].start();
     await until(() => isFollowing(b), HANG_MS, 'the second gateway to follow', 50);
     expect(isLeader(b)).toBe(false);
+    // The follower serves HTTP and says why its channel is not connected there.
+    expect(await channelStatus(b, 'channel_e')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^standby: /) });
 
     await f.waitForConnection(HANG_MS);
     await f.deliver({ chatType: 'direct', userId: '2001', text: 'before the crash' });
@@ -103,6 +105,7 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
 
     await until(() => isLeader(b), HANG_MS, 'the second gateway to take over', 50);
     const takeoverMs = Date.now() - killedAt;
+    await until(async () => (await channelStatus(b, 'channel_e'))?.status === 'connected', HANG_MS, 'the new leader to connect', 50);
     console.log(`two hosts: takeover ${takeoverMs} ms after kill -9 (failoverSeconds ${FAILOVER_SECONDS})`);
     await until(
       () => [...users.map((_, i) => `pending ${i}`), 'during the takeover'].every((t) => replies(f).some((o) => o.text.includes(t))),
@@ -191,6 +194,12 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
     expect(ticks()).toBe(taken.length);
   });
 });
+
+async function channelStatus(gw: GatewayProcess, type: string): Promise<Record<string, unknown> | undefined> {
+  const res = await fetch(`${gw.url}/api/status`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const body = (await res.json()) as { channels: Array<Record<string, unknown>> };
+  return body.channels.find((c) => c.type === type);
+}
 
 function msToNextSlot(periodSeconds: number): number {
   const p = periodSeconds * 1000;
