@@ -7,7 +7,7 @@ import { createFleetDirectory, resolveFleetDir } from '../core/fleet/fleet-direc
 import { mergeFleetEntries } from '../core/fleet/membership.js';
 import { readHostname, resolveFleetDatabaseUrl } from '../core/fleet/shared-fleet.js';
 import { formatSafeUrl } from '../core/store/pg-client.js';
-import { createPgFleetTable } from '../core/store/pg-fleet.js';
+import { createPgFleetTable, formatFleetError } from '../core/store/pg-fleet.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
 
@@ -89,7 +89,7 @@ async function readDatabaseFleet(url: string, io: CommandIO): Promise<{ entries:
   try {
     return { entries: await table.list() };
   } catch (err) {
-    const error = errorMessage(err);
+    const error = formatFleetError(err);
     io.err(`cannot read the fleet of ${formatSafeUrl(url)}: ${error}; listing this machine's gateways only`);
     return { entries: [], error };
   } finally {

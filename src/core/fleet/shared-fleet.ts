@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { createPgFleetTable, type PgFleetTable } from '../store/pg-fleet.js';
+import { createPgFleetTable, formatFleetError, type PgFleetTable } from '../store/pg-fleet.js';
 import type { ServiceConfig } from '../config/schema.js';
 import { resolveStoreTarget } from '../store/open-store.js';
 import { formatSafeUrl } from '../store/pg-client.js';
@@ -81,7 +81,7 @@ export function createSharedFleet(opts: SharedFleetOptions): SharedFleet {
         } catch (err) {
           cache = [];
           if (!failing)
-            opts.log.warn(`cannot register in the fleet of ${where}: ${errorMessage(err)}; gateways on other hosts will not see this one until it can`);
+            opts.log.warn(`cannot register in the fleet of ${where}: ${formatFleetError(err)}; gateways on other hosts will not see this one until it can`);
           failing = true;
           // A pool whose first connection or migration failed stays failed: open a new one next time.
           if (

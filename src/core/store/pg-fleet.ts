@@ -1,3 +1,4 @@
+import { AppError, errorMessage } from '../errors.js';
 import type { FleetEntry } from '../fleet/entry.js';
 import { FLEET_ENTRY_FORMAT } from '../fleet/entry.js';
 import { createPgConnection } from './pg-client.js';
@@ -96,6 +97,11 @@ export function createPgFleetTable(opts: PgFleetTableOptions): PgFleetTable {
     remove: async (k) => void (await query('DELETE FROM gateways WHERE hostname = $1 AND pid = $2 AND port = $3', [k.hostname, k.pid, k.port])),
     close: () => conn.close(),
   };
+}
+
+/** Why the fleet table could not be used: the server's reason, without the store's wording (callers name the database). */
+export function formatFleetError(err: unknown): string {
+  return errorMessage(err instanceof AppError && err.code === 'store_unusable' && err.cause !== undefined ? err.cause : err);
 }
 
 // --- internal ---
