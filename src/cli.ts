@@ -201,15 +201,17 @@ command('doctor', 'check config, engine, credentials, channel SDKs and the gatew
     }),
   );
 
-const fleet = command('fleet', 'assistants running on this machine');
+const fleet = command('fleet', 'running assistants: on this machine, and on every host of a PostgreSQL store');
 fleet
   .command('ls')
-  .description('list running gateways and whether each answers /health')
+  .description('list running gateways, the host of each and whether each answers /health')
+  .option('-d, --dir <path>', 'assistant directory: its store.url names the database whose fleet is listed too')
+  .option('--store <url>', 'list the fleet of this PostgreSQL database too (default: SERVICE_STORE_URL, else store.url)')
   .option('--json', 'print JSON')
   .action(
-    act(async (opts: { json?: boolean }) => {
+    act(async (opts: { json?: boolean; store?: string }, cmd: Command) => {
       const { runFleetList } = await import('./commands/fleet.js');
-      return runFleetList({ json: opts.json }, processIO);
+      return runFleetList({ json: opts.json, dir: dirOf(cmd), ...(opts.store !== undefined ? { store: opts.store } : {}) }, processIO);
     }),
   );
 

@@ -8,7 +8,8 @@ import type { Assistant } from './core/assistant/assistant.js';
 import { resolveGatewayBind } from './core/config/bind.js';
 import { errorMessage } from './core/errors.js';
 import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
-import { fleetPanelRows, joinFleet, peerAssistants } from './core/fleet/membership.js';
+import { fleetPanelRows, joinFleet, mergeFleetEntries, peerAssistants } from './core/fleet/membership.js';
+import { createSharedFleet, readHostname, resolveFleetDatabaseUrl, resolveHeartbeatMs } from './core/fleet/shared-fleet.js';
 import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import { createLeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
@@ -31,7 +32,7 @@ import { listenApp } from './server/listen.js';
  * order, and starts and stops them in an explicit order. Nothing built here needs a
  * collaborator created after it.
  *
- *   build:  fleet directory → assistant directory (config, store, commands, assistant)
+ *   build:  fleet directory and database fleet → assistant directory (config, store, commands, assistant)
  *           → the directory's gateway lock → stop what a killed earlier run left running
  *           → channel runtime → task runner → scheduler (+ /cron) → HTTP server
  *   start:  listen → join the fleet → connect the channels → arm the scheduler (with a store
@@ -85,13 +86,17 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // --- build, in dependency order ---
   const fleet = createFleetDirectory({ dir: resolveFleetDir(env) });
+  // With a PostgreSQL store the fleet spans hosts: the database's rows, as the last heartbeat read them.
+  const sharedFleet = createSharedFleet({ heartbeatMs: resolveHeartbeatMs(env), log: log.child('fleet') });
+  const self = { pid: process.pid, hostname: readHostname() };
+  const listFleet = () => mergeFleetEntries(fleet.list(), sharedFleet.entries(), self.hostname);
   const directory = openAssistantDirectory({
     dir: opts.dir,
     log,
     env,
     watchConfig: true,
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
-    peers: () => peerAssistants(fleet.list(), process.pid),
+    peers: () => peerAssistants(listFleet(), self),
   });
   const { config, store, assistant } = directory;
   // One gateway per directory: a second one would run every task twice and one session in two processes.
@@ -155,7 +160,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     log,
     version,
     dashboardDir: path.join(templatesDir(), 'dashboard'),
-    fleet: () => fleetPanelRows(fleet.list(), process.pid),
+    fleet: () => fleetPanelRows(listFleet(), self),
   });
 
   // With a store shared by several gateways of this assistant, the one holding the lease runs
@@ -187,8 +192,19 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   });
   lock.describe({ url: server.url });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
-  const membership = joinFleet({ registry: fleet, config, host: server.host, port: server.port, dir: directory.dir, version, log: log.child('fleet') });
-  const leaveOnExit = () => membership.leave();
+  const fleetDatabase = resolveFleetDatabaseUrl(config.current().config, env);
+  const membership = joinFleet({
+    registry: fleet,
+    config,
+    host: server.host,
+    port: server.port,
+    dir: directory.dir,
+    version,
+    log: log.child('fleet'),
+    hostname: self.hostname,
+    ...(fleetDatabase ? { shared: { fleet: sharedFleet, url: fleetDatabase } } : {}),
+  });
+  const leaveOnExit = () => void membership.leave();
   process.once('exit', leaveOnExit);
   if (leadership) {
     await channels.stop({ standby: STANDBY }); // until this gateway leads
@@ -201,7 +217,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // --- stop ---
   const stop = async (graceMs: number): Promise<void> => {
-    membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
+    const left = membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
     process.off('exit', leaveOnExit);
     unwatchTasks();
     scheduler.stop();
@@ -219,6 +235,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     } catch (err) {
       log.error(`shutdown: ${errorMessage(err)}`);
     }
+    await withTimeout(left, 5_000); // the database row is deleted (an unreachable server: it goes stale)
     await release();
   };
   const close = once(stop);

@@ -46,7 +46,7 @@ export function renderSkills(skills) {
 export async function loadFleet() {
   const { peers } = await api('/api/fleet');
   const list = $('fleet');
-  if (peers.length === 0) return renderPairs(list, [], 'no gateways registered on this machine');
+  if (peers.length === 0) return renderPairs(list, [], 'no gateways registered');
   list.replaceChildren(
     ...peers.map((p) => {
       const href = safeHref(p.dashboardUrl);
@@ -56,7 +56,7 @@ export async function loadFleet() {
         : el('span', { class: `pill ${p.healthy ? 'ok' : 'bad'}`, text: p.healthy ? 'answering' : 'not answering', attrs: { title: p.healthError } });
       return el('li', { class: 'stack', attrs: { 'data-peer': p.name } }, [
         el('div', { class: 'row' }, [name, health]),
-        el('span', { class: 'muted', text: [p.role, p.engine, p.url].filter(Boolean).join(' · ') }),
+        el('span', { class: 'muted', text: [p.role, p.engine, p.hostname && `on ${p.hostname}`, p.url].filter(Boolean).join(' · ') }),
       ]);
     }),
   );

@@ -51,7 +51,15 @@ const hub: ChannelHub = {
 
 const fleet = () => [
   { name: 'tester', engine: 'engine_b', url: 'http://127.0.0.1:1', dashboardUrl: 'http://127.0.0.1:1/', self: true },
-  { name: 'billing-bot', role: 'Invoices and refunds', engine: 'engine_d', url: 'http://127.0.0.1:9', dashboardUrl: 'http://127.0.0.1:9/', self: false },
+  {
+    name: 'billing-bot',
+    role: 'Invoices and refunds',
+    engine: 'engine_d',
+    hostname: 'app-2',
+    url: 'http://127.0.0.1:9',
+    dashboardUrl: 'http://127.0.0.1:9/',
+    self: false,
+  },
 ];
 
 /** The panels each view shows (router.js); every other panel is hidden in that view. */
@@ -267,6 +275,7 @@ describe('dashboard in chromium', () => {
     await go(page, 'fleet');
     await expect.poll(() => page.locator('[data-peer="billing-bot"] a').getAttribute('href')).toBe('http://127.0.0.1:9/');
     expect(await text(page, '#fleet')).toContain('this gateway');
+    expect(await text(page, '[data-peer="billing-bot"]')).toContain('on app-2');
     await shot(page, 'dashboard-1280-fleet');
     await go(page, 'api');
     expect(await text(page, '[data-sample="curl-chat"]')).toContain(`"${s.url}/chat"`);

@@ -1,11 +1,13 @@
 import type { ServiceConfig } from '../config/schema.js';
 import type { Skill } from '../skills/skills.js';
 
-/** A running peer assistant from the local fleet registry. */
+/** A running peer assistant from the fleet (this machine's folder, and the database with a PostgreSQL store). */
 export interface PeerAssistant {
   name: string;
   role?: string;
   url: string;
+  /** The machine it runs on. */
+  host?: string;
 }
 
 export interface ContextInput {
@@ -19,7 +21,7 @@ export interface ContextInput {
 /**
  * The assistant context every engine reads before a turn: identity (persona), the system
  * instructions (rendered once here, never prepended to messages), the installed skills with their
- * paths, and the peer assistants on this machine.
+ * paths, and the peer assistants in the fleet.
  */
 export function renderAssistantContext(input: ContextInput): string {
   const { config } = input;
@@ -56,8 +58,8 @@ export function renderAssistantContext(input: ContextInput): string {
     lines.push('');
   }
   if (input.peers && input.peers.length > 0) {
-    lines.push('## Peer assistants', '', 'Other assistants running on this machine (see the multi-bot skill):', '');
-    for (const p of input.peers) lines.push(`- ${p.name}${p.role ? ` (${p.role})` : ''}: ${p.url}`);
+    lines.push('## Peer assistants', '', 'Other running assistants and the host each runs on (see the multi-bot skill):', '');
+    for (const p of input.peers) lines.push(`- ${p.name}${p.role ? ` (${p.role})` : ''}: ${p.url}${p.host ? ` on ${p.host}` : ''}`);
     lines.push('');
   }
   return `${lines.join('\n').trimEnd()}\n`;

@@ -24,6 +24,11 @@ export interface FleetEntry {
   version: string;
   /** The assistant directory. */
   dir: string;
+  /**
+   * The machine it runs on (os.hostname()). Files written before it existed lack it: a folder's
+   * entries are all of the reading machine, so readers take their own host name for them.
+   */
+  hostname?: string;
 }
 
 const entrySchema = z.looseObject({
@@ -38,6 +43,7 @@ const entrySchema = z.looseObject({
   startedAt: z.string(),
   version: z.string(),
   dir: z.string(),
+  hostname: z.string().min(1).optional(),
 });
 
 /** The entry in a registry file, or undefined when the text is not one (garbage, another tool's file). */
@@ -63,6 +69,7 @@ export function parseFleetEntry(text: string): FleetEntry | undefined {
     startedAt: e.startedAt,
     version: e.version,
     dir: e.dir,
+    ...(e.hostname ? { hostname: e.hostname } : {}),
   };
 }
 
@@ -71,9 +78,13 @@ export function fleetEntryFileName(pid: number, port: number): string {
   return `gateway-${pid}-${port}.json`;
 }
 
-/** The URL peers use: a wildcard bind is reachable on loopback, and IPv6 hosts need brackets. */
-export function advertisedUrl(host: string, port: number): string {
-  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' || host === '[::]' ? '::1' : host;
+/**
+ * The URL peers use: a wildcard bind is reachable on loopback (or, for peers on other machines,
+ * at `wildcardAs`: the host name), and IPv6 hosts need brackets.
+ */
+export function advertisedUrl(host: string, port: number, wildcardAs?: string): string {
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
+  const reachable = wildcard && wildcardAs ? wildcardAs : host === '0.0.0.0' ? '127.0.0.1' : wildcard ? '::1' : host;
   const h = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable;
   return `http://${h}:${port}`;
 }

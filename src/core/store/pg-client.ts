@@ -27,6 +27,8 @@ export interface PgConnectionOptions {
   max?: number;
   /** A pooled connection failed while idle (server restart, network): the pool drops it and opens another. */
   onIdleError?: (err: Error) => void;
+  /** How long opening a connection may take (default 15 s). */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -40,7 +42,7 @@ export function createPgConnection(opts: PgConnectionOptions): PgConnection {
     connectionString: opts.url,
     options: `-c search_path=${quoteIdent(opts.schema)}`,
     max: opts.max ?? 10,
-    connectionTimeoutMillis: 15_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 15_000,
     idleTimeoutMillis: 30_000,
   });
   pool.on('error', (err) => opts.onIdleError?.(err));

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
@@ -64,22 +65,25 @@ describe('fleet registry across real gateways', () => {
           startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
           version: expect.any(String),
           dir: alphaDir,
+          hostname: os.hostname(),
           healthy: true,
         },
         expect.objectContaining({ name: 'beta', role: 'Runs the servers', url: beta.url, pid: beta.child.pid, dir: betaDir, healthy: true }),
       ]);
       const table = await runCli(['fleet', 'ls'], { env: { SERVICE_FLEET_DIR: fleetDir } });
-      expect(table.stdout).toMatch(/^NAME\s+ROLE\s+ENGINE\s+URL\s+PID\s+UP\s+HEALTH$/m);
-      expect(table.stdout).toMatch(new RegExp(`^beta\\s+Runs the servers\\s+engine_b\\s+${beta.url}\\s+${beta.child.pid}\\s+\\S+\\s+ok \\(`, 'm'));
+      expect(table.stdout).toMatch(/^NAME\s+ROLE\s+ENGINE\s+HOST\s+URL\s+PID\s+UP\s+HEALTH$/m);
+      expect(table.stdout).toMatch(
+        new RegExp(`^beta\\s+Runs the servers\\s+engine_b\\s+${os.hostname()}\\s+${beta.url}\\s+${beta.child.pid}\\s+\\S+\\s+ok \\(`, 'm'),
+      );
 
       // Each assistant's context, written before its turn, lists the other one only.
       await chat(alpha, 'tok-alpha-1234567', 'hello alpha');
       await chat(beta, 'tok-beta-12345678', 'hello beta');
       expect(contextOf(alphaDir)).toContain(
-        `## Peer assistants\n\nOther assistants running on this machine (see the multi-bot skill):\n\n- beta (Runs the servers): ${beta.url}\n`,
+        `## Peer assistants\n\nOther running assistants and the host each runs on (see the multi-bot skill):\n\n- beta (Runs the servers): ${beta.url} on ${os.hostname()}\n`,
       );
       expect(contextOf(alphaDir)).not.toContain('- alpha (');
-      expect(contextOf(betaDir)).toContain(`- alpha (Answers billing questions): ${alpha.url}\n`);
+      expect(contextOf(betaDir)).toContain(`- alpha (Answers billing questions): ${alpha.url} on ${os.hostname()}\n`);
       expect(contextOf(betaDir)).not.toContain('- beta (');
 
       // The dashboard's fleet panel: this gateway marked, the peer probed and linked.

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { advertisedUrl, FLEET_ENTRY_FORMAT, parseFleetEntry, type FleetEntry } from '../../../src/core/fleet/entry.js';
-import { fleetPanelRows, joinFleet, peerAssistants } from '../../../src/core/fleet/membership.js';
+import { fleetPanelRows, joinFleet, mergeFleetEntries, peerAssistants } from '../../../src/core/fleet/membership.js';
 import { isProcessAlive } from '../../../src/core/fleet/process-alive.js';
 import { createFleetDirectory, resolveFleetDir } from '../../../src/core/fleet/fleet-directory.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
@@ -112,15 +113,64 @@ describe('fleet registry', () => {
     expect(advertisedUrl('0.0.0.0', 3000)).toBe('http://127.0.0.1:3000');
     expect(advertisedUrl('::', 3000)).toBe('http://[::1]:3000');
     expect(advertisedUrl('::1', 3000)).toBe('http://[::1]:3000');
+    // For peers on other machines (the database fleet), a wildcard bind is advertised by host name.
+    expect(advertisedUrl('0.0.0.0', 3000, 'build-1')).toBe('http://build-1:3000');
+    expect(advertisedUrl('::', 3000, 'build-1')).toBe('http://build-1:3000');
+    expect(advertisedUrl('127.0.0.1', 3000, 'build-1')).toBe('http://127.0.0.1:3000');
   });
 
   it('peers are every entry but this process; the panel marks this gateway and links each dashboard', () => {
     const entries = [entry(), entry({ name: 'self', pid: 7, role: undefined })];
-    expect(peerAssistants(entries, 7)).toEqual([{ name: 'alpha', role: 'Billing', url: 'http://127.0.0.1:3001' }]);
-    expect(fleetPanelRows(entries, 7)).toEqual([
-      expect.objectContaining({ name: 'alpha', self: false, dashboardUrl: 'http://127.0.0.1:3001/' }),
+    const self = { pid: 7, hostname: 'h1' };
+    expect(peerAssistants(entries, self)).toEqual([{ name: 'alpha', role: 'Billing', url: 'http://127.0.0.1:3001', host: 'h1' }]);
+    expect(fleetPanelRows(entries, self)).toEqual([
+      expect.objectContaining({ name: 'alpha', self: false, hostname: 'h1', dashboardUrl: 'http://127.0.0.1:3001/' }),
       expect.objectContaining({ name: 'self', self: true }),
     ]);
+  });
+
+  it('a process on another host with this pid is a peer, not this gateway', () => {
+    const entries = [entry({ name: 'self', pid: 7, hostname: 'h1' }), entry({ name: 'remote', pid: 7, hostname: 'h2', url: 'http://10.0.0.2:3001' })];
+    const self = { pid: 7, hostname: 'h1' };
+    expect(peerAssistants(entries, self)).toEqual([{ name: 'remote', role: 'Billing', url: 'http://10.0.0.2:3001', host: 'h2' }]);
+    expect(fleetPanelRows(entries, self).map((r) => [r.name, r.hostname, r.self])).toEqual([
+      ['self', 'h1', true],
+      ['remote', 'h2', false],
+    ]);
+  });
+});
+
+describe('mergeFleetEntries', () => {
+  const at = (n: number) => `2025-01-0${n}T00:00:00.000Z`;
+  it("lists the folder's entries and the database's rows once each, oldest first, each with its host", () => {
+    const local = [entry({ name: 'here', pid: 10, port: 3001, startedAt: at(2) })];
+    const shared = [
+      entry({ name: 'here', pid: 10, port: 3001, hostname: 'h1', url: 'http://h1:3001', startedAt: at(2) }), // the same gateway
+      entry({ name: 'restarted', pid: 9, port: 3001, hostname: 'h1', startedAt: at(1) }), // same host and URL: its old row
+      entry({ name: 'other-folder', pid: 11, port: 3002, hostname: 'h1', url: 'http://127.0.0.1:3002', startedAt: at(3) }),
+      entry({ name: 'remote', pid: 10, port: 3001, hostname: 'h2', startedAt: at(1) }), // same pid, port and URL on another host
+    ];
+    expect(mergeFleetEntries(local, shared, 'h1').map((e) => [e.name, e.hostname, e.pid])).toEqual([
+      ['remote', 'h2', 10],
+      ['here', 'h1', 10],
+      ['other-folder', 'h1', 11],
+    ]);
+    expect(mergeFleetEntries(local, [], 'h1')).toEqual([{ ...local[0], hostname: 'h1' }]);
+    expect(mergeFleetEntries([], shared.slice(3), 'h1')).toEqual(shared.slice(3));
+  });
+
+  it('never lists one gateway twice and never loses one (property)', () => {
+    const key = (e: FleetEntry) => `${e.hostname}/${e.pid}/${e.port}`;
+    const gw = fc.record({ pid: fc.integer({ min: 1, max: 4 }), port: fc.integer({ min: 1, max: 3 }), host: fc.constantFrom('h1', 'h2') });
+    fc.assert(
+      fc.property(fc.uniqueArray(gw, { selector: (g) => `${g.host}/${g.pid}/${g.port}` }), fc.func(fc.boolean()), (gws, inFolder) => {
+        // URLs unique per gateway here, so only host + pid + port decide.
+        const rows = gws.map((g) => entry({ pid: g.pid, port: g.port, hostname: g.host, url: `http://${g.host}-${g.pid}:${g.port}` }));
+        const local = rows.filter((r) => r.hostname === 'h1' && inFolder(key(r))).map(({ hostname: _, ...r }) => r);
+        const merged = mergeFleetEntries(local, rows, 'h1');
+        expect(merged.map(key).sort()).toEqual(rows.map(key).sort());
+      }),
+    );
   });
 });
 
@@ -137,6 +187,7 @@ describe('joinFleet', () => {
       version: '9.9.9',
       log: createSilentLogger(),
       now: () => Date.UTC(2025, 0, 1),
+      hostname: 'h1',
     });
     expect(registry.list()).toEqual([
       {
@@ -151,6 +202,7 @@ describe('joinFleet', () => {
         startedAt: '2025-01-01T00:00:00.000Z',
         version: '9.9.9',
         dir: t.dir,
+        hostname: 'h1',
       },
     ]);
     t.config.edit((doc) => doc.setIn(['persona', 'role'], 'Refunds'));
@@ -176,9 +228,10 @@ describe('joinFleet', () => {
       dir: t.dir,
       version: '1',
       log,
+      hostname: 'h1',
     });
     expect(m.entry).toBeUndefined();
-    expect(warnings.join('\n')).toContain('peers will not see this gateway');
+    expect(warnings.join('\n')).toContain('peers on this machine will not see this gateway');
     m.leave();
     t.close();
   });
