@@ -17,7 +17,7 @@
 // The summary gives minimum / median / maximum over the rounds (over the samples for cold start).
 // Linux only (/proc). This process and the gateway share the machine's CPUs: the figures are for
 // comparing builds on one machine, run on a quiet one.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -26,6 +26,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { spawnGateway } from './gateway-process.mjs';
 import { median } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -100,30 +101,7 @@ async function startGateway(round) {
     STANDIN_STATE_DIR: path.join(tmp, 'standin'),
   };
   delete env.SERVICE_TOKEN; // --token wins anyway; keep the environment from looking like it matters
-  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', '--token', TOKEN, '-d', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in 20 s:\n${out}`)), 20_000);
-    const check = () => {
-      const m = /is serving on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    child.stdout.on('data', check);
-    void exited.then((e) => reject(new Error(`gateway exited early (${JSON.stringify(e)}):\n${out}`)));
-  });
-  const stop = async () => {
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return { child, url, stop };
+  return spawnGateway({ dir, env, token: TOKEN });
 }
 
 // --- HTTP clients ---

@@ -10,7 +10,7 @@
 // The engine (a node process per turn) dominates a turn; the difference between the two columns
 // is what the store costs. fsync is off on the throwaway cluster, so a real server's commit
 // latency (its disk, its network) comes on top. Without PostgreSQL's binaries it says so and exits 0.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -19,10 +19,10 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findPgBin, startPgCluster } from '../test/fakes/pg-cluster.mjs';
+import { spawnGateway } from './gateway-process.mjs';
 import { median } from './stats.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'bin', 'service.js');
 const { values: opts } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, turns: { type: 'string', default: '40' } } });
 const ROUNDS = Number(opts.rounds);
 const TURNS = Number(opts.turns);
@@ -67,30 +67,7 @@ async function startGateway(name, storeUrl) {
   const PATH = [binDir, ...(process.env.PATH ?? '').split(':').filter((p) => p && !p.includes('node_modules'))].join(':');
   const env = { ...process.env, PATH, NO_COLOR: '1', HOME: path.join(tmp, 'home'), SERVICE_FLEET_DIR: path.join(tmp, 'fleet') };
   env.SERVICE_STORE_URL = storeUrl ?? '';
-  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', '--token', TOKEN, '-d', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in 20 s:\n${out}`)), 20_000);
-    child.stdout.on('data', () => {
-      const m = /is serving on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    void exited.then(() => reject(new Error(`gateway exited early:\n${out}`)));
-  });
-  return {
-    pid: child.pid,
-    url,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return spawnGateway({ dir, env, token: TOKEN });
 }
 
 function chat(base, message, agent) {

@@ -9,8 +9,8 @@ import type { CoordinationStore } from '../store/types.js';
  * fight over one long poll) and fires scheduled tasks.
  *
  * The lease lasts two thirds of `failoverSeconds` and is renewed four times per lease; a
- * follower tries as often. So a leader that dies is replaced within the lease plus one try,
- * inside `failoverSeconds`. A leader that cannot renew (its store unreachable) steps down one
+ * follower tries as often, and at least every second. So a leader that dies is replaced within
+ * the lease plus one try, inside `failoverSeconds`, and one that stops cleanly within a second. A leader that cannot renew (its store unreachable) steps down one
  * try before its lease ends, so two hosts never both believe they lead by their own clocks.
  */
 export interface LeaderLease {
@@ -42,6 +42,7 @@ export interface LeaderLeaseDeps {
 }
 
 export const LEADER_LEASE = 'leader';
+const FOLLOWER_TRY_MS = 1000;
 
 export function createLeaderLease(deps: LeaderLeaseDeps): LeaderLease {
   const now = deps.now ?? Date.now;
@@ -102,7 +103,8 @@ export function createLeaderLease(deps: LeaderLeaseDeps): LeaderLease {
   const loop = async () => {
     ticking = tick();
     await ticking;
-    if (!stopped) timer = setTimeout(() => void loop(), everyMs);
+    // A follower asks at least every second: a lease given up by a clean stop is taken at once.
+    if (!stopped) timer = setTimeout(() => void loop(), leader ? everyMs : Math.min(everyMs, FOLLOWER_TRY_MS));
   };
 
   return {
