@@ -178,6 +178,8 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     },
     list: () => [...runtimes.values()].filter((rt) => rt.adapter).map((rt) => ({ name: rt.name, canSend: typeof rt.adapter?.send === 'function' })),
     async send(channel, chatId, text): Promise<SendOutcome> {
+      if (standby !== undefined && channel in deps.config.current().config.channels)
+        return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected: ${standby}` };
       if (runtimes.size === 0) return { ok: false, reason: 'no_channels', error: 'no channel adapters are available' };
       const rt = runtimes.get(channel);
       if (!rt) return { ok: false, reason: 'not_found', error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };

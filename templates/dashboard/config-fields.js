@@ -69,7 +69,7 @@ export const CONFIG_GROUPS = [
     fields: [
       f('store.url', 'secret', { restart: true, help: 'postgres://… for a PostgreSQL store; empty: the embedded SQLite file in .service/' }),
       f('store.schema', 'string', { restart: true, help: 'the PostgreSQL schema of this assistant; default assistant_<name>' }),
-      f('store.failoverSeconds', 'number', { restart: true, help: 'one assistant on two hosts: how soon the follower takes over the channels and tasks (default 15)' }),
+      f('store.failoverSeconds', 'number', { restart: true, help: 'two hosts, one assistant: how soon the follower takes over (default 15)' }),
     ],
   },
   {

@@ -90,6 +90,13 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
     expect(isLeader(b)).toBe(false);
     // The follower serves HTTP and says why its channel is not connected there.
     expect(await channelStatus(b, 'channel_e')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^standby: /) });
+    const send = await fetch(`${b.url}/api/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'channel_e', chatId: '2001', text: 'from the follower' }),
+    });
+    expect(send.status).toBe(503);
+    expect(await send.json()).toMatchObject({ reason: 'not_connected', error: expect.stringContaining('standby: ') });
 
     await f.waitForConnection(HANG_MS);
     await f.deliver({ chatType: 'direct', userId: '2001', text: 'before the crash' });
