@@ -16,7 +16,7 @@ import { HANG_MS, sleep, until } from '../../helpers/wait.js';
  * Telegram SDK against the fake Bot API server, kill -9 for a host that dies.
  */
 const TOKEN = 'tok-two-hosts-1234567890';
-const FAILOVER_SECONDS = 3;
+const FAILOVER_SECONDS = 6; // a lease of 4 s: room for a loaded machine, short enough for a test
 
 let cluster: PgCluster | undefined;
 let fake: FakePlatform | undefined;

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
@@ -41,7 +42,11 @@ describe('an assistant on a PostgreSQL store', () => {
       const direct = createPgStore({ url, schema: 'assistant_tester' });
       try {
         expect((await direct.readHistory('k1')).map((h) => h.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
-        expect((await direct.getSession('k1'))?.sessionId).toEqual(expect.any(String));
+        // The session is known everywhere, resumable only where its engine made it.
+        expect(await direct.getSession('k1')).toMatchObject({ key: 'k1', sessionId: null, turns: 2 });
+        const here = createPgStore({ url, schema: 'assistant_tester', origin: `${os.hostname()}:${s.dir}` });
+        expect((await here.getSession('k1'))?.sessionId).toEqual(expect.any(String));
+        await here.close();
         expect(await direct.runningTurns()).toEqual([]);
       } finally {
         await direct.close();
