@@ -55,8 +55,9 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     deliversUnmentioned: false,
     botSenders: false,
     longChars: 16_000,
-    images: false,
-    files: false,
+    images: true,
+    files: true,
+    maxUpload: 20 * 1024 * 1024,
   },
   channel_c: {
     key: 'channel_c',
