@@ -15,7 +15,7 @@ export function createApprovalCard(prompt: ApprovalPrompt): TemplateCard {
     main_title: { title: 'Approval needed', desc: prompt.tool },
     // Card text is plain: the Markdown emphasis of the prompt would show as asterisks.
     sub_title_text: prompt.text.replace(/\*\*/g, ''),
-    button_list: prompt.actions.map((a, i) => ({ text: a.label, style: i === 1 ? 2 : 1, key: a.command })),
+    button_list: prompt.actions.map((a) => ({ text: a.label, key: a.command })),
     // Unique per bot, [0-9a-zA-Z_-@] and at most 128 bytes.
     task_id: `approval_${prompt.id.replace(/[^0-9a-zA-Z_-]/g, '')}_${randomBytes(6).toString('hex')}`,
   };
