@@ -147,9 +147,10 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
 
   // --- inbound ---
 
-  function ack(frameId: string): void {
+  /** `response` goes back to DingTalk: for a card callback it is a card update, and an empty one leaves the card as it is. */
+  function ack(frameId: string, response: Record<string, unknown> = { success: true }): void {
     try {
-      client?.socketCallBackResponse(frameId, { success: true });
+      client?.socketCallBackResponse(frameId, response);
     } catch (err) {
       log.debug(`ack of ${frameId} not sent (DingTalk will redeliver): ${errorMessage(err)}`);
     }
@@ -190,7 +191,7 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
     }
     if (!press) {
       log.debug('ignoring a card callback that is not an approval answer');
-      return ack(frameId);
+      return ack(frameId, {});
     }
     try {
       await ctx?.onMessage(createPressMessage(name, frameId, press, approvalCards.get(press.outTrackId)));
@@ -198,7 +199,7 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
       log.warn(`card press ${frameId} not accepted, leaving it unacknowledged: ${errorMessage(err)}`);
       return;
     }
-    ack(frameId);
+    ack(frameId, {});
   }
 
   // --- outbound ---
