@@ -50,15 +50,17 @@ export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage
       notices.push(tooBig(name, file.size));
       continue;
     }
+    // Some platforms name a file only in its download (WeCom): the adapter then fills in file.fileName.
+    const named = () => toSafeFileName(file.fileName ?? 'file');
     try {
       const { data, mimeType } = await adapter.downloadFile(file, { maxBytes: max });
-      if (data.length === 0) notices.push(`${name} was not saved: the file is empty.`);
-      else files.push({ name, data, mimeType: file.mimeType ?? mimeType });
+      if (data.length === 0) notices.push(`${named()} was not saved: the file is empty.`);
+      else files.push({ name: named(), data, mimeType: file.mimeType ?? mimeType });
     } catch (err) {
-      if (err instanceof ChannelError && err.kind === 'too_long') notices.push(tooBig(name));
+      if (err instanceof ChannelError && err.kind === 'too_long') notices.push(tooBig(named()));
       else {
-        log.warn(`${msg.channel} ${msg.messageId}: download of ${name} failed: ${errorMessage(err)}`);
-        notices.push(`${name} was not saved: the download failed.`);
+        log.warn(`${msg.channel} ${msg.messageId}: download of ${named()} failed: ${errorMessage(err)}`);
+        notices.push(`${named()} was not saved: the download failed.`);
       }
     }
   }

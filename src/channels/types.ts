@@ -106,7 +106,8 @@ export interface ChannelAdapter {
   downloadImage?(image: InboundImage): Promise<{ data: Buffer; mimeType: string }>;
   /**
    * Bytes of a document attached to an inbound message, at most `maxBytes`: past it the download
-   * stops and the call rejects with a ChannelError of kind `too_long`.
+   * stops and the call rejects with a ChannelError of kind `too_long`. A platform that names the
+   * file only in the download's response (WeCom) sets `file.fileName` from it, also when rejecting.
    */
   downloadFile?(file: InboundFile, opts: { maxBytes: number }): Promise<{ data: Buffer; mimeType: string }>;
   /**

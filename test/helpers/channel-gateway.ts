@@ -26,7 +26,7 @@ export interface PlatformSpec {
   botSenders: boolean;
   /** Characters of reply that surely need several messages on this platform. */
   longChars: number;
-  /** The fake models incoming images (DingTalk's and WeCom's do not). */
+  /** The fake models incoming images. */
   images: boolean;
   /** Files both ways (documents in, uploads out): the adapter has downloadFile and sendFile. */
   files: boolean;
@@ -55,8 +55,9 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     deliversUnmentioned: false,
     botSenders: false,
     longChars: 16_000,
-    images: false,
-    files: false,
+    images: true,
+    files: true,
+    maxUpload: 20 * 1024 * 1024,
   },
   channel_c: {
     key: 'channel_c',
@@ -66,8 +67,9 @@ export const PLATFORMS: Record<string, PlatformSpec> = {
     deliversUnmentioned: false,
     botSenders: false,
     longChars: 45_000,
-    images: false,
-    files: false,
+    images: true,
+    files: true,
+    maxUpload: 20 * 1024 * 1024,
   },
   channel_d: {
     key: 'channel_d',

@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { TOPIC_ROBOT, type DWClientDownStream } from 'dingtalk-stream';
+import { TOPIC_CARD, TOPIC_ROBOT, type DWClientDownStream } from 'dingtalk-stream';
+import { mimeTypeOf } from '../../core/files/file-names.js';
 import { errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { createLifecycle } from '../lifecycle.js';
-import type { ChannelAdapter, ChannelContext, ChannelDeps, ReplyStream, ReplyTarget, SentMessage } from '../types.js';
+import type { ChannelAdapter, ChannelContext, ChannelDeps, ReplyTarget, SentMessage } from '../types.js';
 import { ChannelError } from '../types.js';
 import { dingtalkTitle, renderDingtalkMarkdown } from './format.js';
+import { type CardCallbackData, createPressMessage, formatApprovalCardParams, parseCardPress } from './approval.js';
+import { deliverCard, openAiCard } from './cards.js';
 import { normalizeRobotMessage, parseChatId, readReplyExtra, type RobotPayload } from './inbound.js';
 import { createDingtalkApi, type Json } from './openapi.js';
+import type { ApprovalPrompt } from '../approval-prompt.js';
 import { DingtalkStreamClient } from './stream-client.js';
 
 /** channel_b options, as validated by the definition in index.ts. */
@@ -16,6 +20,10 @@ export interface DingtalkOptions {
   clientSecret: string;
   /** Base of the stream gateway (connections/open) and of the OpenAPI. */
   apiBaseUrl?: string | undefined;
+  /** Base of the older API (media upload); https://oapi.dingtalk.com by default. */
+  oapiBaseUrl?: string | undefined;
+  /** A card-builder template with Allow / Deny / Always buttons (see approval.ts); without it approvals are text. */
+  approvalCardTemplateId?: string | undefined;
 }
 
 /** Timing knobs; production uses the defaults, tests shorten them. */
@@ -35,9 +43,14 @@ export interface DingtalkTuning {
  */
 export const DINGTALK_MAX_BYTES = 7_000;
 
-/** DingTalk's built-in "AI card" template (Markdown body `msgContent`, status `flowStatus`). */
-const AI_CARD_TEMPLATE = '382e4302-551d-4880-bf29-a30acfab2e71.schema';
-const FLOW = { processing: '1', inputting: '2', finished: '3' } as const;
+/**
+ * The largest file a robot can send: the media upload takes files of up to 20 MB (pictures: JPG,
+ * PNG, GIF, BMP up to 20 MB); sampleFile then names the media id.
+ */
+export const DINGTALK_MAX_FILE_BYTES = 20 * 1024 * 1024;
+const DINGTALK_IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/bmp'];
+/** How many approval cards remember their chat (a press carries only the card's outTrackId). */
+const REMEMBERED_CARDS = 500;
 /** Do not start a reply on a sessionWebhook this close to its expiry. */
 const WEBHOOK_MARGIN_MS = 5_000;
 
@@ -50,6 +63,7 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
   const api = createDingtalkApi({
     name,
     baseUrl,
+    oapiBaseUrl: (opts.oapiBaseUrl ?? 'https://oapi.dingtalk.com').replace(/\/+$/, ''),
     clientId: opts.clientId,
     clientSecret: opts.clientSecret,
     timeoutMs: tuning.requestTimeoutMs ?? 15_000,
@@ -59,6 +73,7 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
   let ctx: ChannelContext | undefined;
   let pendingStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
   let last: { state: string; reason?: string } = { state: 'idle' };
+  const approvalCards = new Map<string, ReplyTarget>(); // outTrackId → where the card was sent
 
   // --- connection ---
 
@@ -79,6 +94,11 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
     cl.registerCallbackListener(TOPIC_ROBOT, (frame: DWClientDownStream) => {
       void onRobotFrame(frame);
     });
+    if (opts.approvalCardTemplateId) {
+      cl.registerCallbackListener(TOPIC_CARD, (frame: DWClientDownStream) => {
+        void onCardFrame(frame);
+      });
+    }
     cl.on('gateway-open', () => {
       if (pendingStart) {
         last = { state: 'connected' };
@@ -127,9 +147,10 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
 
   // --- inbound ---
 
-  function ack(frameId: string): void {
+  /** `response` goes back to DingTalk: for a card callback it is a card update, and an empty one leaves the card as it is. */
+  function ack(frameId: string, response: Record<string, unknown> = { success: true }): void {
     try {
-      client?.socketCallBackResponse(frameId, { success: true });
+      client?.socketCallBackResponse(frameId, response);
     } catch (err) {
       log.debug(`ack of ${frameId} not sent (DingTalk will redeliver): ${errorMessage(err)}`);
     }
@@ -159,87 +180,46 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
     ack(frameId);
   }
 
+  /** A press on an approval card: handed over as the command it stands for, then acknowledged. */
+  async function onCardFrame(frame: DWClientDownStream): Promise<void> {
+    const frameId = frame.headers.messageId;
+    let press: ReturnType<typeof parseCardPress>;
+    try {
+      press = parseCardPress(JSON.parse(frame.data) as CardCallbackData);
+    } catch {
+      press = undefined;
+    }
+    if (!press) {
+      log.debug('ignoring a card callback that is not an approval answer');
+      return ack(frameId, {});
+    }
+    try {
+      await ctx?.onMessage(createPressMessage(name, frameId, press, approvalCards.get(press.outTrackId)));
+    } catch (err) {
+      log.warn(`card press ${frameId} not accepted, leaving it unacknowledged: ${errorMessage(err)}`);
+      return;
+    }
+    ack(frameId, {});
+  }
+
   // --- outbound ---
 
   /** Proactive robot message through the OpenAPI (also the fallback once a sessionWebhook expired). */
   async function sendRobot(target: { group: boolean; id: string; robotCode?: string | undefined }, text: string): Promise<SentMessage> {
+    return sendTemplate(target, 'sampleMarkdown', { title: dingtalkTitle(text), text });
+  }
+
+  /** A robot message template (sampleMarkdown, sampleImageMsg, sampleFile) to a user or group. */
+  async function sendTemplate(target: { group: boolean; id: string; robotCode?: string | undefined }, msgKey: string, param: Json): Promise<SentMessage> {
     const robotCode = target.robotCode ?? opts.clientId;
-    const msgParam = JSON.stringify({ title: dingtalkTitle(text), text });
+    const msgParam = JSON.stringify(param);
     const res = target.group
-      ? await api.call('POST', '/v1.0/robot/groupMessages/send', { robotCode, openConversationId: target.id, msgKey: 'sampleMarkdown', msgParam })
-      : await api.call('POST', '/v1.0/robot/oToMessages/batchSend', { robotCode, userIds: [target.id], msgKey: 'sampleMarkdown', msgParam });
+      ? await api.call('POST', '/v1.0/robot/groupMessages/send', { robotCode, openConversationId: target.id, msgKey, msgParam })
+      : await api.call('POST', '/v1.0/robot/oToMessages/batchSend', { robotCode, userIds: [target.id], msgKey, msgParam });
     if (Array.isArray(res.invalidStaffIdList) && res.invalidStaffIdList.length > 0) {
       throw new ChannelError(name, 'not_found', `unknown user id ${target.id}`);
     }
     return { chatId: target.id, messageId: String(res.processQueryKey ?? randomUUID()) };
-  }
-
-  /** An AI card that is created, delivered, then streamed into (full text each time). */
-  async function openCard(to: ReplyTarget): Promise<ReplyStream> {
-    const group = to.chatType === 'group';
-    const outTrackId = randomUUID();
-    const robotCode = readReplyExtra(to.extra).robotCode ?? opts.clientId;
-    const created = await api.call('POST', '/v1.0/card/instances/createAndDeliver', {
-      cardTemplateId: AI_CARD_TEMPLATE,
-      outTrackId,
-      callbackType: 'STREAM',
-      userIdType: 1,
-      cardData: { cardParamMap: { flowStatus: FLOW.processing, msgContent: '' } },
-      // As the official Python SDK sends it: both space models, the deliver model of the target.
-      openSpaceId: `dtv1.card//${group ? 'IM_GROUP' : 'IM_ROBOT'}.${to.chatId}`,
-      imGroupOpenSpaceModel: { supportForward: true },
-      imRobotOpenSpaceModel: { supportForward: true },
-      ...(group ? { imGroupOpenDeliverModel: { robotCode } } : { imRobotOpenDeliverModel: { spaceType: 'IM_ROBOT' } }),
-    });
-    // createAndDeliver answers 200 even when delivery failed; the per-space results say so.
-    const results = ((created.result as Json | undefined)?.deliverResults ?? []) as Array<{ success?: boolean; errorMsg?: string }>;
-    if (results.length > 0 && results.every((r) => r.success !== true)) {
-      throw new ChannelError(name, 'other', `AI card not delivered: ${results.map((r) => r.errorMsg ?? 'unknown').join('; ')}`);
-    }
-    const setStatus = (cardParamMap: Json) =>
-      api.call('PUT', '/v1.0/card/instances', { outTrackId, cardData: { cardParamMap }, cardUpdateOptions: { updateCardDataByKey: true } });
-    let inputting = false;
-    let closed = false;
-    let shown = '';
-    let chain: Promise<unknown> = Promise.resolve();
-    // Updates are serialised so that a slow PUT can never overwrite a newer text.
-    const serial = (fn: () => Promise<void>): Promise<void> => {
-      const run = chain.then(fn);
-      chain = run.catch(() => undefined);
-      return run;
-    };
-    const put = async (text: string, final: boolean) => {
-      if (!inputting) {
-        await setStatus({ flowStatus: FLOW.inputting });
-        inputting = true;
-      }
-      await api.call('PUT', '/v1.0/card/streaming', {
-        outTrackId,
-        guid: randomUUID(),
-        key: 'msgContent',
-        content: text,
-        isFull: true,
-        isFinalize: final,
-        isError: false,
-      });
-      shown = text;
-    };
-    return {
-      update: (markdown) =>
-        serial(async () => {
-          const text = renderDingtalkMarkdown(markdown);
-          if (closed || text === shown) return;
-          await put(text, false);
-        }),
-      finish: (markdown) =>
-        serial(async () => {
-          if (closed) return;
-          closed = true;
-          const text = renderDingtalkMarkdown(markdown);
-          await put(text, true);
-          await setStatus({ flowStatus: FLOW.finished, msgContent: text });
-        }),
-    };
   }
 
   async function reply(to: ReplyTarget, markdown: string): Promise<SentMessage | undefined> {
@@ -258,6 +238,30 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
     return sendRobot({ group: to.chatType === 'group', id: to.chatId, robotCode: extra.robotCode }, text);
   }
 
+  /** A downloadCode → its URL (messageFiles/download) → the bytes, at most `maxBytes`. */
+  async function download(downloadCode: string, maxBytes: number): Promise<{ data: Buffer; mimeType: string | undefined }> {
+    const res = await api.call('POST', '/v1.0/robot/messageFiles/download', { downloadCode, robotCode: opts.clientId });
+    if (typeof res.downloadUrl !== 'string') throw new ChannelError(name, 'not_found', 'messageFiles/download gave no downloadUrl');
+    return api.fetchFile(res.downloadUrl, maxBytes);
+  }
+
+  /** The approval card (approval.ts), delivered with stream callbacks; its chat is remembered for the press. */
+  async function askApproval(to: ReplyTarget, prompt: ApprovalPrompt): Promise<SentMessage | undefined> {
+    lifecycle.assertStarted('askApproval');
+    const outTrackId = `approval_${prompt.id}_${randomUUID()}`;
+    const robotCode = readReplyExtra(to.extra).robotCode ?? opts.clientId;
+    await deliverCard(api, name, to, {
+      templateId: opts.approvalCardTemplateId as string,
+      outTrackId,
+      robotCode,
+      params: formatApprovalCardParams(prompt, renderDingtalkMarkdown(prompt.text)),
+      callbackType: 'STREAM',
+    });
+    approvalCards.set(outTrackId, { chatId: to.chatId, chatType: to.chatType, extra: { robotCode } });
+    if (approvalCards.size > REMEMBERED_CARDS) approvalCards.delete(approvalCards.keys().next().value as string);
+    return { chatId: to.chatId, messageId: outTrackId };
+  }
+
   return {
     name,
     limit: { max: DINGTALK_MAX_BYTES, unit: 'bytes' },
@@ -271,10 +275,42 @@ export async function createDingtalkAdapter(opts: DingtalkOptions, deps: Channel
       return sendRobot(parseChatId(chatId), renderDingtalkMarkdown(markdown));
     },
 
+    maxFileBytes: DINGTALK_MAX_FILE_BYTES,
+
+    async downloadImage(image) {
+      lifecycle.assertStarted('downloadImage');
+      const { data, mimeType } = await download(image.ref, DINGTALK_MAX_FILE_BYTES);
+      return { data, mimeType: mimeType ?? 'image/jpeg' };
+    },
+
+    async downloadFile(file, { maxBytes }) {
+      lifecycle.assertStarted('downloadFile');
+      const { data, mimeType } = await download(file.ref, maxBytes);
+      // DingTalk serves some files as application/octet-stream (or with a ".file" name): the name says more.
+      const named = file.fileName ? mimeTypeOf(file.fileName) : 'application/octet-stream';
+      return { data, mimeType: named !== 'application/octet-stream' ? named : (mimeType ?? named) };
+    },
+
+    /** Uploaded to the media API, then sent as a sampleImageMsg (pictures) or sampleFile (the rest). */
+    async sendFile(to, file) {
+      lifecycle.assertStarted('sendFile');
+      const target = { group: to.chatType === 'group', id: to.chatId, robotCode: readReplyExtra(to.extra).robotCode };
+      // WebP is not among the media API's picture types: it goes as a file.
+      if (DINGTALK_IMAGE_TYPES.includes(file.mimeType)) {
+        const mediaId = await api.uploadMedia('image', file.name, file.mimeType, file.data);
+        return sendTemplate(target, 'sampleImageMsg', { photoURL: mediaId });
+      }
+      const mediaId = await api.uploadMedia('file', file.name, file.mimeType, file.data);
+      const ext = file.name.includes('.') ? (file.name.split('.').at(-1) ?? '') : '';
+      return sendTemplate(target, 'sampleFile', { mediaId, fileName: file.name, fileType: ext.toLowerCase() || 'file' });
+    },
+
+    ...(opts.approvalCardTemplateId ? { askApproval } : {}),
+
     async openStream(to) {
       lifecycle.assertStarted('openStream');
       try {
-        return await openCard(to);
+        return await openAiCard(api, name, to, readReplyExtra(to.extra).robotCode ?? opts.clientId);
       } catch (err) {
         // No AI card (the app lacks the Card.Instance.Write / Card.Streaming.Write permissions, or
         // delivery failed): degrade to one buffered reply so that the answer still arrives.

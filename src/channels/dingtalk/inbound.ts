@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../types.js';
+import type { InboundFile, InboundImage, InboundMessage } from '../types.js';
 
 /**
  * Pure helpers of the DingTalk adapter: the robot callback payload → InboundMessage, the reply data
@@ -13,7 +13,18 @@ export interface RobotPayload {
   msgId?: string;
   msgtype?: string;
   text?: { content?: string };
-  content?: { recognition?: string; richText?: Array<{ text?: string }> };
+  /**
+   * audio: recognition; richText: text parts and pictures; picture: downloadCode; file (one-to-one
+   * chats only): downloadCode and fileName. A downloadCode becomes a URL through
+   * /v1.0/robot/messageFiles/download.
+   */
+  content?: {
+    recognition?: string;
+    richText?: Array<{ text?: string; type?: string; downloadCode?: string; pictureDownloadCode?: string }>;
+    downloadCode?: string;
+    pictureDownloadCode?: string;
+    fileName?: string;
+  };
   senderStaffId?: string;
   senderId?: string;
   senderNick?: string;
@@ -36,8 +47,8 @@ export interface DingtalkReplyExtra {
 }
 
 /**
- * A robot callback as an InboundMessage, or undefined for message types with no text (pictures,
- * files, videos: not supported yet; the caller acknowledges and drops them).
+ * A robot callback as an InboundMessage (text, rich text with pictures, pictures, files, voice),
+ * or undefined for the rest (videos; the caller acknowledges and drops them).
  *
  * Chat ids: a DM is keyed by the sender's staffId (what the OpenAPI's oToMessages/batchSend takes as
  * `userIds`); a group by its openConversationId (the callback's conversationId, `cid…`).
@@ -45,6 +56,7 @@ export interface DingtalkReplyExtra {
 export function normalizeRobotMessage(channel: string, p: RobotPayload): InboundMessage | undefined {
   const text = textOf(p);
   if (text === undefined || !p.msgId) return undefined;
+  const { images, files } = mediaOf(p);
   const group = p.conversationType === '2';
   const senderId = p.senderStaffId || p.senderId || '';
   const chatId = group ? (p.conversationId ?? '') : senderId;
@@ -65,6 +77,8 @@ export function normalizeRobotMessage(channel: string, p: RobotPayload): Inbound
     // Groups deliver only @-messages by default; isInAtList is the platform's own flag for it.
     mentioned: !group || p.isInAtList === true || (p.atUsers ?? []).some((u) => !!u.dingtalkId && u.dingtalkId === p.chatbotUserId),
     ts: typeof p.createAt === 'number' ? p.createAt : Date.now(),
+    ...(images.length ? { images } : {}),
+    ...(files.length ? { files } : {}),
     replyTarget: { chatId, chatType, messageId: p.msgId, extra: { ...extra } },
   };
 }
@@ -74,14 +88,30 @@ function textOf(p: RobotPayload): string | undefined {
     case 'text':
       return p.text?.content ?? '';
     case 'richText': {
-      const parts = (p.content?.richText ?? []).map((r) => r.text).filter((t): t is string => typeof t === 'string');
-      return parts.length > 0 ? parts.join('') : undefined;
+      const items = p.content?.richText ?? [];
+      const parts = items.map((r) => r.text).filter((t): t is string => typeof t === 'string');
+      return parts.length > 0 || items.some((r) => r.type === 'picture') ? parts.join('') : undefined;
     }
+    case 'picture':
+    case 'file':
+      return p.content?.downloadCode ? '' : undefined;
     case 'audio':
       return p.content?.recognition || undefined; // DingTalk's own speech-to-text
     default:
       return undefined;
   }
+}
+
+/** Pictures and files of a message; each ref is its downloadCode. */
+function mediaOf(p: RobotPayload): { images: InboundImage[]; files: InboundFile[] } {
+  const c = p.content;
+  const code = (x: { downloadCode?: string; pictureDownloadCode?: string } | undefined) => x?.downloadCode || x?.pictureDownloadCode;
+  const pictures = p.msgtype === 'picture' ? [code(c)] : p.msgtype === 'richText' ? (c?.richText ?? []).filter((r) => r.type === 'picture').map(code) : [];
+  const fileCode = p.msgtype === 'file' ? c?.downloadCode : undefined;
+  return {
+    images: pictures.filter((x): x is string => !!x).map((ref) => ({ ref })),
+    files: fileCode ? [{ ref: fileCode, ...(c?.fileName ? { fileName: c.fileName } : {}) }] : [],
+  };
 }
 
 export function readReplyExtra(extra: Record<string, unknown> | undefined): DingtalkReplyExtra {

@@ -1,3 +1,4 @@
+import { readCappedResponse } from '../download.js';
 import { ChannelError } from '../types.js';
 
 /**
@@ -8,6 +9,8 @@ import { ChannelError } from '../types.js';
 export interface DingtalkApiOptions {
   name: string;
   baseUrl: string;
+  /** The older API host (oapi.dingtalk.com), where media are uploaded. */
+  oapiBaseUrl: string;
   clientId: string;
   clientSecret: string;
   timeoutMs: number;
@@ -22,6 +25,17 @@ export interface DingtalkApi {
   call(method: 'POST' | 'PUT', path: string, body: Json): Promise<Json>;
   /** POST to a sessionWebhook; resolves on errcode 0. Expired sessions throw kind 'not_found'. */
   postWebhook(url: string, body: Json): Promise<void>;
+  /**
+   * GET a file a robot message carries (the downloadUrl of /v1.0/robot/messageFiles/download), at
+   * most `maxBytes` (past it: ChannelError 'too_long'); the type is the response's.
+   */
+  fetchFile(url: string, maxBytes: number): Promise<{ data: Buffer; mimeType: string | undefined }>;
+  /**
+   * Upload to the older API's `/media/upload` (multipart field `media`), which is where the robot
+   * message templates (sampleImageMsg, sampleFile) take their media id from. The access token of
+   * the new API is accepted there as `access_token` for an internal app.
+   */
+  uploadMedia(type: 'image' | 'file', name: string, mimeType: string, data: Buffer): Promise<string>;
 }
 
 /** Renew this long before DingTalk's stated expiry (clock skew, requests in flight). */
@@ -85,6 +99,43 @@ export function createDingtalkApi(o: DingtalkApiOptions): DingtalkApi {
         }
         throw openApiError(o.name, `${method} ${path}`, r.status, r.json);
       }
+    },
+
+    async fetchFile(url, maxBytes) {
+      let res: Response;
+      try {
+        res = await fetch(url, { signal: AbortSignal.any([o.signal, AbortSignal.timeout(o.timeoutMs * 8)]) });
+      } catch (err) {
+        throw new ChannelError(o.name, 'network', `GET ${pathOf(url)}: ${causeText(err)}`, { cause: err });
+      }
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new ChannelError(o.name, res.status === 404 || res.status === 403 ? 'not_found' : 'other', `GET ${pathOf(url)}: HTTP ${res.status}`);
+      }
+      const data = await readCappedResponse(o.name, res, maxBytes, 'the file');
+      return { data, mimeType: res.headers.get('content-type')?.split(';')[0]?.trim() || undefined };
+    },
+
+    async uploadMedia(type, name, mimeType, data) {
+      const form = new FormData();
+      form.append('media', new Blob([new Uint8Array(data)], { type: mimeType }), name);
+      const what = `POST /media/upload (${type})`;
+      let res: Response;
+      try {
+        const query = new URLSearchParams({ access_token: await accessToken(), type });
+        res = await fetch(`${o.oapiBaseUrl}/media/upload?${query}`, {
+          method: 'POST',
+          body: form,
+          signal: AbortSignal.any([o.signal, AbortSignal.timeout(o.timeoutMs * 8)]),
+        });
+      } catch (err) {
+        if (err instanceof ChannelError) throw err;
+        throw new ChannelError(o.name, 'network', `${what}: ${causeText(err)}`, { cause: err });
+      }
+      const json = (await res.json().catch(() => ({}))) as Json;
+      if (res.ok && json.errcode === 0 && typeof json.media_id === 'string') return json.media_id;
+      const detail = `${what}: HTTP ${res.status} errcode ${String(json.errcode)} ${String(json.errmsg ?? '')}`.trim();
+      throw new ChannelError(o.name, tooLong(String(json.errmsg ?? '')) ? 'too_long' : res.status === 401 || json.errcode === 40014 ? 'auth' : 'other', detail);
     },
 
     async postWebhook(url, body) {

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { format } from 'node:util';
-import { WSClient, type Logger as SdkLogger, type WsFrame } from '@wecom/aibot-node-sdk';
+import { WSClient, type Logger as SdkLogger, type TemplateCard, type WsFrame } from '@wecom/aibot-node-sdk';
 import { errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { createLifecycle } from '../lifecycle.js';
 import type { ChannelAdapter, ChannelContext, ChannelDeps, ReplyStream, ReplyTarget, SentMessage } from '../types.js';
 import { ChannelError } from '../types.js';
 import { renderWecomMarkdown } from './format.js';
-import { normalizeCallback, readReplyExtra, toChannelError, type CallbackFrame } from './inbound.js';
+import { createApprovalCard, formatAnsweredCard } from './approval.js';
+import { normalizeCallback, normalizeCardEvent, readReplyExtra, toChannelError, type CallbackFrame, type CardEventFrame } from './inbound.js';
+import { downloadWecomMedia, sendWecomFile, WECOM_MAX_FILE_BYTES } from './media.js';
 
 /** channel_c options, as validated by the definition in index.ts. */
 export interface WecomOptions {
@@ -35,6 +37,8 @@ export const WECOM_MAX_BYTES = 20_000;
 
 /** How many recent inbound messages remember their reply stream (the bridge replies soon after). */
 const REMEMBERED_REPLIES = 2_000;
+/** How many approval cards are remembered for the update a press needs. */
+const REMEMBERED_CARDS = 500;
 /** stop() waits this long for the socket to report closed. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -54,6 +58,7 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
   let pendingStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
   let last: { state: string; reason?: string } = { state: 'idle' };
   const replies = new Map<string, ReplyState>();
+  const cards = new Map<string, TemplateCard>(); // approval cards by task_id
 
   // --- connection ---
 
@@ -99,6 +104,7 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
     await closed;
     wc.removeAllListeners();
     replies.clear();
+    cards.clear();
   }
 
   function wireEvents(c: WSClient): void {
@@ -155,6 +161,9 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
     c.on('message', (frame) => {
       void onCallback(frame);
     });
+    c.on('event.template_card_event', (frame) => {
+      void onCardEvent(frame as CardEventFrame);
+    });
   }
 
   function settleStart(err?: Error): void {
@@ -175,7 +184,7 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
   async function onCallback(frame: WsFrame): Promise<void> {
     const msg = normalizeCallback(name, frame as CallbackFrame);
     if (!msg) {
-      log.info(`ignoring a ${String((frame.body as { msgtype?: string } | undefined)?.msgtype)} message: only text, mixed text and voice are supported`);
+      log.info(`ignoring a ${String((frame.body as { msgtype?: string } | undefined)?.msgtype)} message: text, voice, pictures, mixed and files are supported`);
       return;
     }
     try {
@@ -183,6 +192,30 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
       await ctx?.onMessage(msg);
     } catch (err) {
       log.warn(`message ${msg.messageId} not accepted (WeCom will push it again): ${errorMessage(err)}`);
+    }
+  }
+
+  /**
+   * A press on an approval card: the card is updated for the presser at once (WeCom allows it only
+   * within 5 s of the event, on the event's req_id), then the press goes to the bridge as a message.
+   */
+  async function onCardEvent(frame: CardEventFrame): Promise<void> {
+    const press = normalizeCardEvent(name, frame);
+    if (!press) {
+      log.debug('ignoring a template_card_event that is not an approval answer');
+      return;
+    }
+    const card = cards.get(press.taskId);
+    const presser = press.message.senderId;
+    if (card && client && frame.headers?.req_id) {
+      client
+        .updateTemplateCard({ headers: { req_id: frame.headers.req_id } }, formatAnsweredCard(card), [presser])
+        .catch((err: unknown) => log.debug(`card update for ${press.taskId}: ${toChannelError(name, err, 'aibot_respond_update_msg').message}`));
+    }
+    try {
+      await ctx?.onMessage(press.message);
+    } catch (err) {
+      log.warn(`card press ${press.message.messageId} not accepted: ${errorMessage(err)}`);
     }
   }
 
@@ -272,6 +305,38 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
         if (e.kind !== 'not_found' && replies.get(to.messageId)?.state === 'open') replies.delete(to.messageId);
         log.debug(`typing: ${e.message}`);
       }
+    },
+
+    maxFileBytes: WECOM_MAX_FILE_BYTES,
+
+    async downloadImage(image) {
+      lifecycle.assertStarted('downloadImage');
+      return downloadWecomMedia(name, connected(), image.ref, { maxBytes: WECOM_MAX_FILE_BYTES });
+    },
+
+    async downloadFile(file, { maxBytes }) {
+      lifecycle.assertStarted('downloadFile');
+      return downloadWecomMedia(name, connected(), file.ref, { maxBytes, file });
+    },
+
+    async sendFile(to, file) {
+      lifecycle.assertStarted('sendFile');
+      return sendWecomFile(name, connected(), to.chatId, file);
+    },
+
+    /** A button_interaction card, sent proactively (the message's reply bubble carries the text stream). */
+    async askApproval(to, prompt) {
+      lifecycle.assertStarted('askApproval');
+      const card = createApprovalCard(prompt);
+      try {
+        await connected().sendMessage(to.chatId, { msgtype: 'template_card', template_card: card });
+      } catch (err) {
+        throw toChannelError(name, err, 'aibot_send_msg template_card');
+      }
+      const taskId = card.task_id as string;
+      cards.set(taskId, card);
+      if (cards.size > REMEMBERED_CARDS) cards.delete(cards.keys().next().value as string);
+      return { chatId: to.chatId, messageId: taskId };
     },
 
     async openStream(to) {

@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../types.js';
+import type { InboundFile, InboundImage, InboundMessage } from '../types.js';
 import { ChannelError } from '../types.js';
 
 /**
@@ -18,7 +18,35 @@ export interface CallbackFrame {
     msgtype?: string;
     text?: { content?: string };
     voice?: { content?: string };
-    mixed?: { msg_item?: Array<{ msgtype?: string; text?: { content?: string } }> };
+    image?: MediaRef;
+    file?: MediaRef;
+    mixed?: { msg_item?: Array<{ msgtype?: string; text?: { content?: string }; image?: MediaRef }> };
+  };
+}
+
+/** A picture or file in a callback: a download URL (valid 5 minutes) and its per-message AES key. */
+export interface MediaRef {
+  url?: string;
+  aeskey?: string;
+}
+
+/** A template_card_event callback (a button press on a card the bot sent). */
+export interface CardEventFrame {
+  headers?: { req_id?: string };
+  body?: {
+    msgid?: string;
+    chattype?: string;
+    chatid?: string;
+    from?: { userid?: string };
+    create_time?: number;
+    event?: {
+      eventtype?: string;
+      /** As WeCom documents it: the event's own object under its type's name. */
+      template_card_event?: { event_key?: string; task_id?: string };
+      /** As the SDK's TemplateCardEventData types it: the fields flat on the event. */
+      event_key?: string;
+      task_id?: string;
+    };
   };
 }
 
@@ -29,14 +57,15 @@ export interface WecomReplyExtra {
 }
 
 /**
- * A callback as an InboundMessage, or undefined for messages without text (images, files, videos:
- * not supported yet). Chat ids: a group is its `chatid`; a DM has no chatid and is keyed by the
+ * A callback as an InboundMessage (text, voice, pictures, mixed text and pictures, files), or
+ * undefined for the rest (videos). Chat ids: a group is its `chatid`; a DM has no chatid and is keyed by the
  * sender's userid, which is also what aibot_send_msg takes as `chatid` for a one-to-one chat.
  */
 export function normalizeCallback(channel: string, frame: CallbackFrame): InboundMessage | undefined {
   const b = frame.body;
   const raw = b ? textOf(b) : undefined;
   if (!b?.msgid || raw === undefined) return undefined;
+  const media = b ? mediaOf(b) : { images: [], files: [] };
   const group = b.chattype === 'group';
   const senderId = b.from?.userid ?? '';
   const chatId = group ? (b.chatid ?? '') : senderId;
@@ -52,7 +81,62 @@ export function normalizeCallback(channel: string, frame: CallbackFrame): Inboun
     // Group callbacks are only sent for messages that @ the bot; DMs are always addressed to it.
     mentioned: true,
     ts: timestampMs(b.create_time),
+    ...(media.images.length ? { images: media.images } : {}),
+    ...(media.files.length ? { files: media.files } : {}),
     replyTarget: { chatId, chatType, messageId: b.msgid, extra: reqId ? { reqId } : {} },
+  };
+}
+
+/**
+ * A button press on an approval card as the message it stands for: the button's key is the
+ * command (`/allow k7m2x`), sent by the person who pressed. It carries no req_id for replies:
+ * an event's req_id only takes a card update (aibot_respond_update_msg), so answers go out with
+ * aibot_send_msg.
+ */
+export function normalizeCardEvent(channel: string, frame: CardEventFrame): { message: InboundMessage; taskId: string } | undefined {
+  const b = frame.body;
+  const e = b?.event;
+  const key = e?.template_card_event?.event_key ?? e?.event_key;
+  const taskId = e?.template_card_event?.task_id ?? e?.task_id;
+  const senderId = b?.from?.userid;
+  if (!b?.msgid || !key || !taskId || !senderId || !/^\/(allow|deny)\b/.test(key)) return undefined;
+  const group = b.chattype === 'group';
+  const chatId = group ? (b.chatid ?? '') : senderId;
+  const chatType = group ? 'group' : 'direct';
+  return {
+    taskId,
+    message: {
+      channel,
+      messageId: b.msgid,
+      chatId,
+      chatType,
+      senderId,
+      text: key,
+      mentioned: true,
+      ts: timestampMs(b.create_time),
+      replyTarget: { chatId, chatType, extra: {} },
+    },
+  };
+}
+
+/** The ref an InboundImage / InboundFile keeps: the URL and its key, as JSON (the inbox stores it). */
+export function formatMediaRef(m: MediaRef): string {
+  return JSON.stringify({ url: m.url, aeskey: m.aeskey });
+}
+
+export function parseMediaRef(ref: string): { url: string; aeskey?: string } {
+  const v = JSON.parse(ref) as MediaRef;
+  if (typeof v.url !== 'string' || v.url === '') throw new Error('no download URL');
+  return typeof v.aeskey === 'string' && v.aeskey !== '' ? { url: v.url, aeskey: v.aeskey } : { url: v.url };
+}
+
+function mediaOf(b: NonNullable<CallbackFrame['body']>): { images: InboundImage[]; files: InboundFile[] } {
+  const ok = (m: MediaRef | undefined): m is MediaRef => typeof m?.url === 'string' && m.url !== '';
+  const pictures = b.msgtype === 'image' ? [b.image] : b.msgtype === 'mixed' ? (b.mixed?.msg_item ?? []).map((i) => i.image) : [];
+  return {
+    images: pictures.filter(ok).map((m) => ({ ref: formatMediaRef(m) })),
+    // No name in the callback: WeCom names the file in the download's Content-Disposition.
+    files: b.msgtype === 'file' && ok(b.file) ? [{ ref: formatMediaRef(b.file) }] : [],
   };
 }
 
@@ -74,9 +158,13 @@ function textOf(b: NonNullable<CallbackFrame['body']>): string | undefined {
     case 'voice':
       return b.voice?.content; // WeCom's own speech-to-text
     case 'mixed': {
-      const parts = (b.mixed?.msg_item ?? []).filter((i) => i.msgtype === 'text').map((i) => i.text?.content ?? '');
-      return parts.length > 0 ? parts.join('\n') : undefined;
+      const items = b.mixed?.msg_item ?? [];
+      const parts = items.filter((i) => i.msgtype === 'text').map((i) => i.text?.content ?? '');
+      return parts.length > 0 || items.some((i) => i.msgtype === 'image') ? parts.join('\n') : undefined;
     }
+    case 'image':
+    case 'file':
+      return '';
     default:
       return undefined;
   }

@@ -17,6 +17,18 @@
  * Choices: a DM's chatId is the sender's staffId for replies and sends alike; a group's is its openConversationId (=
  * the callback's conversationId). Group messages that do not @ the bot are not delivered (robots only get @-messages
  * by default). Text is used verbatim; mentionUsers only fills atUsers. No history API: addHistory is a no-op.
+ * Files: see channel-b-dingtalk-media.ts (messageFiles/download, GET /download/<id>, POST /media/upload; the fake is
+ * also the `oapiBaseUrl` host). A delivered message with files is a `file` message (one-to-one chats only, one file
+ * each); pictures alone are `picture`, with text `richText`.
+ * Approval cards: channelConfig names APPROVAL_CARD_TEMPLATE as `approvalCardTemplateId`; the fake models that
+ * template as the operator builds it in the card builder (see docs/channels.md): card data markdown, allowLabel,
+ * allowCommand, denyLabel, denyCommand, alwaysLabel, alwaysCommand (all required). createAndDeliver with it is
+ * recorded as kind 'send' with `buttons`. press() sends what DingTalk sends for a button with a callback: a CALLBACK
+ * frame on topic /v1.0/card/instances/callback with data {extension, corpId, spaceType, userIdType, type:
+ * 'actionCallback', userId, content, spaceId, outTrackId, value: '{"cardPrivateData":{"actionIds":[…],"params":
+ * {"command":…}}}'} (as the official Python SDK's CardCallbackMessage shows it), but only for a card created with
+ * callbackType STREAM and a client subscribed to that topic (else DingTalk sends nothing over the stream). The
+ * client's frame answering it is recorded as an ack 'press:<frame messageId>'.
  * Unverified: the 20 000-byte cap (the groupMessages/send doc says msgParam ≤ 15 000 bytes) and its errcode 460101,
  * OpenAPI error codes other than InvalidAuthentication. errcode 300001 "session 不存在" (expired sessionWebhook) is
  * what community logs show.
@@ -25,11 +37,20 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
-import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
+import type { FakeButton, FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection, FakeSentFile } from './types.js';
 import { createWaiters } from './_waiters.js';
+import { createDingtalkMedia } from './channel-b-dingtalk-media.js';
 import { HANG_MS } from '../../helpers/wait.js';
 
 export const DINGTALK_TOPIC_ROBOT = '/v1.0/im/bot/messages/get';
+export const DINGTALK_TOPIC_CARD = '/v1.0/card/instances/callback';
+/** The approval card template the fake knows (as if built in the card builder). */
+export const APPROVAL_CARD_TEMPLATE = 'fake-approval-card.schema';
+const APPROVAL_BUTTONS = [
+  ['allowLabel', 'allowCommand', 'button_allow'],
+  ['denyLabel', 'denyCommand', 'button_deny'],
+  ['alwaysLabel', 'alwaysCommand', 'button_always'],
+] as const;
 const CLIENT_ID = 'ding-fake-client';
 const CLIENT_SECRET = 'fake-secret';
 const APP_ID = 'fake-app-id';
@@ -42,7 +63,7 @@ export interface FakeDingtalkOptions extends FakePlatformOptions {
   sessionWebhookTtlMs?: number;
 }
 
-export interface FakeDingtalk extends FakePlatform {
+export interface FakeDingtalk extends FakePlatform, DingtalkExtras {
   /** Send a SYSTEM ping to the newest connection and resolve when the client echoes it. */
   ping(timeoutMs?: number): Promise<void>;
   /** Expire every sessionWebhook issued so far (the next POST to one gets errcode 300001). */
@@ -53,6 +74,11 @@ export interface FakeDingtalk extends FakePlatform {
   readonly stats: { opens: number; refusedOpens: number; upgrades: number; tokens: number };
   /** AI cards by outTrackId: streamed text and the card data merged from create and PUT /v1.0/card/instances. */
   readonly cards: ReadonlyMap<string, { chatId: string; text: string; params: Record<string, unknown> }>;
+}
+
+export interface DingtalkExtras {
+  /** Press the button labelled `label` on the approval card `messageId` (its outTrackId) as staff `userId`. */
+  press(p: { messageId: string; label: string; userId: string }): Promise<void>;
 }
 
 type Json = Record<string, unknown>;
@@ -72,7 +98,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   const delivered = new Map<string, Json>(); // platform msgId → CALLBACK frame
   const frameToMsg = new Map<string, string>(); // stream headers.messageId → platform msgId
   const sessions = new Map<string, { chatId: string; msgId: string; expiresAt: number }>(); // sessionWebhook tokens
-  const cards = new Map<string, { chatId: string; text: string; params: Json }>(); // AI cards by outTrackId
+  const cards = new Map<string, { chatId: string; text: string; params: Json; templateId: string; callbackType?: string; buttons?: FakeButton[] }>();
+  const pressFrames = new Set<string>(); // CALLBACK frame ids of presses, acked as 'press:<id>'
   const pendingPings = new Set<string>();
   const stats = { opens: 0, refusedOpens: 0, upgrades: 0, tokens: 0 };
   let subscriptions: Conn['subscriptions'] = [];
@@ -97,6 +124,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const base = `http://127.0.0.1:${port}`;
+  const media = createDingtalkMedia(base);
 
   function onConnection(ws: WebSocket, subs: Conn['subscriptions']): void {
     const conn: Conn = { ws, id: randomId('conn'), subscriptions: subs };
@@ -119,6 +147,11 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     }
     const id = frame.headers?.messageId ?? '';
     if (pendingPings.delete(id)) {
+      notify();
+      return;
+    }
+    if (pressFrames.delete(id)) {
+      acks.push({ messageId: `press:${id}`, at: Date.now() });
       notify();
       return;
     }
@@ -148,8 +181,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
 
   async function deliver(msg: FakeInbound): Promise<{ messageId: string }> {
     const msgId = msg.messageId ?? randomId('msg');
-    if (msg.images?.length) throw new Error('fake dingtalk: picture messages are not modelled');
     const isGroup = msg.chatType === 'group';
+    if (msg.files?.length && (isGroup || msg.files.length > 1)) throw new Error('fake dingtalk: files reach robots one per message, in one-to-one chats');
     if (isGroup && !msg.chatId) throw new Error('fake dingtalk: a group message needs chatId');
     if (isGroup && !msg.mentionBot) return { messageId: msgId }; // robots only receive @-messages
     const ts = msg.ts ?? Date.now();
@@ -161,9 +194,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       conversationId: isGroup ? msg.chatId : `cid${Buffer.from(`dm:${msg.userId}`).toString('base64')}`,
       conversationType: isGroup ? '2' : '1',
       msgId,
-      msgtype: 'text',
       // In groups DingTalk removes the bot's own @mention and leaves the separating space.
-      text: { content: isGroup ? ` ${msg.text}` : msg.text },
+      ...content(isGroup ? ` ${msg.text}` : msg.text, msg),
       senderId: lwcp(msg.userId),
       senderStaffId: msg.userId,
       senderNick: msg.userName ?? msg.userId,
@@ -185,10 +217,62 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     return { messageId: msgId };
   }
 
+  /** The message's content fields: text, a file, a picture, or text with pictures (richText). */
+  function content(text: string, msg: FakeInbound): Json {
+    const file = msg.files?.[0];
+    if (file)
+      return {
+        msgtype: 'file',
+        content: { downloadCode: media.serve(file.data, file.mimeType), fileName: file.fileName ?? 'file', fileId: randomId('file'), spaceId: '1' },
+      };
+    const pictures = (msg.images ?? []).map((i) => {
+      const code = media.serve(i.data, i.mimeType);
+      return { downloadCode: code, pictureDownloadCode: code };
+    });
+    if (pictures.length === 1 && msg.text === '') return { msgtype: 'picture', content: pictures[0] };
+    if (pictures.length > 0) return { msgtype: 'richText', content: { richText: [{ text }, ...pictures.map((p) => ({ type: 'picture', ...p }))] } };
+    return { msgtype: 'text', text: { content: text } };
+  }
+
+  async function press(p: { messageId: string; label: string; userId: string }): Promise<void> {
+    const card = cards.get(p.messageId);
+    const index = card?.buttons?.findIndex((b) => b.label === p.label) ?? -1;
+    const button = card?.buttons?.[index];
+    if (!card || !button) throw new Error(`fake dingtalk: no approval card ${p.messageId} with a button "${p.label}"`);
+    if (card.callbackType !== 'STREAM')
+      throw new Error('fake dingtalk: the card was not created with callbackType STREAM, so DingTalk sends no stream callback');
+    const conn = await newestConn();
+    if (!conn.subscriptions.some((s) => s.type === 'CALLBACK' && s.topic === DINGTALK_TOPIC_CARD)) {
+      throw new Error(`fake dingtalk: the client did not subscribe to CALLBACK ${DINGTALK_TOPIC_CARD}`);
+    }
+    const value = JSON.stringify({ cardPrivateData: { actionIds: [APPROVAL_BUTTONS[index]?.[2]], params: { command: button.value } } });
+    const frameId = randomId('frame');
+    pressFrames.add(frameId);
+    const data = {
+      extension: '{}',
+      corpId: 'ding-fake-corp',
+      spaceType: '',
+      userIdType: 1,
+      type: 'actionCallback',
+      userId: p.userId,
+      content: value,
+      spaceId: '',
+      outTrackId: p.messageId,
+      value,
+    };
+    await sendFrame(conn, systemFrame(DINGTALK_TOPIC_CARD, frameId, data, 'CALLBACK'));
+  }
+
   // --- HTTP: gateway, session webhook, OpenAPI ---
   async function handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', base);
     const route = `${req.method ?? 'GET'} ${url.pathname}`;
+    if (route === 'POST /media/upload') return uploadMedia(req, url, res);
+    const served = req.method === 'GET' && url.pathname.startsWith('/download/') ? media.file(url.pathname.slice('/download/'.length)) : undefined;
+    if (served) {
+      res.writeHead(200, { 'content-type': served.contentType }).end(served.data);
+      return;
+    }
     const body = await readJson(req);
     if (body === undefined) return reply(res, 400, { code: 'InvalidParameter', message: 'body is not JSON' });
     if (route === 'POST /v1.0/gateway/connections/open') return openConnection(body, res);
@@ -265,9 +349,28 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     reply(res, 200, { errcode: 0, errmsg: 'ok' });
   }
 
+  async function uploadMedia(req: IncomingMessage, url: URL, res: ServerResponse): Promise<void> {
+    const route = 'POST /media/upload';
+    if (!tokens.has(url.searchParams.get('access_token') ?? '')) {
+      for await (const _ of req); // drain
+      return refuseReq(res, route, 'invalid access_token', null, 200, { errcode: 40014, errmsg: '不合法的access_token' });
+    }
+    const r = await media.upload(req, url);
+    if (!r.ok) return refuseReq(res, route, r.reason, null, 200, r.body);
+    reply(res, 200, r.body);
+  }
+
+  function decodeFileParam(msgKey: string, msgParam: unknown): Decoded | string {
+    const p = parseJson(String(msgParam));
+    if (!p) return `bad msgParam JSON string for ${msgKey}`;
+    const file = media.sentFile(msgKey, p);
+    return typeof file === 'string' ? file : { text: '', format: msgKey, file };
+  }
+
   /** Sends a robot message (msgKey + msgParam) to each chat, or rejects it with 400. */
   function robotSend(body: Json, res: ServerResponse, route: string, chatIds: string[]): string | undefined {
-    const decoded = decodeMsgParam(String(body.msgKey ?? ''), body.msgParam);
+    const msgKey = String(body.msgKey ?? '');
+    const decoded = msgKey === 'sampleImageMsg' || msgKey === 'sampleFile' ? decodeFileParam(msgKey, body.msgParam) : decodeMsgParam(msgKey, body.msgParam);
     const problem =
       chatIds.length === 0
         ? 'no userIds / openConversationId'
@@ -297,6 +400,12 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       const key = robotSend(body, res, route, typeof body.openConversationId === 'string' ? [body.openConversationId] : []);
       if (key) reply(res, 200, { processQueryKey: key });
     },
+    'POST /v1.0/robot/messageFiles/download': (body, res, route) => {
+      const downloadUrl = media.downloadUrl(body);
+      if (!downloadUrl)
+        return refuseReq(res, route, 'unknown downloadCode or no robotCode', body, 400, { code: 'InvalidParameter', message: 'downloadCode 有误或已过期' });
+      reply(res, 200, { downloadUrl });
+    },
     'POST /v1.0/card/instances/createAndDeliver': (body, res, route) => {
       const m = /^dtv1\.card\/\/IM_(GROUP|ROBOT)\.(.+)$/.exec(String(body.openSpaceId ?? ''));
       const outTrackId = String(body.outTrackId ?? '');
@@ -307,7 +416,24 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
         });
       }
       const params = ((body.cardData as Json | undefined)?.cardParamMap ?? {}) as Json;
-      cards.set(outTrackId, { chatId: m[2] as string, text: '', params: { ...params } });
+      const templateId = String(body.cardTemplateId ?? '');
+      const callbackType = typeof body.callbackType === 'string' ? body.callbackType : undefined;
+      let buttons: FakeButton[] | undefined;
+      if (templateId === APPROVAL_CARD_TEMPLATE) {
+        const missing = ['markdown', ...APPROVAL_BUTTONS.flatMap(([l, c]) => [l, c])].filter((k) => typeof params[k] !== 'string' || params[k] === '');
+        if (missing.length)
+          return refuseReq(res, route, `approval card data lacks ${missing.join(', ')}`, body, 400, { code: 'InvalidParameter', message: 'cardParamMap' });
+        buttons = APPROVAL_BUTTONS.map(([l, c]) => ({ label: String(params[l]), value: String(params[c]) }));
+        record({ kind: 'send', chatId: m[2] as string, text: String(params.markdown), format: 'card', messageId: outTrackId, buttons, raw: body });
+      }
+      cards.set(outTrackId, {
+        chatId: m[2] as string,
+        text: '',
+        params: { ...params },
+        templateId,
+        ...(callbackType ? { callbackType } : {}),
+        ...(buttons ? { buttons } : {}),
+      });
       const deliverResults = [{ spaceType: `IM_${m[1]}`, spaceId: m[2], success: true, carrierId: randomId('carrier') }];
       reply(res, 200, { success: true, result: { outTrackId, deliverResults } });
     },
@@ -353,7 +479,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
 
   return {
     name: 'channel_b',
-    channelConfig: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, apiBaseUrl: base },
+    channelConfig: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, apiBaseUrl: base, oapiBaseUrl: base, approvalCardTemplateId: APPROVAL_CARD_TEMPLATE },
     botUserId: BOT_USER_ID,
     botName: BOT_NAME,
     limit: { max: MAX_BYTES, unit: 'bytes' },
@@ -366,6 +492,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       return subscriptions;
     },
     deliver,
+    press,
     async redeliver(messageId) {
       const d = delivered.get(messageId);
       if (!d) throw new Error(`fake dingtalk: ${messageId} was never delivered`);
@@ -412,7 +539,7 @@ function systemFrame(topic: string, messageId: string, data: unknown, type = 'SY
   };
 }
 
-type Decoded = { text: string; format: string };
+type Decoded = { text: string; format: string; file?: FakeSentFile };
 function decodeWebhookBody(body: Json): Decoded | string {
   const text = (body.text as Json | undefined)?.content;
   const md = body.markdown as Json | undefined;

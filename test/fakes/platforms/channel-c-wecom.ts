@@ -24,16 +24,27 @@
  * - POST http://127.0.0.1:P/cgi-bin/aibot/response?response_code=… (the response_url) → kind 'reply'.
  * - Limit: 20 480 bytes UTF-8 for stream content and markdown; over it → errcode 40058 (a guess) and a rejection.
  *
+ * - Files and pictures both ways and template cards: see channel-c-wecom-media.ts (uploads, encrypted downloads)
+ *   and below. aibot_send_msg msgtype image|file {media_id} → kind 'send' with `file`; msgtype template_card
+ *   (card_type button_interaction: button_list of 1–6 buttons with unique keys ≤ 1024 bytes, task_id unique per bot,
+ *   [0-9a-zA-Z_-@] ≤ 128 bytes) → kind 'send' with `buttons` (label = text, value = key). press() pushes the
+ *   documented aibot_event_callback {msgtype:'event', event:{eventtype:'template_card_event',
+ *   template_card_event:{card_type, event_key, task_id}}} on a fresh req_id; aibot_respond_update_msg on that req_id
+ *   {response_type:'update_template_card', userids?, template_card (same task_id)} is accepted within 5 s of the
+ *   event (WeCom's limit; later → 846608, code unverified) and recorded in cardUpdates.
+ *
  * "Ack": WeCom has no explicit ack of a callback. The fake counts the first aibot_respond_msg frame for a callback's
  * req_id as its ack (acks[].messageId is the msgid). redeliver() pushes the same msgid with a new req_id.
- * Group messages without mentionBot are not delivered (groups only deliver @-messages). Images, media upload and
- * template cards beyond recording are not modelled. No history API: addHistory is a no-op.
+ * Group messages without mentionBot are not delivered (groups only deliver @-messages). A message with files is a
+ * `file` message (one file each, as WeCom sends them); pictures alone are `image`, with text they are `mixed`.
+ * No history API: addHistory is a no-op.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
-import type { FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
+import type { FakeButton, FakeInbound, FakeOutbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
+import { contentDisposition, createUploads, encryptMedia, type ServedMedia, typeOfName } from './channel-c-wecom-media.js';
 import { createWaiters } from './_waiters.js';
 import { HANG_MS } from '../../helpers/wait.js';
 
@@ -42,12 +53,23 @@ const SECRET = 'fake-secret';
 const BOT_NAME = 'FakeWecomBot';
 const MAX_BYTES = 20_480;
 
-export interface FakeWecom extends FakePlatform {
+export interface FakeWecom extends FakePlatform, Pick<WecomExtras, 'press'> {
   /** Every frame the client sent, in order, for protocol assertions. */
   readonly frames: ReadonlyArray<WsFrame>;
   /** Counters: subscribe attempts, refused subscribes, heartbeat pings. */
   readonly stats: { subscribes: number; refused: number; pings: number };
+  /** Card updates the bot made in answer to a press (aibot_respond_update_msg within 5 s). */
+  readonly cardUpdates: Array<{ taskId: string; userids?: string[]; card: Json; at: number }>;
 }
+
+export interface WecomExtras {
+  /** Press the button labelled `label` on the card with task_id `messageId`, as `userId`. */
+  press(p: { messageId: string; label: string; userId: string }): Promise<void>;
+  readonly cardUpdates: FakeWecom['cardUpdates'];
+}
+
+/** How long after a template_card_event WeCom accepts the card update (SDK docs: 5 s). */
+const CARD_UPDATE_MS = 5_000;
 
 type Json = Record<string, unknown>;
 interface WsFrame {
@@ -76,6 +98,12 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
   const responseCodes = new Map<string, Callback>(); // response_url code → callback
   const finishedStreams = new Set<string>();
   const stats = { subscribes: 0, refused: 0, pings: 0 };
+  const served = new Map<string, ServedMedia>(); // callback media by id (the URL's last part)
+  const uploads = createUploads();
+  const cards = new Map<string, { chatId: string; group: boolean; cardType: string; buttons: FakeButton[] }>(); // by task_id
+  const cardEvents = new Map<string, { taskId: string; conn: Conn; at: number }>(); // template_card_event req_id →
+  const cardUpdates: FakeWecom['cardUpdates'] = [];
+  const groupChats = new Set<string>(); // chatids seen in group callbacks (aibot_send_msg takes userids and chatids alike)
   let active: Conn | undefined; // the subscribed connection that receives callbacks
   let refuse = false,
     closed = false;
@@ -133,8 +161,16 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
         return respond(conn, frame);
       case 'aibot_send_msg':
         return sendMsg(conn, frame);
-      case 'aibot_respond_welcome_msg':
       case 'aibot_respond_update_msg':
+        return updateCard(conn, frame);
+      case 'aibot_upload_media_init':
+      case 'aibot_upload_media_chunk':
+      case 'aibot_upload_media_finish': {
+        const step = frame.cmd.slice('aibot_upload_media_'.length) as 'init' | 'chunk' | 'finish';
+        const r = uploads[step](frame.body ?? {});
+        return r.ok ? receipt(conn, reqId, 0, 'ok', r.body) : refuseFrame(conn, frame, r.errcode, r.reason);
+      }
+      case 'aibot_respond_welcome_msg':
         record({ kind: 'reply', chatId: '', text: '', format: String(frame.body?.msgtype ?? frame.cmd), raw: frame });
         return receipt(conn, reqId);
       default:
@@ -205,6 +241,8 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
   function sendMsg(conn: Conn, frame: WsFrame): void {
     const body = frame.body ?? {};
     const chatId = typeof body.chatid === 'string' ? body.chatid : '';
+    if (chatId && (body.msgtype === 'file' || body.msgtype === 'image')) return sendMedia(conn, frame, chatId);
+    if (chatId && body.msgtype === 'template_card') return sendCard(conn, frame, chatId);
     const text = String((body.markdown as Json | undefined)?.content ?? '');
     if (!chatId) return refuseFrame(conn, frame, 40000, 'chatid is required');
     if (body.msgtype === 'markdown' && !text) return refuseFrame(conn, frame, 40000, 'markdown.content is required');
@@ -213,8 +251,87 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
     receipt(conn, frame.headers?.req_id ?? '');
   }
 
+  function sendMedia(conn: Conn, frame: WsFrame, chatId: string): void {
+    const body = frame.body ?? {};
+    const type = String(body.msgtype);
+    const mediaId = String((body[type] as Json | undefined)?.media_id ?? '');
+    const m = uploads.media.get(mediaId);
+    if (!m) return refuseFrame(conn, frame, 40007, 'invalid media_id');
+    if (m.type !== type) return refuseFrame(conn, frame, 40007, `media_id is a ${m.type}, not a ${type}`);
+    const file = { name: m.filename, mimeType: typeOfName(m.filename), data: m.data, as: type === 'image' ? ('image' as const) : ('file' as const) };
+    record({ kind: 'send', chatId, text: '', format: type, messageId: randomId('msg'), file, raw: frame });
+    receipt(conn, frame.headers?.req_id ?? '');
+  }
+
+  function sendCard(conn: Conn, frame: WsFrame, chatId: string): void {
+    const card = (frame.body?.template_card ?? {}) as Json;
+    const taskId = typeof card.task_id === 'string' ? card.task_id : '';
+    const list = Array.isArray(card.button_list) ? (card.button_list as Array<{ text?: string; key?: string }>) : [];
+    const keys = list.map((b) => String(b.key ?? ''));
+    const problem =
+      card.card_type !== 'button_interaction'
+        ? `fake wecom models card_type button_interaction, not ${String(card.card_type)}`
+        : !/^[0-9a-zA-Z_\-@]{1,128}$/.test(taskId)
+          ? 'task_id must be 1-128 of [0-9a-zA-Z_-@]'
+          : cards.has(taskId)
+            ? 'task_id already used by this bot'
+            : list.length < 1 || list.length > 6
+              ? 'button_list must have 1 to 6 buttons'
+              : keys.some((k) => k === '' || Buffer.byteLength(k) > 1024) || new Set(keys).size !== keys.length
+                ? 'button keys must be unique, 1 to 1024 bytes'
+                : undefined;
+    if (problem) return refuseFrame(conn, frame, 40000, problem);
+    const title = (card.main_title ?? {}) as Json;
+    const text = [title.title, title.desc, card.sub_title_text].filter((t) => typeof t === 'string' && t !== '').join('\n');
+    const buttons = list.map((b) => ({ label: String(b.text ?? ''), value: String(b.key) }));
+    cards.set(taskId, { chatId, group: groupChats.has(chatId), cardType: String(card.card_type), buttons });
+    record({ kind: 'send', chatId, text, format: 'template_card', messageId: taskId, buttons, raw: frame });
+    receipt(conn, frame.headers?.req_id ?? '');
+  }
+
+  function updateCard(conn: Conn, frame: WsFrame): void {
+    const reqId = frame.headers?.req_id ?? '';
+    const ev = cardEvents.get(reqId);
+    const body = frame.body ?? {};
+    const card = (body.template_card ?? {}) as Json;
+    if (!ev || ev.conn !== conn) return refuseFrame(conn, frame, 846605, 'invalid req_id');
+    if (Date.now() - ev.at > CARD_UPDATE_MS) return refuseFrame(conn, frame, 846608, 'template card update expired');
+    if (body.response_type !== 'update_template_card') return refuseFrame(conn, frame, 40000, 'response_type must be update_template_card');
+    if (card.task_id !== ev.taskId) return refuseFrame(conn, frame, 40000, 'template_card.task_id must be the event task_id');
+    const userids = Array.isArray(body.userids) ? (body.userids as string[]) : undefined;
+    cardUpdates.push({ taskId: ev.taskId, ...(userids ? { userids } : {}), card, at: Date.now() });
+    notify();
+    receipt(conn, reqId);
+  }
+
+  async function press(p: { messageId: string; label: string; userId: string }): Promise<void> {
+    const card = cards.get(p.messageId);
+    const button = card?.buttons.find((b) => b.label === p.label);
+    if (!card || !button) throw new Error(`fake wecom: no card ${p.messageId} with a button "${p.label}"`);
+    const conn = await waitFor(() => (active?.ws.readyState === WebSocket.OPEN ? active : undefined), HANG_MS, 'a subscribed connection');
+    const reqId = randomBytes(16).toString('hex');
+    cardEvents.set(reqId, { taskId: p.messageId, conn, at: Date.now() });
+    const body = {
+      msgid: randomId('evt'),
+      create_time: nowSeconds(),
+      aibotid: BOT_ID,
+      ...(card.group ? { chatid: card.chatId } : {}),
+      chattype: card.group ? 'group' : 'single',
+      from: { userid: p.userId },
+      msgtype: 'event',
+      event: { eventtype: 'template_card_event', template_card_event: { card_type: card.cardType, event_key: button.value, task_id: p.messageId } },
+    };
+    await send(conn, { cmd: 'aibot_event_callback', headers: { req_id: reqId }, body });
+  }
+
   async function handleResponseUrl(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', base);
+    const media = req.method === 'GET' ? served.get(url.pathname.replace(/^\/media\//, '')) : undefined;
+    if (media) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': contentDisposition(media.name) });
+      res.end(media.encrypted);
+      return;
+    }
     const body = await readJson(req);
     const cb = responseCodes.get(url.searchParams.get('response_code') ?? '');
     const method = `${req.method ?? 'GET'} ${url.pathname}`;
@@ -245,7 +362,7 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
 
   async function deliver(msg: FakeInbound): Promise<{ messageId: string }> {
     const msgid = msg.messageId ?? randomId('msg');
-    if (msg.images?.length) throw new Error('fake wecom: image messages are not modelled');
+    if ((msg.files?.length ?? 0) > 1) throw new Error('fake wecom: WeCom sends one file per message');
     const isGroup = msg.chatType === 'group';
     if (isGroup && !msg.chatId) throw new Error('fake wecom: a group message needs chatId');
     if (isGroup && !msg.mentionBot) return { messageId: msgid }; // groups only deliver messages that @ the bot
@@ -258,14 +375,30 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
       from: { userid: msg.userId },
       create_time: Math.floor((msg.ts ?? Date.now()) / 1000),
       response_url: `${base}/cgi-bin/aibot/response?response_code=${code}`,
-      msgtype: 'text',
-      text: { content: isGroup ? `@${BOT_NAME} ${msg.text}` : msg.text },
+      ...content(isGroup ? `@${BOT_NAME} ${msg.text}` : msg.text, msg),
     };
     const cb: Callback = { msgid, chatId: isGroup ? (msg.chatId as string) : msg.userId, body };
+    if (isGroup) groupChats.add(msg.chatId as string);
     delivered.set(msgid, cb);
     responseCodes.set(code, cb);
     await push(cb);
     return { messageId: msgid };
+  }
+
+  /** The message's content fields: text, or a file, or pictures (with text: mixed). */
+  function content(text: string, msg: FakeInbound): Json {
+    const serve = (f: { data: Buffer; fileName?: string; mimeType: string }) => {
+      const id = randomBytes(12).toString('hex');
+      const { encrypted, aeskey } = encryptMedia(f.data);
+      served.set(id, { name: f.fileName ?? 'file', contentType: f.mimeType, encrypted });
+      return { url: `${base}/media/${id}`, aeskey };
+    };
+    const file = msg.files?.[0];
+    if (file) return { msgtype: 'file', file: serve(file) };
+    const images = (msg.images ?? []).map((i) => ({ msgtype: 'image', image: serve(i) }));
+    if (images.length === 1 && msg.text === '') return { msgtype: 'image', image: images[0]?.image };
+    if (images.length > 0) return { msgtype: 'mixed', mixed: { msg_item: [{ msgtype: 'text', text: { content: text } }, ...images] } };
+    return { msgtype: 'text', text: { content: text } };
   }
 
   function record(o: Omit<FakeOutbound, 'at'>): void {
@@ -285,6 +418,8 @@ export async function startFakeWecom(opts: FakePlatformOptions = {}): Promise<Fa
     acks,
     frames,
     stats,
+    cardUpdates,
+    press,
     deliver,
     async redeliver(messageId) {
       const cb = delivered.get(messageId);

@@ -266,6 +266,78 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     expect(await openHandles({ servers: false })).toEqual([]);
   });
 
+  it('downloads a file message through messageFiles/download within maxBytes; pictures of rich text go to downloadImage', async () => {
+    await startAdapter();
+    const data = Buffer.from('%PDF-1.4 spec');
+    const { messageId } = await fake.deliver({
+      chatType: 'direct',
+      userId: 'staff-1',
+      text: '',
+      files: [{ mimeType: 'application/pdf', data, fileName: 'spec.pdf' }],
+    });
+    const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
+    expect(msg).toMatchObject({ text: '', files: [{ ref: expect.any(String), fileName: 'spec.pdf' }] });
+    const file = msg.files?.[0] as NonNullable<InboundMessage['files']>[number];
+    expect(await adapter.downloadFile?.(file, { maxBytes: 1024 })).toEqual({ data, mimeType: 'application/pdf' });
+    await expect(adapter.downloadFile?.(file, { maxBytes: 4 })).rejects.toMatchObject({ kind: 'too_long' });
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const pic = await fake.deliver({
+      chatType: 'group',
+      chatId: 'cidG1==',
+      userId: 'staff-1',
+      text: 'look',
+      mentionBot: true,
+      images: [{ mimeType: 'image/png', data: png }],
+    });
+    const withPicture = await ctx.waitForMessage((m) => m.messageId === pic.messageId);
+    expect(withPicture.text).toBe('look');
+    expect(await adapter.downloadImage?.(withPicture.images?.[0] as NonNullable<InboundMessage['images']>[number])).toEqual({
+      data: png,
+      mimeType: 'image/png',
+    });
+  });
+
+  it('sendFile: uploads to /media/upload, then a picture as sampleImageMsg into a group, a PDF (and a WebP) as sampleFile to a user', async () => {
+    await startAdapter();
+    const group = { chatId: 'cidG1==', chatType: 'group' as const };
+    const user = { chatId: 'staff-1', chatType: 'direct' as const };
+    await adapter.sendFile?.(group, { name: 'chart.png', mimeType: 'image/png', data: Buffer.alloc(64, 1) });
+    await adapter.sendFile?.(user, { name: 'report.pdf', mimeType: 'application/pdf', data: Buffer.alloc(32, 2) });
+    await adapter.sendFile?.(user, { name: 'pic.webp', mimeType: 'image/webp', data: Buffer.alloc(16, 3) });
+    expect(fake.outbound.map((o) => [o.chatId, o.format, o.file?.name, o.file?.as, JSON.parse(String((o.raw as { msgParam: string }).msgParam))])).toEqual([
+      ['cidG1==', 'sampleImageMsg', 'chart.png', 'image', { photoURL: expect.stringMatching(/^@/) }],
+      ['staff-1', 'sampleFile', 'report.pdf', 'file', { mediaId: expect.any(String), fileName: 'report.pdf', fileType: 'pdf' }],
+      ['staff-1', 'sampleFile', 'pic.webp', 'file', { mediaId: expect.any(String), fileName: 'pic.webp', fileType: 'webp' }],
+    ]);
+    expect(adapter.maxFileBytes).toBe(20 * 1024 * 1024);
+  });
+
+  it('approval buttons only with approvalCardTemplateId; a press becomes the command from the presser in the card’s chat, acked', async () => {
+    const { approvalCardTemplateId: _, ...plain } = fake.channelConfig;
+    const without = await createDingtalkAdapter(dingtalk.options.parse(plain), { log: ctx.log, dir: '/tmp', name: 'channel_b' }, FAST);
+    expect(without.askApproval).toBeUndefined();
+    await startAdapter();
+    expect(fake.subscriptions).toContainEqual({ type: 'CALLBACK', topic: '/v1.0/card/instances/callback' });
+    const to = { chatId: 'cidG1==', chatType: 'group' as const, extra: { robotCode: fake.channelConfig.clientId } };
+    const prompt = {
+      id: 'k7m2x',
+      tool: 'Bash',
+      summary: 'ls',
+      text: '**Approval needed:** `ls`',
+      actions: [
+        { label: 'Allow', command: '/allow k7m2x' },
+        { label: 'Deny', command: '/deny k7m2x' },
+        { label: 'Always allow Bash', command: '/allow always k7m2x' },
+      ],
+    };
+    const sent = await adapter.askApproval?.(to, prompt);
+    expect(sent).toEqual({ chatId: 'cidG1==', messageId: expect.stringMatching(/^approval_k7m2x_/) });
+    await fake.press({ messageId: sent?.messageId as string, label: 'Always allow Bash', userId: 'staff-2' });
+    const press = await ctx.waitForMessage((m) => m.text.startsWith('/allow'));
+    expect(press).toMatchObject({ chatId: 'cidG1==', chatType: 'group', senderId: 'staff-2', text: '/allow always k7m2x', mentioned: true });
+    await until(() => fake.acks.some((a) => a.messageId.startsWith('press:')), HANG_MS, 'the press acked');
+  });
+
   it('is created through the channel definition with the SDK imported lazily', async () => {
     const a = await dingtalk.create(dingtalk.options.parse({ ...fake.channelConfig }), { log: createSilentLogger(), dir: '/tmp', name: 'channel_b' });
     expect(a.name).toBe('channel_b');

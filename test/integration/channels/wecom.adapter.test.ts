@@ -235,6 +235,40 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     }
   });
 
+  it('downloadFile decrypts through the SDK and names the file from the download, also when it is over maxBytes', async () => {
+    const a = await started();
+    const data = Buffer.from('minutes of the meeting\n');
+    const { messageId } = await fake.deliver({
+      chatType: 'direct',
+      userId: 'zhangsan',
+      text: '',
+      files: [{ mimeType: 'text/plain', data, fileName: 'minutes.txt' }],
+    });
+    const msg = await ctx.waitForMessage((m) => m.messageId === messageId);
+    expect(msg).toMatchObject({ text: '', files: [{ ref: expect.any(String) }] });
+    const file = { ...(msg.files?.[0] as NonNullable<InboundMessage['files']>[number]) };
+    expect(file.fileName).toBeUndefined(); // WeCom's callback carries no name
+    expect(await a.downloadFile?.(file, { maxBytes: 1024 })).toEqual({ data, mimeType: 'text/plain' });
+    expect(file.fileName).toBe('minutes.txt');
+    const again = { ...(msg.files?.[0] as NonNullable<InboundMessage['files']>[number]) };
+    await expect(a.downloadFile?.(again, { maxBytes: 8 })).rejects.toMatchObject({ kind: 'too_long' });
+    expect(again.fileName).toBe('minutes.txt');
+  });
+
+  it('sendFile uploads over the socket: a PNG as a picture, a PDF and a PNG over 10 MB as files', async () => {
+    const a = await started();
+    const to = { chatId: 'zhangsan', chatType: 'direct' as const };
+    await a.sendFile?.(to, { name: 'chart.png', mimeType: 'image/png', data: Buffer.alloc(64, 1) });
+    await a.sendFile?.(to, { name: 'report.pdf', mimeType: 'application/pdf', data: Buffer.alloc(600 * 1024, 2) });
+    await a.sendFile?.(to, { name: 'huge.png', mimeType: 'image/png', data: Buffer.alloc(10 * 1024 * 1024 + 1, 3) });
+    expect(fake.outbound.map((o) => [o.chatId, o.format, o.file?.name, o.file?.data.length])).toEqual([
+      ['zhangsan', 'image', 'chart.png', 64],
+      ['zhangsan', 'file', 'report.pdf', 600 * 1024],
+      ['zhangsan', 'file', 'huge.png', 10 * 1024 * 1024 + 1],
+    ]);
+    expect(a.maxFileBytes).toBe(20 * 1024 * 1024);
+  });
+
   it('stop leaves no timer or socket behind, with heartbeats running', async () => {
     await started({ ...FAST, heartbeatMs: 20 });
     await until(() => fake.stats.pings >= 2);

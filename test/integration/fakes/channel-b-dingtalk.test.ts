@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DWClient, TOPIC_ROBOT, type DWClientDownStream } from 'dingtalk-stream';
+import { DWClient, TOPIC_CARD, TOPIC_ROBOT, type DWClientDownStream } from 'dingtalk-stream';
 import type WebSocket from 'ws';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { DingtalkStreamClient, type StreamClientOptions } from '../../../src/channels/dingtalk/stream-client.js';
-import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
+import { APPROVAL_CARD_TEMPLATE, startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
 import { openHandles } from '../../helpers/resources.js';
 import { until } from '../../helpers/wait.js';
 
@@ -211,6 +211,101 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
       ['staff-1', 'Hello', false, 'card-1'],
       ['staff-1', 'Hello, world', true, 'card-1'],
     ]);
+  });
+
+  it('files: a file message carries a downloadCode that messageFiles/download turns into a URL; uploads go to /media/upload', async () => {
+    await startClient();
+    const token = await openApiToken();
+    const data = Buffer.from('%PDF-1.4 fake');
+    await fake.deliver({ chatType: 'direct', userId: 'staff-1', text: '', files: [{ mimeType: 'application/pdf', data, fileName: 'spec.pdf' }] });
+    await until(() => received.length === 1);
+    const msg = received[0]!.msg as unknown as { msgtype: string; content: { downloadCode: string; fileName: string } };
+    expect(msg).toMatchObject({ msgtype: 'file', content: { downloadCode: expect.any(String), fileName: 'spec.pdf' } });
+    expect((await post('/v1.0/robot/messageFiles/download', { downloadCode: msg.content.downloadCode, robotCode: config().clientId })).status).toBe(401);
+    const r = await post('/v1.0/robot/messageFiles/download', { downloadCode: msg.content.downloadCode, robotCode: config().clientId }, token);
+    expect(r.body).toEqual({ downloadUrl: expect.stringContaining('/download/') });
+    expect(Buffer.from(await (await fetch(String(r.body.downloadUrl))).arrayBuffer())).toEqual(data);
+    expect((await post('/v1.0/robot/messageFiles/download', { downloadCode: 'nope', robotCode: config().clientId }, token)).status).toBe(400);
+    await expect(
+      fake.deliver({ chatType: 'group', chatId: 'cidG==', userId: 'staff-1', text: '', mentionBot: true, files: [{ mimeType: 'text/plain', data }] }),
+    ).rejects.toThrow(/one-to-one/);
+
+    const upload = async (type: string, name: string, body: Buffer, accessToken = token) => {
+      const form = new FormData();
+      form.append('media', new Blob([new Uint8Array(body)], { type: 'application/pdf' }), name);
+      const res = await fetch(`${config().apiBaseUrl}/media/upload?${new URLSearchParams({ access_token: accessToken, type })}`, {
+        method: 'POST',
+        body: form,
+      });
+      return (await res.json()) as { errcode: number; media_id?: string };
+    };
+    const up = await upload('file', 'report.pdf', data);
+    expect(up).toMatchObject({ errcode: 0, media_id: expect.any(String) });
+    expect((await upload('file', 'x.pdf', data, 'wrong')).errcode).toBe(40014);
+    expect((await upload('image', 'x.pdf', data)).errcode).toBe(40005);
+    const param = JSON.stringify({ mediaId: up.media_id, fileName: 'report.pdf', fileType: 'pdf' });
+    await post('/v1.0/robot/oToMessages/batchSend', { robotCode: config().clientId, userIds: ['staff-1'], msgKey: 'sampleFile', msgParam: param }, token);
+    expect(fake.outbound.at(-1)).toMatchObject({ kind: 'send', chatId: 'staff-1', format: 'sampleFile', file: { name: 'report.pdf', data, as: 'file' } });
+    const bad = JSON.stringify({ photoURL: up.media_id });
+    expect(
+      (await post('/v1.0/robot/oToMessages/batchSend', { robotCode: config().clientId, userIds: ['staff-1'], msgKey: 'sampleImageMsg', msgParam: bad }, token))
+        .status,
+    ).toBe(400);
+  });
+
+  it('approval card: a press comes back as a card CALLBACK only for a STREAM card and a subscribed client, and is acked', async () => {
+    const token = await openApiToken();
+    const c = new GatewayDWClient({ ...config(), reconnectMs: 50, heartbeatMs: 0 });
+    const presses: DWClientDownStream[] = [];
+    c.registerCallbackListener(TOPIC_CARD, (frame) => {
+      presses.push(frame);
+      c.socketCallBackResponse(frame.headers.messageId, {});
+    });
+    client = c;
+    await c.connect();
+    const params = {
+      markdown: 'Approve?',
+      allowLabel: 'Allow',
+      allowCommand: '/allow k1',
+      denyLabel: 'Deny',
+      denyCommand: '/deny k1',
+      alwaysLabel: 'Always allow Bash',
+      alwaysCommand: '/allow always k1',
+    };
+    const card = (outTrackId: string, extra: Record<string, unknown> = {}) =>
+      post(
+        '/v1.0/card/instances/createAndDeliver',
+        { cardTemplateId: APPROVAL_CARD_TEMPLATE, outTrackId, openSpaceId: 'dtv1.card//IM_ROBOT.staff-1', cardData: { cardParamMap: params }, ...extra },
+        token,
+      );
+    await card('appr-1', { callbackType: 'STREAM' });
+    expect(fake.outbound.at(-1)).toMatchObject({
+      kind: 'send',
+      chatId: 'staff-1',
+      text: 'Approve?',
+      messageId: 'appr-1',
+      buttons: [{ label: 'Allow', value: '/allow k1' }, {}, {}],
+    });
+    await fake.press({ messageId: 'appr-1', label: 'Deny', userId: 'staff-2' });
+    await until(() => presses.length === 1);
+    expect(presses[0]!.headers.topic).toBe('/v1.0/card/instances/callback');
+    const data = JSON.parse(presses[0]!.data) as Record<string, unknown>;
+    expect(data).toMatchObject({ type: 'actionCallback', userId: 'staff-2', outTrackId: 'appr-1', userIdType: 1 });
+    expect(JSON.parse(String(data.value))).toEqual({ cardPrivateData: { actionIds: ['button_deny'], params: { command: '/deny k1' } } });
+    await fake.waitForAck(`press:${presses[0]!.headers.messageId}`);
+
+    await card('appr-2');
+    await expect(fake.press({ messageId: 'appr-2', label: 'Allow', userId: 'staff-2' })).rejects.toThrow(/callbackType STREAM/);
+    const { markdown: _, ...partial } = params;
+    expect(
+      (
+        await post(
+          '/v1.0/card/instances/createAndDeliver',
+          { cardTemplateId: APPROVAL_CARD_TEMPLATE, outTrackId: 'appr-3', openSpaceId: 'dtv1.card//IM_ROBOT.staff-1', cardData: { cardParamMap: partial } },
+          token,
+        )
+      ).status,
+    ).toBe(400);
   });
 
   it('rejects over-limit text in bytes, expired session webhooks and unknown cards', async () => {

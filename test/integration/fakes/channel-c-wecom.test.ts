@@ -3,7 +3,16 @@
  * adapter will drive it: WSClient with `wsUrl`, silent logger, short reconnect delays, events for status.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WSClient, type Logger, type TextMessage, type WSClientEventMap, type WSClientOptions, type WsFrame } from '@wecom/aibot-node-sdk';
+import {
+  WSClient,
+  type EventMessage,
+  type FileMessage,
+  type Logger,
+  type TextMessage,
+  type WSClientEventMap,
+  type WSClientOptions,
+  type WsFrame,
+} from '@wecom/aibot-node-sdk';
 import { startFakeWecom, type FakeWecom } from '../../fakes/platforms/channel-c-wecom.js';
 import { openHandles } from '../../helpers/resources.js';
 import { until } from '../../helpers/wait.js';
@@ -125,6 +134,80 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     });
     expect(await res.json()).toEqual({ errcode: 0, errmsg: 'ok' });
     expect(await fake.waitForOutbound((o) => o.kind === 'reply')).toMatchObject({ chatId: 'wangwu', text: 'late answer', replyTo: messageId });
+  });
+
+  it("serves a user's file encrypted with the message's aeskey: the SDK's downloadFile decrypts it and reads the name", async () => {
+    const { client } = await connected();
+    const files: Array<WsFrame<FileMessage>> = [];
+    client.on('message.file', (f) => files.push(f));
+    const data = Buffer.from('quarterly numbers\n'.repeat(7));
+    await fake.deliver({ chatType: 'direct', userId: 'zhangsan', text: '', files: [{ mimeType: 'text/plain', data, fileName: '报告 Q3.txt' }] });
+    await until(() => files.length === 1);
+    const file = files[0]!.body!.file;
+    expect(file).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/media\//), aeskey: expect.any(String) });
+    const raw = Buffer.from(await (await fetch(file.url)).arrayBuffer());
+    expect(raw.length % 32).toBe(0);
+    expect(raw.includes(data)).toBe(false);
+    expect(await client.downloadFile(file.url, file.aeskey)).toEqual({ buffer: data, filename: '报告 Q3.txt' });
+  });
+
+  it('takes uploads the way the SDK sends them (init, chunks counted from 0, finish with md5) and sends them as file and image', async () => {
+    const { client } = await connected();
+    const pdf = Buffer.alloc(1_200_000, 0x25); // three chunks of at most 512 KB
+    const up = await client.uploadMedia(pdf, { type: 'file', filename: 'big.pdf' });
+    expect(fake.frames.filter((f) => f.cmd === 'aibot_upload_media_chunk').map((f) => f.body?.chunk_index)).toEqual(expect.arrayContaining([0, 1, 2]));
+    await client.sendMediaMessage('zhangsan', 'file', up.media_id);
+    const png = await client.uploadMedia(Buffer.alloc(64, 0x89), { type: 'image', filename: 'chart.png' });
+    await client.sendMediaMessage('zhangsan', 'image', png.media_id);
+    const sent = fake.outbound.filter((o) => o.file).map((o) => ({ chatId: o.chatId, ...o.file, data: o.file?.data.length }));
+    expect(sent).toEqual([
+      { chatId: 'zhangsan', name: 'big.pdf', mimeType: 'application/pdf', data: pdf.length, as: 'file' },
+      { chatId: 'zhangsan', name: 'chart.png', mimeType: 'image/png', data: 64, as: 'image' },
+    ]);
+    // WeCom's temporary-media rules: more than 5 bytes, pictures JPG/PNG, a media_id of the right type.
+    await expect(client.uploadMedia(Buffer.from('tiny'), { type: 'file', filename: 'a.txt' })).rejects.toMatchObject({ errcode: 40005 });
+    await expect(client.uploadMedia(Buffer.alloc(64), { type: 'image', filename: 'pic.webp' })).rejects.toMatchObject({ errcode: 40005 });
+    await expect(client.sendMediaMessage('zhangsan', 'image', up.media_id)).rejects.toMatchObject({ errcode: 40007 });
+    await expect(client.sendMediaMessage('zhangsan', 'file', 'media_unknown')).rejects.toMatchObject({ errcode: 40007 });
+  });
+
+  it('records a button card; a press is a template_card_event (documented nested form) whose req_id takes one update of that task', async () => {
+    const { client } = await connected();
+    const events: Array<WsFrame<EventMessage>> = [];
+    client.on('event.template_card_event', (f) => events.push(f as WsFrame<EventMessage>));
+    const card = {
+      card_type: 'button_interaction',
+      main_title: { title: 'Pick' },
+      button_list: [
+        { text: 'Yes', key: 'k-yes' },
+        { text: 'No', key: 'k-no' },
+      ],
+      task_id: 'task_1',
+    };
+    await client.sendMessage('zhangsan', { msgtype: 'template_card', template_card: card });
+    expect(await fake.waitForOutbound((o) => o.format === 'template_card')).toMatchObject({
+      chatId: 'zhangsan',
+      messageId: 'task_1',
+      buttons: [
+        { label: 'Yes', value: 'k-yes' },
+        { label: 'No', value: 'k-no' },
+      ],
+    });
+    await expect(client.sendMessage('zhangsan', { msgtype: 'template_card', template_card: card })).rejects.toMatchObject({ errcode: 40000 });
+    await fake.press({ messageId: 'task_1', label: 'No', userId: 'lisi' });
+    await until(() => events.length === 1);
+    expect(events[0]!.body).toMatchObject({
+      chattype: 'single',
+      from: { userid: 'lisi' },
+      msgtype: 'event',
+      event: { eventtype: 'template_card_event', template_card_event: { card_type: 'button_interaction', event_key: 'k-no', task_id: 'task_1' } },
+    });
+    await expect(client.updateTemplateCard(events[0]!, { ...card, task_id: 'task_2' })).rejects.toMatchObject({ errcode: 40000 });
+    await client.updateTemplateCard(events[0]!, { ...card, main_title: { title: 'Done' } }, ['lisi']);
+    expect(fake.cardUpdates).toEqual([
+      { taskId: 'task_1', userids: ['lisi'], card: expect.objectContaining({ main_title: { title: 'Done' } }), at: expect.any(Number) },
+    ]);
+    await expect(client.updateTemplateCard({ headers: { req_id: 'not-an-event' } }, card)).rejects.toMatchObject({ errcode: 846605 });
   });
 
   it('rejects CJK content over 20 480 UTF-8 bytes on streams and proactive markdown', async () => {

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LarkExtras } from '../../fakes/platforms/channel-a-lark.js';
+import type { DingtalkExtras } from '../../fakes/platforms/channel-b-dingtalk.js';
+import type { WecomExtras } from '../../fakes/platforms/channel-c-wecom.js';
 import type { SlackExtras } from '../../fakes/platforms/channel-d-slack.js';
 import type { TelegramExtras } from '../../fakes/platforms/channel-e-telegram.js';
 import type { DiscordExtras } from '../../fakes/platforms/channel-f-discord.js';
@@ -32,6 +34,22 @@ const BUTTON_PLATFORMS: ButtonPlatform[] = [
     // The callback is answered with a toast (else the client shows an error).
     acknowledged: (f) =>
       (f as FakePlatform & LarkExtras).cardAnswers.filter((a) => typeof (a.answer as { toast?: { content?: unknown } }).toast?.content === 'string').length,
+  },
+  {
+    spec: PLATFORMS.channel_b!,
+    async press(f, prompt, label, userId) {
+      await (f as FakePlatform & DingtalkExtras).press({ messageId: prompt.messageId!, label, userId });
+    },
+    // The card callback is answered on the stream (else DingTalk pushes it again).
+    acknowledged: (f) => f.acks.filter((a) => a.messageId.startsWith('press:')).length,
+  },
+  {
+    spec: PLATFORMS.channel_c!,
+    async press(f, prompt, label, userId) {
+      await (f as FakePlatform & WecomExtras).press({ messageId: prompt.messageId!, label, userId });
+    },
+    // WeCom wants the card updated within 5 s of the press; the bot does it for the presser only.
+    acknowledged: (f) => (f as FakePlatform & WecomExtras).cardUpdates.filter((u) => u.userids?.length === 1).length,
   },
   {
     spec: PLATFORMS.channel_d!,

@@ -96,20 +96,6 @@ describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both
   });
 });
 
-describe.each(Object.values(PLATFORMS).filter((p) => !p.files))('$key: no file uploads (not built for this platform yet)', (spec) => {
-  const setup = usePlatformGateway(spec);
-  const [alice] = spec.users;
-
-  it("a reply's files are named in one message instead of lost without a word; the outbox is emptied", async () => {
-    const { fake: f, gw: g } = await setup();
-    await f.deliver({ chatType: 'direct', userId: alice, text: 'MAKE-FILE:report.pdf:10 SAY:Here it is.' });
-    await reply(f, 'Here it is.');
-    await reply(f, 'Could not send report.pdf: sending files is not supported on this channel.');
-    await settle(g);
-    expect(fs.readdirSync(path.join(g.dir, '.service', 'outbox'))).toEqual([]);
-  });
-});
-
 describe.each(Object.values(PLATFORMS))('$key: named sessions from the chat', (spec) => {
   const setup = usePlatformGateway(spec);
   const [alice] = spec.users;

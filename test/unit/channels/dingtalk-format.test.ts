@@ -98,10 +98,25 @@ describe('DingTalk robot callbacks and chat ids', () => {
     expect(normalizeRobotMessage('channel_b', group)?.mentioned).toBe(false);
   });
 
-  it('reads rich text and voice; drops pictures and files', () => {
+  it('reads rich text and voice; pictures and files by their downloadCode; drops what has none', () => {
     expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'richText', content: { richText: [{ text: 'a' }, {}, { text: 'b' }] } })?.text).toBe('ab');
     expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'audio', content: { recognition: '语音' } })?.text).toBe('语音');
     expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'picture' })).toBeUndefined();
+    expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'picture', content: { downloadCode: 'd1', pictureDownloadCode: 'p1' } })).toMatchObject({
+      text: '',
+      images: [{ ref: 'd1' }],
+    });
+    const rich = normalizeRobotMessage('channel_b', {
+      ...base,
+      msgtype: 'richText',
+      content: { richText: [{ text: 'look' }, { type: 'picture', pictureDownloadCode: 'p2' }] },
+    });
+    expect(rich).toMatchObject({ text: 'look', images: [{ ref: 'p2' }] });
+    expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'file', content: { downloadCode: 'f1', fileName: 'a.pdf' } })).toMatchObject({
+      text: '',
+      files: [{ ref: 'f1', fileName: 'a.pdf' }],
+    });
+    expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'video', content: { downloadCode: 'v1' } })).toBeUndefined();
   });
 
   it('reads back only well-typed reply data', () => {

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { renderWecomMarkdown as render } from '../../../src/channels/wecom/format.js';
-import { normalizeCallback, readReplyExtra, stripLeadingMention, toChannelError } from '../../../src/channels/wecom/inbound.js';
+import {
+  normalizeCallback,
+  normalizeCardEvent,
+  parseMediaRef,
+  readReplyExtra,
+  stripLeadingMention,
+  toChannelError,
+} from '../../../src/channels/wecom/inbound.js';
 import { ChannelError } from '../../../src/channels/types.js';
 
 describe('WeCom Markdown rendering', () => {
@@ -57,7 +64,7 @@ describe('WeCom callbacks', () => {
     expect(m).toMatchObject({ chatId: 'wrk1', chatType: 'group', text: 'hi @lisi', mentioned: true });
   });
 
-  it('reads voice transcripts and the text of mixed messages; drops images', () => {
+  it('reads voice transcripts and the text of mixed messages; pictures and files by URL and key; drops videos', () => {
     expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'voice', voice: { content: '语音' } }))?.text).toBe('语音');
     expect(
       normalizeCallback(
@@ -69,7 +76,29 @@ describe('WeCom callbacks', () => {
         }),
       )?.text,
     ).toBe('a\nb');
-    expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'image', image: { url: 'u' } }))).toBeUndefined();
+    expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'image', image: { url: 'u', aeskey: 'k' } }))).toMatchObject({
+      text: '',
+      images: [{ ref: JSON.stringify({ url: 'u', aeskey: 'k' }) }],
+    });
+    const file = normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'file', file: { url: 'f', aeskey: 'k2' } }));
+    expect(file?.files).toEqual([{ ref: JSON.stringify({ url: 'f', aeskey: 'k2' }) }]);
+    expect(parseMediaRef(file?.files?.[0]?.ref ?? '')).toEqual({ url: 'f', aeskey: 'k2' });
+    expect(normalizeCallback('channel_c', frame({ chattype: 'single', msgtype: 'video', video: { url: 'v' } }))).toBeUndefined();
+  });
+
+  it('reads a press on an approval card from the documented event and from the SDK-typed flat one; ignores other keys', () => {
+    const event = (e: Record<string, unknown>, chat: Record<string, unknown> = { chattype: 'single' }) => ({
+      headers: { req_id: 'r1' },
+      body: { msgid: 'e1', from: { userid: 'alice' }, msgtype: 'event', ...chat, event: { eventtype: 'template_card_event', ...e } },
+    });
+    const nested = normalizeCardEvent('channel_c', event({ template_card_event: { event_key: '/allow k7m2x', task_id: 't1' } }));
+    expect(nested).toMatchObject({
+      taskId: 't1',
+      message: { text: '/allow k7m2x', senderId: 'alice', chatId: 'alice', chatType: 'direct', replyTarget: { extra: {} } },
+    });
+    const flat = normalizeCardEvent('channel_c', event({ event_key: '/deny k7m2x', task_id: 't2' }, { chattype: 'group', chatid: 'wrg' }));
+    expect(flat).toMatchObject({ taskId: 't2', message: { text: '/deny k7m2x', chatId: 'wrg', chatType: 'group' } });
+    expect(normalizeCardEvent('channel_c', event({ template_card_event: { event_key: 'something_else', task_id: 't3' } }))).toBeUndefined();
   });
 
   it('strips only one leading mention', () => {
