@@ -3,14 +3,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FLEET_ENTRY_FORMAT } from '../../../src/core/fleet/entry.js';
 import { createSharedFleet } from '../../../src/core/fleet/shared-fleet.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { createPgFleetTable } from '../../../src/core/store/pg-fleet.js';
 import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
-import { type PgCluster, startPgCluster } from '../../helpers/pg-cluster.js';
+import { startPgCluster, usePgCluster } from '../../helpers/pg-cluster.js';
 import { createStandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
 import { poll, until } from '../../helpers/wait.js';
@@ -23,13 +23,7 @@ import { poll, until } from '../../helpers/wait.js';
  * missed; a clean stop deletes its row before the process exits; a fleet the gateway cannot
  * register in never stops it.
  */
-let cluster: PgCluster | undefined;
-
-beforeAll(async () => {
-  cluster = await startPgCluster();
-});
-
-afterAll(() => cluster?.stop());
+const pgCluster = usePgCluster();
 
 const host = os.hostname();
 // Stale after 3 × 1 s: short for the test, long enough that a busy machine never lets a live gateway's row expire.
@@ -88,7 +82,7 @@ const rowsOf = (url: string, pid: number | undefined) =>
 
 describe('the fleet in a PostgreSQL store', () => {
   it('two assistants with separate fleet folders see each other through the database; SIGKILL drops out when stale, SIGTERM at once', async () => {
-    const url = await (cluster as PgCluster).createDatabase();
+    const url = await pgCluster.database();
     const standIn = createStandIn();
     const env = { ...standIn.env, SERVICE_TOKEN: '', SERVICE_STORE_URL: '', SERVICE_FLEET_HEARTBEAT_MS: HEARTBEAT };
     const alphaFleet = testdir({}, 'service-fleet-');
@@ -187,7 +181,7 @@ describe('the fleet in a PostgreSQL store', () => {
   });
 
   it('a gateway whose database refuses the fleet table still starts, serves and is listed from its folder', async () => {
-    const admin = await (cluster as PgCluster).createDatabase();
+    const admin = await pgCluster.database();
     const db = new URL(admin).pathname.slice(1);
     // The role may create its own schema, but the shared one belongs to someone else.
     await withClient(admin, async (c) => {

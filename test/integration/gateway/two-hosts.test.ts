@@ -1,11 +1,11 @@
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { OPEN_ACCESS, replies } from '../../helpers/channel-gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
-import { type PgCluster, startPgCluster } from '../../helpers/pg-cluster.js';
+import { usePgCluster } from '../../helpers/pg-cluster.js';
 import { createStandIn, type StandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
 import { HANG_MS, sleep, until } from '../../helpers/wait.js';
@@ -18,19 +18,15 @@ import { HANG_MS, sleep, until } from '../../helpers/wait.js';
 const TOKEN = 'tok-two-hosts-1234567890';
 const FAILOVER_SECONDS = 6; // a lease of 4 s: room for a loaded machine, short enough for a test
 
-let cluster: PgCluster | undefined;
+const pgCluster = usePgCluster();
 let fake: FakePlatform | undefined;
 const processes: GatewayProcess[] = [];
 
-beforeAll(async () => {
-  cluster = await startPgCluster();
-});
 afterEach(async () => {
   for (const p of processes.splice(0)) await p.stop('SIGKILL');
   await fake?.close();
   fake = undefined;
 });
-afterAll(() => cluster?.stop());
 
 interface Host {
   name: string;
@@ -41,8 +37,7 @@ interface Host {
 
 /** Two "hosts" of one assistant: same name and store URL, their own directory and engine state. */
 async function twoHosts(yaml: string, standIn: StandIn): Promise<{ url: string; hosts: [Host, Host] }> {
-  if (!cluster) throw new Error('no cluster');
-  const url = await cluster.createDatabase();
+  const url = await pgCluster.database();
   const make = (name: string): Host => {
     const dir = testdir({ 'service.yaml': `name: two-host-bot\nengine: engine_b\nstore:\n  url: ${url}\n  failoverSeconds: ${FAILOVER_SECONDS}\n${yaml}` });
     const env = { ...standIn.env, STANDIN_STATE_DIR: path.join(dir, '.engine-sessions'), SERVICE_FLEET_DIR: testdir() };

@@ -1,24 +1,21 @@
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
 import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
 import { writeTestAssistant } from '../../helpers/assistant.js';
 import { runCli } from '../../helpers/cli.js';
-import { type PgCluster, startPgCluster } from '../../helpers/pg-cluster.js';
+import { usePgCluster } from '../../helpers/pg-cluster.js';
 import { parseSseStrict, startTestServer } from '../../helpers/server.js';
 import { activity } from '../../unit/store/store-contract.js';
 
 /** The PostgreSQL store as a user meets it: chosen in service.yaml, migrated into, checked by doctor. */
-let cluster: PgCluster | undefined;
+const pgCluster = usePgCluster();
 let url = '';
 
 beforeAll(async () => {
-  cluster = await startPgCluster();
-  url = await cluster.createDatabase();
+  url = await pgCluster.database();
 });
-
-afterAll(() => cluster?.stop());
 
 describe('an assistant on a PostgreSQL store', () => {
   it('runs turns on it (store.url from a ${VAR}), resumes the session, and never shows the URL', async () => {

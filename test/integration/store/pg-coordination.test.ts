@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
 import type { CoordinationStore, Store } from '../../../src/core/store/types.js';
-import { type PgCluster, startPgCluster } from '../../helpers/pg-cluster.js';
+import { usePgCluster } from '../../helpers/pg-cluster.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
 // Gateways of one assistant on several hosts: each store below stands for one host's gateway.
-let cluster: PgCluster | undefined;
+const pgCluster = usePgCluster();
 let url = '';
 let n = 0;
 const opened: Store[] = [];
@@ -20,13 +20,11 @@ const coordination = (s: Store): CoordinationStore => {
 };
 
 beforeAll(async () => {
-  cluster = await startPgCluster();
-  url = await cluster.createDatabase();
+  url = await pgCluster.database();
 });
 
 afterAll(async () => {
   await Promise.all(opened.map((s) => s.close()));
-  cluster?.stop();
 });
 
 describe('postgres coordination: the leader lease', () => {

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG_MIGRATIONS } from '../../../src/core/store/pg-migrations.js';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
 import type { Store } from '../../../src/core/store/types.js';
-import { type PgCluster, startPgCluster } from '../../helpers/pg-cluster.js';
+import { usePgCluster } from '../../helpers/pg-cluster.js';
 import { activity, describeStoreContract } from '../../unit/store/store-contract.js';
 
 // One throwaway cluster for this file; each store gets a schema of its own on one database.
-let cluster: PgCluster | undefined;
+const pgCluster = usePgCluster();
 let url = '';
 let n = 0;
 const opened: Store[] = [];
@@ -18,13 +18,11 @@ const open = (schema = `s${++n}`, migrations?: readonly string[]) => {
 };
 
 beforeAll(async () => {
-  cluster = await startPgCluster();
-  url = await cluster.createDatabase();
+  url = await pgCluster.database();
 });
 
 afterAll(async () => {
   await Promise.all(opened.map((s) => s.close()));
-  cluster?.stop();
 });
 
 describeStoreContract('postgres', () => open());
