@@ -40,6 +40,7 @@ export function createPgCoordination(opts: PgCoordinationOptions): CoordinationS
     lockPool ??= new pg.Pool({
       connectionString: opts.url,
       options: `-c search_path=${quoteIdent(opts.schema)}`,
+      // One per turn running or waiting on a key: maxConcurrent bounds them well below this.
       max: 200,
       connectionTimeoutMillis: 15_000,
       idleTimeoutMillis: 10_000,
