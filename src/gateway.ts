@@ -165,6 +165,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // With a store shared by several gateways of this assistant, the one holding the lease runs
   // the channels and the scheduler; every one serves HTTP.
+  if (store.coordination && !config.current().config.inbox.enabled && Object.keys(config.current().config.channels).length > 0) log.warn(INBOX_OFF);
   const leadership = store.coordination
     ? createLeaderLease({
         store: store.coordination,
@@ -254,6 +255,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
 // --- internal ---
 
+const INBOX_OFF =
+  'inbox.enabled is off: if this gateway dies while it leads, the messages it took in but had not answered are lost; with gateways on several hosts, turn the inbox on so the next leader answers them';
 const STANDBY = 'standby: another gateway of this assistant runs the channels (it holds the leader lease)';
 
 /** Run a step of the assembly; if it throws, what is open so far (watcher, database, lock) is closed first. */

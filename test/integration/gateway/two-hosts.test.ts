@@ -83,6 +83,7 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
     const b = await hosts[1].start();
     await until(() => isFollowing(b), HANG_MS, 'the second gateway to follow', 50);
     expect(isLeader(b)).toBe(false);
+    expect(a.output()).not.toContain('inbox.enabled is off');
     // The follower serves HTTP and says why its channel is not connected there.
     expect(await channelStatus(b, 'channel_e')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^standby: /) });
     const send = await fetch(`${b.url}/api/send`, {
@@ -131,8 +132,10 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
 
   it('a session key runs on one host at a time, whichever gateway the request reaches', async () => {
     const standIn = createStandIn();
-    const { hosts } = await twoHosts('', standIn);
+    // A channel nobody answers on (the inbox off): these gateways warn that a dying leader would lose messages.
+    const { hosts } = await twoHosts(`channels:\n  channel_e:\n    botToken: "1:x"\n    apiRoot: http://127.0.0.1:9\n`, standIn);
     const [a, b] = [await hosts[0].start(), await hosts[1].start()];
+    for (const gw of [a, b]) expect(gw.output()).toContain('inbox.enabled is off');
     const order: string[] = [];
     const first = chat(a.url, 'SLEEP:6000 first', 'shared-key').then((events) => {
       order.push('first done');
