@@ -1,7 +1,7 @@
 import type { ImageInput } from '../core/assistant/images.js';
 import { errorMessage } from '../core/errors.js';
 import type { FileEvent } from '../core/events.js';
-import { formatBytes, readRegularFile, toSafeFileName } from '../core/files/file-names.js';
+import { formatBytes, formatSizeAndLimit, readRegularFile, toSafeFileName } from '../core/files/file-names.js';
 import { type FileInput, INCOMING_FILE_LIMITS } from '../core/files/incoming.js';
 import type { Logger } from '../core/logger.js';
 import { ChannelError, type ChannelAdapter, type InboundMessage, type ReplyTarget, type SentMessage } from './types.js';
@@ -33,8 +33,10 @@ export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage
   const files: FileInput[] = [];
   const notices: string[] = [];
   const max = INCOMING_FILE_LIMITS.maxBytes;
-  const tooBig = (name: string, size?: number) =>
-    `${name}${size !== undefined ? ` (${formatBytes(size)})` : ''} was not saved: files sent to me can be at most ${formatBytes(max)}.`;
+  const tooBig = (name: string, size?: number) => {
+    const shown = formatSizeAndLimit(size ?? 0, max);
+    return `${name}${size !== undefined ? ` (${shown.size})` : ''} was not saved: files sent to me can be at most ${size !== undefined ? shown.limit : formatBytes(max)}.`;
+  };
   for (const [i, file] of (msg.files ?? []).entries()) {
     // The name the file will have in the workspace: also what notices show (no control characters, no path).
     const name = toSafeFileName(file.fileName ?? 'file');
@@ -79,8 +81,7 @@ export async function deliverFiles(
     const max = adapter.maxFileBytes;
     if (f.error || !f.path) notices.push(`Could not send ${f.name}: ${(f.error ?? 'not sent').replace(/^not sent: /, '')}.`);
     else if (!adapter.sendFile) notices.push(`Could not send ${f.name}: sending files is not supported on this channel.`);
-    else if (max !== undefined && f.size > max)
-      notices.push(`Could not send ${f.name} (${formatBytes(f.size)}): files sent here can be at most ${formatBytes(max)}.`);
+    else if (max !== undefined && f.size > max) notices.push(formatTooBigToSend(f.name, f.size, max));
     else {
       try {
         const data = readRegularFile(f.path, max ?? Number.MAX_SAFE_INTEGER);
@@ -92,4 +93,9 @@ export async function deliverFiles(
     }
   }
   if (notices.length > 0) await opts.say(notices.join('\n'));
+}
+
+function formatTooBigToSend(name: string, size: number, max: number): string {
+  const shown = formatSizeAndLimit(size, max);
+  return `Could not send ${name} (${shown.size}): files sent here can be at most ${shown.limit}.`;
 }

@@ -79,6 +79,12 @@ export function formatBytes(n: number): string {
   return `${(n / (1024 * 1024)).toFixed(1)} MB`;
 }
 
+/** A size beside its limit, exact in bytes when one decimal would show them equal (one byte over). */
+export function formatSizeAndLimit(size: number, limit: number): { size: string; limit: string } {
+  const [a, b] = [formatBytes(size), formatBytes(limit)];
+  return a !== b ? { size: a, limit: b } : { size: `${size} bytes`, limit: `${limit} bytes` };
+}
+
 /**
  * The bytes of a regular file, never through a symbolic link (O_NOFOLLOW on the file, and the
  * opened descriptor must be a regular file), at most `maxBytes`.

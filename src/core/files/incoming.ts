@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { decodeBase64, splitDataUrl } from '../util/base64.js';
 import { formatLocalDay } from '../util/local-day.js';
-import { formatBytes, freeFileName, mimeTypeOf, toSafeFileName } from './file-names.js';
+import { formatBytes, formatSizeAndLimit, freeFileName, mimeTypeOf, toSafeFileName } from './file-names.js';
 
 /**
  * Documents sent with a message (a chat attachment, `files` on POST /chat, `/attach` in the
@@ -51,7 +51,7 @@ export function decodeFiles(inputs: readonly FileInput[] | undefined): FileCheck
     if (data.length > INCOMING_FILE_LIMITS.maxBytes) {
       return {
         ok: false,
-        message: `files[${i}] ${input.name}: ${formatBytes(data.length)} is over the limit of ${formatBytes(INCOMING_FILE_LIMITS.maxBytes)} per file`,
+        message: `files[${i}] ${input.name}: ${formatOverLimit(data.length, INCOMING_FILE_LIMITS.maxBytes)} per file`,
       };
     }
     const name = toSafeFileName(input.name);
@@ -78,4 +78,9 @@ export function promptWithFiles(prompt: string, saved: readonly SavedFile[]): st
   const lines = saved.map((f) => `- ${f.path} (${formatBytes(f.size)}, ${f.mimeType})`);
   const note = [`Files sent with this message, saved in your workspace:`, ...lines].join('\n');
   return prompt.trim() === '' ? note : `${prompt}\n\n${note}`;
+}
+
+function formatOverLimit(size: number, limit: number): string {
+  const shown = formatSizeAndLimit(size, limit);
+  return `${shown.size} is over the limit of ${shown.limit}`;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatBytes, mimeTypeOf, toSafeFileName } from './file-names.js';
+import { formatSizeAndLimit, mimeTypeOf, toSafeFileName } from './file-names.js';
 import type { OutboxContents } from './outbox.js';
 
 /**
@@ -75,7 +75,8 @@ export function createSentFiles(opts: { dir: string; now?: () => number; keepMs?
         if (i >= SENT_FILE_LIMITS.maxCount) return { ...base, error: `not sent: at most ${SENT_FILE_LIMITS.maxCount} files go with one reply` };
         if (f.size === 0) return { ...base, error: 'not sent: the file is empty' };
         if (f.size > SENT_FILE_LIMITS.maxBytes) {
-          return { ...base, error: `not sent: ${formatBytes(f.size)} is over the limit of ${formatBytes(SENT_FILE_LIMITS.maxBytes)}` };
+          const shown = formatSizeAndLimit(f.size, SENT_FILE_LIMITS.maxBytes);
+          return { ...base, error: `not sent: ${shown.size} is over the limit of ${shown.limit}` };
         }
         const id = randomBytes(16).toString('base64url');
         const home = path.join(opts.dir, id);

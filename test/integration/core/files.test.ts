@@ -109,7 +109,7 @@ describe('chat core: files in (saved into the workspace)', () => {
     );
 
     const big = await collect(t.assistant.chat('x', { files: [{ name: 'big.bin', data: Buffer.alloc(INCOMING_FILE_LIMITS.maxBytes + 1) }] }));
-    expect(completionOf(big)).toMatchObject({ status: 'failed', message: 'files[0] big.bin: 20.0 MB is over the limit of 20.0 MB per file' });
+    expect(completionOf(big)).toMatchObject({ status: 'failed', message: 'files[0] big.bin: 20971521 bytes is over the limit of 20971520 bytes per file' });
     const many = Array.from({ length: 11 }, (_, i) => ({ name: `${i}.txt`, data: Buffer.from('x') }));
     expect(completionOf(await collect(t.assistant.chat('x', { files: many }))).message).toBe('Too many files: 11 (limit: 10 per message)');
     expect(completionOf(await collect(t.assistant.chat('x', { files: [{ name: 'a', data: 'not base64!' }] }))).message).toBe(

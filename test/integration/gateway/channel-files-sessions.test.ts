@@ -58,8 +58,8 @@ describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both
     await reply(
       f,
       platformCap > 100 * MB
-        ? 'Could not send big.bin: 100.0 MB is over the limit of 100.0 MB.'
-        : `Could not send big.bin (${(size / MB).toFixed(1)} MB): files sent here can be at most ${(platformCap / MB).toFixed(1)} MB.`,
+        ? `Could not send big.bin: ${100 * MB + 1} bytes is over the limit of ${100 * MB} bytes.`
+        : `Could not send big.bin (${size} bytes): files sent here can be at most ${platformCap} bytes.`,
     );
     await settle(g);
     expect(f.outbound.filter((o) => o.file)).toEqual([]);
@@ -89,7 +89,10 @@ describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both
     });
     await reply(f, 'dump.zip');
     const notice = f.outbound.find((o) => o.text.includes('dump.zip'))?.text ?? '';
-    expect(notice).toMatch(/^dump\.zip( \(20\.0 MB\))? was not saved: files sent to me can be at most 20\.0 MB\.$/);
+    // Its size is shown when the platform says it: one byte over reads in bytes, never "20.0 MB … at most 20.0 MB".
+    expect(notice).toMatch(
+      /^dump\.zip( \(20971521 bytes\) was not saved: files sent to me can be at most 20971520 bytes| was not saved: files sent to me can be at most 20\.0 MB)\.$/,
+    );
     await settle(g);
     expect(g.standIn.runs()).toEqual([]);
     expect(fs.existsSync(path.join(g.dir, 'inbox'))).toBe(false);

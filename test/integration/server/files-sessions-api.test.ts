@@ -60,7 +60,13 @@ describe('HTTP: files both ways, and GET /api/sessions', () => {
     s = await startTestServer();
     const events = await chat(s, { message: 'MAKE-SPARSE:huge.bin:104857601 MAKE-FILE:ok.txt:3 SAY:Done.' });
     expect(events.filter((e) => e.type === 'file')).toEqual([
-      { type: 'file', name: 'huge.bin', size: 104857601, mimeType: 'application/octet-stream', error: 'not sent: 100.0 MB is over the limit of 100.0 MB' },
+      {
+        type: 'file',
+        name: 'huge.bin',
+        size: 104857601,
+        mimeType: 'application/octet-stream',
+        error: 'not sent: 104857601 bytes is over the limit of 104857600 bytes',
+      },
       { type: 'file', name: 'ok.txt', size: 3, mimeType: 'text/plain', url: expect.stringContaining('/api/files/') },
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed' });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatBytes, toSafeFileName } from '../../../src/core/files/file-names.js';
+import { formatBytes, formatSizeAndLimit, toSafeFileName } from '../../../src/core/files/file-names.js';
 import { openOutbox } from '../../../src/core/files/outbox.js';
 import { createSentFiles, SENT_FILE_LIMITS } from '../../../src/core/files/sent-files.js';
 import { testdir } from '../../helpers/testdir.js';
@@ -35,6 +35,9 @@ describe('file names that cross a trust boundary', () => {
 
   it('formats sizes', () => {
     expect([formatBytes(512), formatBytes(12_600), formatBytes(5 * 1024 * 1024)]).toEqual(['512 B', '12.3 KB', '5.0 MB']);
+    // One byte over a limit reads as over it, not as "100.0 MB is over 100.0 MB".
+    expect(formatSizeAndLimit(100 * 1024 * 1024 + 1, 100 * 1024 * 1024)).toEqual({ size: '104857601 bytes', limit: '104857600 bytes' });
+    expect(formatSizeAndLimit(200 * 1024 * 1024, 100 * 1024 * 1024)).toEqual({ size: '200.0 MB', limit: '100.0 MB' });
   });
 });
 
