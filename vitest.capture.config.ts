@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // Not part of `vitest run`: `npx vitest run --config vitest.capture.config.ts` (takes a few minutes).
 export default defineConfig({
   test: {
-    include: ['test/fixtures/capture.ts', 'test/fixtures/capture-acp.ts'],
+    include: ['test/fixtures/capture.ts', 'test/fixtures/capture-acp.ts', 'test/fixtures/capture-codex-app-server.ts'],
     pool: 'forks',
     maxWorkers: 1,
     fileParallelism: false,

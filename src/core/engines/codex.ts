@@ -2,6 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type FieldBuilders, fieldBuilders } from '../config/schema.js';
 import type { AgentEvent } from '../events.js';
+import { packageVersion } from '../paths.js';
+import { classify, type CodexAppServerTurn, createCodexAppServerConversation } from './codex-app-server.js';
 import { findCredential } from './credentials.js';
 import { createTextJoiner, num, obj, parseJsonLine, str, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
@@ -30,7 +32,10 @@ const codexOptions: EngineOptionsBlock<CodexOptions> = { key: 'codex', schema: c
 
 const optionsOf = (turn: EngineTurn): CodexOptions => readEngineOptions(turn.config, codexOptions, fieldBuilders(true));
 
-/** engine_d: Codex CLI (`codex`, npm @openai/codex), driven with `exec --json`. */
+/**
+ * engine_d: Codex CLI (`codex`, npm @openai/codex), driven with `exec --json`; with
+ * `skipPermissions: false` through `codex app-server`, which asks before tools run.
+ */
 export const codex: EngineDefinition = {
   id: 'engine_d',
   title: 'Codex CLI',
@@ -38,6 +43,7 @@ export const codex: EngineDefinition = {
   npmPackage: '@openai/codex',
   nativeCommands: false,
   honoursPermissions: false,
+  approvals: 'conversation',
   options: codexOptions,
 
   credentialStatus: (ctx) =>
@@ -53,69 +59,35 @@ export const codex: EngineDefinition = {
   },
 
   buildInvocation(turn) {
+    const options = optionsOf(turn);
+    const search = options.search ? ['--search'] : [];
+    const { args: overrides, env } = configOverrides(turn, options);
+    // skipPermissions false: `codex exec` cannot ask anyone, `codex app-server` can (codex-app-server.ts).
+    if (asksThroughAppServer(turn)) return { args: [...search, 'app-server', ...overrides], env };
     // `exec resume` with a non-UUID id that names no thread silently starts a new thread and exits 0.
     const resumeId = turn.sessionId && UUID.test(turn.sessionId) ? turn.sessionId : undefined;
-    const options = optionsOf(turn);
-    const args = options.search ? ['--search', 'exec'] : ['exec'];
+    const args = [...search, 'exec'];
     if (resumeId) args.push('resume');
-    args.push('--json', '--skip-git-repo-check', ...permissionArgs(turn));
-    // `exec resume` rejects --sandbox, --add-dir and friends: every setting goes through -c overrides.
-    const set = (key: string, value: unknown) => args.push('-c', `${key}=${toToml(value)}`);
-    set('analytics.enabled', false);
-    set('check_for_update_on_startup', false);
-    const dirs = options.addDirs.map((d) => path.resolve(turn.dir, d));
-    if (dirs.length > 0) set('sandbox_workspace_write.writable_roots', dirs);
-    if (turn.model) set('model', turn.model);
-    const env: Record<string, string | undefined> = {};
-    const key = turn.endpoint?.apiKey ?? turn.apiKey;
-    if (turn.endpoint?.baseUrl) {
-      const p = `model_providers.${ROUTED_PROVIDER}`;
-      set('model_provider', ROUTED_PROVIDER);
-      set(`${p}.name`, 'service provider');
-      set(`${p}.base_url`, turn.endpoint.baseUrl);
-      set(`${p}.env_key`, ROUTED_KEY_VAR);
-      set(`${p}.wire_api`, 'responses');
-      // Codex retries a dead endpoint forever; keep its own retries short, our timeout is the backstop.
-      set(`${p}.request_max_retries`, 1);
-      set(`${p}.stream_max_retries`, 1);
-      // With a self-hosted endpoint, skip the plugin marketplace lookups (GitHub, ChatGPT) Codex makes on every run.
-      set('features.plugins', false);
-      env[ROUTED_KEY_VAR] = key ?? '';
-    } else if (key) {
-      env.OPENAI_API_KEY = key;
-    }
-    // MCP credentials never go into argv (world-readable in ps and /proc): values travel in the
-    // engine's private environment and the -c overrides only name the variables (env_vars passes a
-    // variable through under its own name; env_http_headers maps a header to a variable).
-    let header = 0;
-    for (const [name, s] of Object.entries(turn.config.mcp ?? {})) {
-      const base = `mcp_servers.${tomlKey(name)}`;
-      if ('command' in s) {
-        set(`${base}.command`, s.command);
-        set(`${base}.args`, s.args);
-        if (Object.keys(s.env).length > 0) {
-          Object.assign(env, s.env);
-          set(`${base}.env_vars`, Object.keys(s.env));
-        }
-      } else {
-        set(`${base}.url`, s.url);
-        const headers: Record<string, string> = {};
-        for (const [h, value] of Object.entries(s.headers)) {
-          // "SECRET" in the name: Codex's default shell policy keeps such variables out of tool shells.
-          const variable = `SERVICE_MCP_SECRET_${++header}`;
-          env[variable] = value;
-          headers[h] = variable;
-        }
-        if (Object.keys(headers).length > 0) set(`${base}.env_http_headers`, headers);
-      }
-    }
+    args.push('--json', '--skip-git-repo-check', ...permissionArgs(turn), ...overrides);
     for (const image of turn.images) args.push('--image', image);
     if (resumeId) args.push(resumeId);
     args.push('-'); // the prompt comes from stdin: no argv limit, not visible in ps
     return { args, env, stdin: turn.prompt };
   },
 
-  createParser: createCodexParser,
+  createParser(turn) {
+    if (!asksThroughAppServer(turn)) return createCodexParser();
+    const options = optionsOf(turn);
+    return createCodexAppServerConversation({
+      cwd: turn.dir,
+      prompt: turn.prompt,
+      images: turn.images,
+      ...(turn.sessionId && UUID.test(turn.sessionId) ? { threadId: turn.sessionId } : {}),
+      ...appServerPermissions(options),
+      ...(turn.approvals ? { ask: turn.approvals.ask } : {}),
+      clientVersion: packageVersion(),
+    });
+  },
 
   async listModels() {
     return { models: DOCUMENTED_MODELS, source: 'documented' };
@@ -123,6 +95,78 @@ export const codex: EngineDefinition = {
 };
 
 // --- internal ---
+
+const asksThroughAppServer = (turn: EngineTurn) => !turn.config.skipPermissions;
+
+/**
+ * Permissions of an app-server turn (skipPermissions false): the person is asked, so the policy
+ * is `untrusted` (Codex asks before every command it does not know to be read-only) and the
+ * sandbox is off unless `mode: safe` (workspace-write); explicit `codex.approval` / `codex.sandbox` win.
+ */
+function appServerPermissions(c: CodexOptions): Pick<CodexAppServerTurn, 'approvalPolicy' | 'sandbox'> {
+  return {
+    approvalPolicy: c.approval ?? 'untrusted',
+    sandbox: c.sandbox ?? (c.mode === 'safe' || c.approval ? 'workspace-write' : 'danger-full-access'),
+  };
+}
+
+/**
+ * The `-c` overrides and environment both ways of running Codex share (`exec resume` rejects
+ * --sandbox, --add-dir and friends, so every setting goes through -c).
+ */
+function configOverrides(turn: EngineTurn, options: CodexOptions): { args: string[]; env: Record<string, string | undefined> } {
+  const args: string[] = [];
+  const set = (key: string, value: unknown) => args.push('-c', `${key}=${toToml(value)}`);
+  set('analytics.enabled', false);
+  set('check_for_update_on_startup', false);
+  const dirs = options.addDirs.map((d) => path.resolve(turn.dir, d));
+  if (dirs.length > 0) set('sandbox_workspace_write.writable_roots', dirs);
+  if (turn.model) set('model', turn.model);
+  const env: Record<string, string | undefined> = {};
+  const key = turn.endpoint?.apiKey ?? turn.apiKey;
+  if (turn.endpoint?.baseUrl) {
+    const p = `model_providers.${ROUTED_PROVIDER}`;
+    set('model_provider', ROUTED_PROVIDER);
+    set(`${p}.name`, 'service provider');
+    set(`${p}.base_url`, turn.endpoint.baseUrl);
+    set(`${p}.env_key`, ROUTED_KEY_VAR);
+    set(`${p}.wire_api`, 'responses');
+    // Codex retries a dead endpoint forever; keep its own retries short, our timeout is the backstop.
+    set(`${p}.request_max_retries`, 1);
+    set(`${p}.stream_max_retries`, 1);
+    // With a self-hosted endpoint, skip the plugin marketplace lookups (GitHub, ChatGPT) Codex makes on every run.
+    set('features.plugins', false);
+    env[ROUTED_KEY_VAR] = key ?? '';
+  } else if (key) {
+    env.OPENAI_API_KEY = key;
+  }
+  // MCP credentials never go into argv (world-readable in ps and /proc): values travel in the
+  // engine's private environment and the -c overrides only name the variables (env_vars passes a
+  // variable through under its own name; env_http_headers maps a header to a variable).
+  let header = 0;
+  for (const [name, s] of Object.entries(turn.config.mcp ?? {})) {
+    const base = `mcp_servers.${tomlKey(name)}`;
+    if ('command' in s) {
+      set(`${base}.command`, s.command);
+      set(`${base}.args`, s.args);
+      if (Object.keys(s.env).length > 0) {
+        Object.assign(env, s.env);
+        set(`${base}.env_vars`, Object.keys(s.env));
+      }
+    } else {
+      set(`${base}.url`, s.url);
+      const headers: Record<string, string> = {};
+      for (const [h, value] of Object.entries(s.headers)) {
+        // "SECRET" in the name: Codex's default shell policy keeps such variables out of tool shells.
+        const variable = `SERVICE_MCP_SECRET_${++header}`;
+        env[variable] = value;
+        headers[h] = variable;
+      }
+      if (Object.keys(headers).length > 0) set(`${base}.env_http_headers`, headers);
+    }
+  }
+  return { args, env };
+}
 
 /** The spec's codex rules: explicit sandbox/approval win over `mode`; one alone defaults the other. */
 function permissionArgs(turn: EngineTurn): string[] {
@@ -248,8 +292,4 @@ export function createCodexParser(): LineParser {
       return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: describeSilentFailure('codex', exit, last) }];
     },
   };
-}
-
-function classify(message: string): 'provider' | 'engine' {
-  return /unexpected status (401|403|429|5\d\d)\b|Connection failed|error sending request|stream disconnected/i.test(message) ? 'provider' : 'engine';
 }

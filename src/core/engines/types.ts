@@ -34,7 +34,8 @@ export interface EngineDefinition {
   /**
    * How the engine asks the person before a tool runs when `skipPermissions` is false (chat
    * approvals): `helper`, through our permission-prompt MCP helper, which reaches the turn over a
-   * loopback endpoint; `conversation`, inside its own protocol (ACP `session/request_permission`).
+   * loopback endpoint; `conversation`, inside its own protocol (ACP `session/request_permission`,
+   * engine_d's `codex app-server` `item/commandExecution/requestApproval`).
    * Absent: the engine has no headless way to ask, and tools that need permission are refused.
    */
   readonly approvals?: 'helper' | 'conversation';
