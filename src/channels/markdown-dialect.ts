@@ -34,11 +34,15 @@ export function renderMarkdownDialect(markdown: string, dialect: MarkdownDialect
   const source = dialect.stripControls ? stripControlCharacters(markdown) : markdown;
   const tokens = new Lexer({ gfm: true }).lex(source);
   // Blank lines inside fenced code are content, so only the ends are trimmed.
-  return new DialectRenderer(dialect).blocks(tokens).trim();
+  return new DialectRenderer(dialect, closedTagNames(source)).blocks(tokens).trim();
 }
 
 class DialectRenderer {
-  constructor(private readonly d: MarkdownDialect) {}
+  constructor(
+    private readonly d: MarkdownDialect,
+    /** Tag names the message closes somewhere (`</b>`): an opening tag of another name is a placeholder. */
+    private readonly closed: ReadonlySet<string>,
+  ) {}
 
   blocks = (tokens: Token[], separator = '\n\n'): string =>
     tokens
@@ -119,7 +123,13 @@ class DialectRenderer {
   }
 
   private html(raw: string): string {
-    return this.d.text(this.d.stripHtml ? stripHtmlTags(raw) : raw);
+    return this.d.text(this.d.stripHtml && !this.isPlaceholder(raw) ? stripHtmlTags(raw) : raw);
+  }
+
+  /** `<id>` in "/cron run <id>": a bare opening tag that nothing closes and no HTML element is self-closing by. */
+  private isPlaceholder(raw: string): boolean {
+    const name = /^<([a-z][a-z0-9_-]*)>$/i.exec(raw)?.[1]?.toLowerCase();
+    return name !== undefined && !this.closed.has(name) && !VOID_ELEMENTS.has(name);
   }
 }
 
@@ -127,4 +137,13 @@ class DialectRenderer {
 export function linkUnlessBare(link: Tokens.Link, label: string): string {
   if (link.autolink) return link.raw;
   return label === link.href ? link.href : `[${label}](${link.href})`;
+}
+
+// --- internal ---
+
+/** HTML elements that never have a closing tag: `<br>` alone is a line break, not a placeholder. */
+const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr']);
+
+function closedTagNames(source: string): Set<string> {
+  return new Set([...source.matchAll(/<\/([a-z][a-z0-9_-]*)\s*>/gi)].map((m) => (m[1] ?? '').toLowerCase()));
 }

@@ -29,6 +29,14 @@ describe('DingTalk Markdown rendering', () => {
     expect(render('- [x] done\n- [ ] todo')).toBe('- ☑ done\n- ☐ todo');
   });
 
+  it('keeps placeholders that look like tags but are not HTML: usage lines read as written', () => {
+    expect(render('Usage: /cron run <id>')).toBe('Usage: /cron run <id>');
+    expect(render('Approve one with /approve <code>.')).toBe('Approve one with /approve <code>.');
+    expect(render('answer one with its id (/allow <id>, /deny <id>)')).toBe('answer one with its id (/allow <id>, /deny <id>)');
+    // Real tags still go: closed ones, void ones, ones with attributes.
+    expect(render('a <code>x</code> b<br>c <span class="k">d</span>')).toBe('a x bc d');
+  });
+
   it('makes bare URLs explicit links, keeps escapes, drops control characters, trims', () => {
     expect(render('see https://x.y/z')).toBe('see [https://x.y/z](https://x.y/z)');
     expect(render('mail me@x.y')).toBe('mail [me@x.y](mailto:me@x.y)');

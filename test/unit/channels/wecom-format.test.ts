@@ -21,6 +21,11 @@ describe('WeCom Markdown rendering', () => {
     expect(render('run ``a`b`` now')).toBe('run ``a`b`` now'); // a backtick inside inline code keeps its double fence
   });
 
+  it('keeps placeholders that look like tags (/cron run <id>), drops real tags', () => {
+    expect(render('Usage: /cron run <id>')).toBe('Usage: /cron run <id>');
+    expect(render('<b>bold</b> then /approve <code>')).toBe('bold then /approve <code>');
+  });
+
   it('keeps single newlines (a line break on WeCom) and bare URLs', () => {
     expect(render('one\ntwo')).toBe('one\ntwo');
     expect(render('a  \nb')).toBe('a\nb');
