@@ -36,6 +36,8 @@ describe('engine_c (real OpenCode, opencode acp): a shell command approved or de
     llm = await startFakeLlm();
     // OpenCode installs a plugin package into every config folder it loads unless it looks installed (real-engines.test.ts).
     for (const d of [path.join(home, '.config', 'opencode'), path.join(dir, '.opencode')]) seedOpenCodeDeps(d);
+    fs.mkdirSync(path.join(dir, '.opencode', 'command'));
+    fs.writeFileSync(path.join(dir, '.opencode', 'command', 'fakecmd.md'), 'CMD-TEMPLATE says $ARGUMENTS\n');
     const yaml = [
       'name: e2e-opencode-approvals',
       'engine: engine_c',
@@ -81,6 +83,8 @@ describe('engine_c (real OpenCode, opencode acp): a shell command approved or de
     expect(requests.map((r) => [r.tool, r.summary])).toEqual([['execute', FAKE_ASKING_COMMAND]]);
     expect(fs.existsSync(written())).toBe(false);
     expect(completion).toMatchObject({ status: 'completed' });
+    // OpenCode 1.18 ends the turn after a denial without a word; the turn says why.
+    expect(completion?.finalText).toBe('(The agent stopped: execute was denied.)');
     expect(completion?.sessionId).toMatch(/^ses_/);
     expect(fs.existsSync(path.join(dir, 'opencode.json'))).toBe(false);
     firstSession = completion?.sessionId;
@@ -96,6 +100,12 @@ describe('engine_c (real OpenCode, opencode acp): a shell command approved or de
     expect(completion?.finalText).toContain('FAKE-LLM-REPLY: ASK-TOOL allow');
     // The ACP session of the first turn was resumed (a fallback would start a new `ses_`).
     expect(completion?.sessionId).toBe(firstSession);
+  });
+
+  it('a native command (POST /command) runs on this path too: `opencode acp` takes it as its slash command', async () => {
+    const events: StreamEvent[] = [];
+    for await (const e of opened.assistant.command('fakecmd', 'arg-one', { sessionKey: 'command', source: 'api', sender: 'e2e' })) events.push(e);
+    expect(events.find((e) => e.type === 'completion')).toMatchObject({ status: 'completed', finalText: 'FAKE-LLM-REPLY: CMD-TEMPLATE says arg-one' });
   });
 });
 
