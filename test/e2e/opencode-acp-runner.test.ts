@@ -4,7 +4,8 @@
  * (the turn ends `aborted`, nothing it started is left running, the command never ran); a session
  * id OpenCode does not know (a new session, with the runner's warning); and a session of
  * `opencode run` (skipPermissions true) continued through `opencode acp` and back: both speak of the
- * same `ses_…` sessions in the same store, so switching skipPermissions keeps the conversation.
+ * same `ses_…` sessions in the same store, so switching skipPermissions keeps the conversation; and
+ * a project opencode.json that allows bash does not stop the question.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -139,6 +140,26 @@ describe('engine_c (real OpenCode, opencode acp) through the engine runner', () 
     const third = await run(true, { prompt: 'turn three via run', sessionId: id });
     expect(sessionOf(third)).toBe(id);
     expect(third.at(-1)).toMatchObject({ type: 'done', text: 'FAKE-LLM-REPLY: turn three via run\nPREVIOUS-USER-MESSAGE: turn one via run' });
+  });
+
+  it("an opencode.json that allows bash does not stop the question: our config comes after the project's", async () => {
+    const file = path.join(dir, 'opencode.json');
+    fs.writeFileSync(file, JSON.stringify({ permission: { bash: 'allow', edit: 'allow' } }));
+    try {
+      const asked: ApprovalAsk[] = [];
+      const events = await run(false, {
+        prompt: 'ASK-TOOL with a permissive opencode.json',
+        askApproval: async (req) => {
+          asked.push(req);
+          return { allow: false, message: 'no' };
+        },
+      });
+      expect(asked.map((a) => a.tool)).toEqual(['execute']);
+      expect(fs.existsSync(path.join(dir, 'FAKE-WRITTEN.txt'))).toBe(false);
+      expect(events.at(-1)).toMatchObject({ type: 'done' });
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 });
 
