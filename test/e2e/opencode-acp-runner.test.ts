@@ -4,8 +4,8 @@
  * (the turn ends `aborted`, nothing it started is left running, the command never ran); a session
  * id OpenCode does not know (a new session, with the runner's warning); and a session of
  * `opencode run` (skipPermissions true) continued through `opencode acp` and back: both speak of the
- * same `ses_…` sessions in the same store, so switching skipPermissions keeps the conversation; and
- * a project opencode.json that allows bash does not stop the question.
+ * same `ses_…` sessions in the same store, so switching skipPermissions keeps the conversation; a
+ * key the provider rejects (OpenCode's error to session/prompt, a provider failure); and a project opencode.json that allows bash does not stop the question.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -140,6 +140,15 @@ describe('engine_c (real OpenCode, opencode acp) through the engine runner', () 
     const third = await run(true, { prompt: 'turn three via run', sessionId: id });
     expect(sessionOf(third)).toBe(id);
     expect(third.at(-1)).toMatchObject({ type: 'done', text: 'FAKE-LLM-REPLY: turn three via run\nPREVIOUS-USER-MESSAGE: turn one via run' });
+  });
+
+  it('a key the provider rejects: the turn fails with the provider error, not a hang', async () => {
+    const base = loadServiceConfig(dir, {}).config;
+    if (!base.provider) throw new Error('the test config has a provider');
+    const config = { ...base, skipPermissions: false, provider: { ...base.provider, apiKey: 'wrong-key' } };
+    const events: AgentEvent[] = [];
+    for await (const e of runner.run({ config, prompt: 'hello with a bad key', askApproval: refuse })) events.push(e);
+    expect(events.at(-1)).toMatchObject({ type: 'error', kind: 'provider', message: expect.stringMatching(/incorrect api key/i) });
   });
 
   it("an opencode.json that allows bash does not stop the question: our config comes after the project's", async () => {
