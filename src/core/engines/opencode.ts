@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { AgentEvent } from '../events.js';
+import { createAcpConversation } from './acp-client.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths } from './mcp.js';
 import { createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
@@ -23,7 +24,16 @@ const PROVIDER_VARS: Record<string, string> = {
 const ROUTED_PROVIDER = 'service';
 const ROUTED_KEY_VAR = 'SERVICE_PROVIDER_API_KEY';
 
-/** engine_c: OpenCode (`opencode`, npm opencode-ai), driven with `run --format json`. */
+/**
+ * What OpenCode asks about on an ACP turn (skipPermissions false): shell commands, file changes
+ * (`edit` covers edit, write and patch) and web fetches. Its defaults allow all three.
+ */
+const ASKED_PERMISSIONS = { bash: 'ask', edit: 'ask', webfetch: 'ask' } as const;
+
+/**
+ * engine_c: OpenCode (`opencode`, npm opencode-ai), driven with `run --format json`; with
+ * `skipPermissions: false` through `opencode acp`, which asks before tools run (acp-client.ts).
+ */
 export const opencode: EngineDefinition = {
   id: 'engine_c',
   title: 'OpenCode',
@@ -31,6 +41,7 @@ export const opencode: EngineDefinition = {
   npmPackage: 'opencode-ai',
   nativeCommands: true,
   honoursPermissions: false,
+  approvals: 'conversation',
 
   credentialStatus: (ctx) => {
     const prefix = (ctx.config.model ?? '').split('/')[0] ?? '';
@@ -55,19 +66,13 @@ export const opencode: EngineDefinition = {
   },
 
   buildInvocation(turn) {
+    // skipPermissions false: `opencode run` cannot ask anyone (it waits forever), `opencode acp` can.
+    if (asksThroughAcp(turn)) return { args: ['acp'], env: openCodeEnv(turn) };
     const args = ['run', '--format', 'json'];
     if (turn.sessionId) args.push('--session', turn.sessionId);
     const model = routedModel(turn);
     if (model) args.push('--model', model);
-    const env: Record<string, string | undefined> = {
-      OPENCODE_CONFIG_CONTENT: JSON.stringify(openCodeConfig(turn)),
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-      OPENCODE_DISABLE_MODELS_FETCH: '1',
-      OPENCODE_DISABLE_SHARE: '1',
-      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-    };
-    const key = turn.endpoint?.apiKey ?? turn.apiKey;
-    if (turn.endpoint?.baseUrl && key) env[ROUTED_KEY_VAR] = key;
+    const env = openCodeEnv(turn);
     if (turn.command) {
       args.push('--command', turn.command.name);
       if (turn.command.arguments) args.push(turn.command.arguments);
@@ -77,7 +82,18 @@ export const opencode: EngineDefinition = {
     return { args, env, stdin: promptWithImagePaths(turn.prompt, turn.images) };
   },
 
-  createParser: createOpenCodeParser,
+  createParser(turn) {
+    if (!asksThroughAcp(turn)) return createOpenCodeParser();
+    return createAcpConversation({
+      cwd: turn.dir,
+      prompt: acpPrompt(turn),
+      ...(turn.sessionId ? { sessionId: turn.sessionId } : {}),
+      // MCP servers, model and provider are in OPENCODE_CONFIG_CONTENT, as for `opencode run`.
+      mcpServers: [],
+      allowPermissions: false,
+      ...(turn.approvals ? { askPermission: turn.approvals.ask } : {}),
+    });
+  },
 
   async listModels(ctx) {
     const r = await runCapture({ binary: ctx.binary, args: ['models'], cwd: ctx.dir, env: ctx.env, timeoutMs: 30_000 });
@@ -91,6 +107,28 @@ export const opencode: EngineDefinition = {
 };
 
 // --- internal ---
+
+const asksThroughAcp = (turn: EngineTurn) => !turn.config.skipPermissions;
+
+/** The environment both ways of running OpenCode share: our config, no update checks, the routed key. */
+function openCodeEnv(turn: EngineTurn): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(openCodeConfig(turn)),
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+  };
+  const key = turn.endpoint?.apiKey ?? turn.apiKey;
+  if (turn.endpoint?.baseUrl && key) env[ROUTED_KEY_VAR] = key;
+  return env;
+}
+
+/** A native command goes to `opencode acp` as its slash command in the prompt text. */
+function acpPrompt(turn: EngineTurn): string {
+  if (turn.command) return [`/${turn.command.name}`, turn.command.arguments].filter(Boolean).join(' ');
+  return promptWithImagePaths(turn.prompt, turn.images);
+}
 
 /** With provider.baseUrl every model is served by our generated provider block, under its bare name. */
 function routedModel(turn: EngineTurn): string | undefined {
@@ -107,6 +145,7 @@ function bareModel(model: string | undefined): string {
 function openCodeConfig(turn: EngineTurn): Record<string, unknown> {
   const config: Record<string, unknown> = { autoupdate: false, share: 'disabled' };
   if (turn.config.skipPermissions) config.permission = { '*': 'allow' };
+  else config.permission = { ...ASKED_PERMISSIONS };
   if (turn.endpoint?.baseUrl) {
     const model = bareModel(turn.model);
     config.provider = {
@@ -119,6 +158,9 @@ function openCodeConfig(turn: EngineTurn): Record<string, unknown> {
     };
     config.model = `${ROUTED_PROVIDER}/${model}`;
     config.small_model = `${ROUTED_PROVIDER}/${model}`;
+  } else if (asksThroughAcp(turn) && turn.model) {
+    // `opencode acp` has no --model: the session starts on the config's model.
+    config.model = turn.model;
   }
   if (turn.config.mcp) {
     config.mcp = Object.fromEntries(

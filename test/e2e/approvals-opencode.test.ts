@@ -1,0 +1,117 @@
+/**
+ * Tool approvals from chat with engine_c and the real OpenCode CLI (devDependency, 1.18.33) against
+ * the scripted LLM on 127.0.0.1, through our own code: openAssistantDirectory → assistant.chat →
+ * engine_c, which with skipPermissions false runs `opencode acp` (not `opencode run`) with
+ * `permission: {bash: ask, edit: ask, webfetch: ask}` in OPENCODE_CONFIG_CONTENT → OpenCode's
+ * `session/request_permission` → an `approval_request` in the turn's stream → answered as the owner.
+ * The test writes no opencode.json: what makes OpenCode ask is ours.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type AssistantDirectory, openAssistantDirectory } from '../../src/assistant-directory.js';
+import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
+import type { StreamEvent } from '../../src/core/events.js';
+import { createSilentLogger } from '../../src/core/logger.js';
+import { FAKE_ASKING_COMMAND, startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
+import { repoRoot } from '../helpers/cli.js';
+
+vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
+
+describe('engine_c (real OpenCode, opencode acp): a shell command approved or denied by the person', () => {
+  let root: string;
+  let dir: string;
+  let llm: FakeLlm;
+  let opened: AssistantDirectory;
+  const written = () => path.join(dir, 'FAKE-WRITTEN.txt');
+  let firstSession: string | undefined;
+
+  beforeAll(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'service-e2e-opencode-approvals-'));
+    dir = path.join(root, 'assistant');
+    const home = path.join(root, 'home');
+    fs.mkdirSync(dir);
+    fs.mkdirSync(home);
+    llm = await startFakeLlm();
+    // OpenCode installs a plugin package into every config folder it loads unless it looks installed (real-engines.test.ts).
+    for (const d of [path.join(home, '.config', 'opencode'), path.join(dir, '.opencode')]) seedOpenCodeDeps(d);
+    fs.mkdirSync(path.join(dir, '.opencode', 'command'));
+    fs.writeFileSync(path.join(dir, '.opencode', 'command', 'fakecmd.md'), 'CMD-TEMPLATE says $ARGUMENTS\n');
+    const yaml = [
+      'name: e2e-opencode-approvals',
+      'engine: engine_c',
+      'model: service/fake-model',
+      'skipPermissions: false',
+      'timeout: 600',
+      'provider:',
+      `  baseUrl: ${llm.url}/v1`,
+      '  apiKey: fake-key',
+      '  model: fake-model',
+    ];
+    fs.writeFileSync(path.join(dir, 'service.yaml'), `${yaml.join('\n')}\n`);
+    const env: NodeJS.ProcessEnv = {
+      HOME: home,
+      PATH: [path.join(repoRoot, 'node_modules', '.bin'), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter),
+      NO_PROXY: '127.0.0.1',
+      no_proxy: '127.0.0.1',
+      LANG: 'C.UTF-8',
+    };
+    opened = openAssistantDirectory({ dir, env, log: createSilentLogger() });
+  });
+
+  afterAll(async () => {
+    opened?.close();
+    await llm?.close();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  /** One turn under `key`, answering every request with `decision`. */
+  const turn = async (prompt: string, key: string, decision: ApprovalDecision) => {
+    const events: StreamEvent[] = [];
+    for await (const e of opened.assistant.chat(prompt, { sessionKey: key, source: 'api', sender: 'e2e' })) {
+      events.push(e);
+      if (e.type === 'approval_request') opened.assistant.answerApproval({ sessionKey: key, id: e.id, decision, privileged: true });
+    }
+    const requests = events.filter((e): e is Extract<StreamEvent, { type: 'approval_request' }> => e.type === 'approval_request');
+    const completion = events.find((e): e is Extract<StreamEvent, { type: 'completion' }> => e.type === 'completion');
+    return { events, requests, completion };
+  };
+
+  it('denied: OpenCode asked with the command, the file does not exist, the turn completes', async () => {
+    const { requests, completion } = await turn('ASK-TOOL deny', 'chat', 'deny');
+    expect(requests.map((r) => [r.tool, r.summary])).toEqual([['execute', FAKE_ASKING_COMMAND]]);
+    expect(fs.existsSync(written())).toBe(false);
+    expect(completion).toMatchObject({ status: 'completed' });
+    // OpenCode 1.18 ends the turn after a denial without a word; the turn says why.
+    expect(completion?.finalText).toBe('(The agent stopped: execute was denied.)');
+    expect(completion?.sessionId).toMatch(/^ses_/);
+    expect(fs.existsSync(path.join(dir, 'opencode.json'))).toBe(false);
+    firstSession = completion?.sessionId;
+  });
+
+  it('allowed, on the same session: the command runs, its tool events stream and the agent answers after it', async () => {
+    const { events, requests, completion } = await turn('ASK-TOOL allow', 'chat', 'allow');
+    expect(requests).toHaveLength(1);
+    expect(fs.readFileSync(written(), 'utf8')).toBe('FAKE-TOOL-OUTPUT\n');
+    expect(events.some((e) => e.type === 'tool_call')).toBe(true);
+    expect(events.some((e) => e.type === 'text')).toBe(true);
+    expect(completion).toMatchObject({ status: 'completed' });
+    expect(completion?.finalText).toContain('FAKE-LLM-REPLY: ASK-TOOL allow');
+    // The ACP session of the first turn was resumed (a fallback would start a new `ses_`).
+    expect(completion?.sessionId).toBe(firstSession);
+  });
+
+  it('a native command (POST /command) runs on this path too: `opencode acp` takes it as its slash command', async () => {
+    const events: StreamEvent[] = [];
+    for await (const e of opened.assistant.command('fakecmd', 'arg-one', { sessionKey: 'command', source: 'api', sender: 'e2e' })) events.push(e);
+    expect(events.find((e) => e.type === 'completion')).toMatchObject({ status: 'completed', finalText: 'FAKE-LLM-REPLY: CMD-TEMPLATE says arg-one' });
+  });
+});
+
+function seedOpenCodeDeps(dir: string): void {
+  const deps = { '@opencode-ai/plugin': '*' };
+  fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ dependencies: deps }));
+  fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: deps } } }));
+}
