@@ -15,7 +15,7 @@ import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { FAKE_ASKING_COMMAND, startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { repoRoot } from '../helpers/cli.js';
+import { realEngineEnv } from '../helpers/real-engine.js';
 
 vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
 
@@ -113,13 +113,7 @@ describe.each(AGENTS)('acp ($title, real CLI): a shell call approved or denied b
       ...spec.yaml(llm),
     ];
     fs.writeFileSync(path.join(dir, 'service.yaml'), `${yaml.join('\n')}\n`);
-    const env: NodeJS.ProcessEnv = {
-      HOME: home,
-      PATH: [path.join(repoRoot, 'node_modules', '.bin'), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter),
-      NO_PROXY: '127.0.0.1',
-      no_proxy: '127.0.0.1',
-      LANG: 'C.UTF-8',
-    };
+    const env = realEngineEnv(home);
     opened = openAssistantDirectory({ dir, env, log: createSilentLogger() });
   });
 

@@ -7,7 +7,6 @@
  * The test writes no opencode.json: what makes OpenCode ask is ours.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AssistantDirectory, openAssistantDirectory } from '../../src/assistant-directory.js';
@@ -15,30 +14,21 @@ import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { FAKE_ASKING_COMMAND, startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { repoRoot } from '../helpers/cli.js';
+import { createRealEngineRoot, type RealEngineRoot, seedOpenCodeDeps } from '../helpers/real-engine.js';
 
 vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
 
 describe('engine_c (real OpenCode, opencode acp): a shell command approved or denied by the person', () => {
-  let root: string;
+  let root: RealEngineRoot;
   let dir: string;
   let llm: FakeLlm;
   let opened: AssistantDirectory;
-  const written = () => path.join(dir, 'FAKE-WRITTEN.txt');
+  const written = () => root.written;
   let firstSession: string | undefined;
 
   beforeAll(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'service-e2e-opencode-approvals-'));
-    dir = path.join(root, 'assistant');
-    const home = path.join(root, 'home');
-    fs.mkdirSync(dir);
-    fs.mkdirSync(home);
     llm = await startFakeLlm();
-    // OpenCode installs a plugin package into every config folder it loads unless it looks installed (real-engines.test.ts).
-    for (const d of [path.join(home, '.config', 'opencode'), path.join(dir, '.opencode')]) seedOpenCodeDeps(d);
-    fs.mkdirSync(path.join(dir, '.opencode', 'command'));
-    fs.writeFileSync(path.join(dir, '.opencode', 'command', 'fakecmd.md'), 'CMD-TEMPLATE says $ARGUMENTS\n');
-    const yaml = [
+    root = createRealEngineRoot('service-e2e-opencode-approvals-', [
       'name: e2e-opencode-approvals',
       'engine: engine_c',
       'model: service/fake-model',
@@ -48,22 +38,19 @@ describe('engine_c (real OpenCode, opencode acp): a shell command approved or de
       `  baseUrl: ${llm.url}/v1`,
       '  apiKey: fake-key',
       '  model: fake-model',
-    ];
-    fs.writeFileSync(path.join(dir, 'service.yaml'), `${yaml.join('\n')}\n`);
-    const env: NodeJS.ProcessEnv = {
-      HOME: home,
-      PATH: [path.join(repoRoot, 'node_modules', '.bin'), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter),
-      NO_PROXY: '127.0.0.1',
-      no_proxy: '127.0.0.1',
-      LANG: 'C.UTF-8',
-    };
-    opened = openAssistantDirectory({ dir, env, log: createSilentLogger() });
+    ]);
+    dir = root.dir;
+    // OpenCode installs a plugin package into every config folder it loads unless it looks installed.
+    for (const d of [path.join(root.home, '.config', 'opencode'), path.join(dir, '.opencode')]) seedOpenCodeDeps(d);
+    fs.mkdirSync(path.join(dir, '.opencode', 'command'));
+    fs.writeFileSync(path.join(dir, '.opencode', 'command', 'fakecmd.md'), 'CMD-TEMPLATE says $ARGUMENTS\n');
+    opened = openAssistantDirectory({ dir, env: root.env, log: createSilentLogger() });
   });
 
   afterAll(async () => {
     opened?.close();
     await llm?.close();
-    if (root) fs.rmSync(root, { recursive: true, force: true });
+    root?.remove();
   });
 
   /** One turn under `key`, answering every request with `decision`. */
@@ -108,10 +95,3 @@ describe('engine_c (real OpenCode, opencode acp): a shell command approved or de
     expect(events.find((e) => e.type === 'completion')).toMatchObject({ status: 'completed', finalText: 'FAKE-LLM-REPLY: CMD-TEMPLATE says arg-one' });
   });
 });
-
-function seedOpenCodeDeps(dir: string): void {
-  const deps = { '@opencode-ai/plugin': '*' };
-  fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ dependencies: deps }));
-  fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: deps } } }));
-}

@@ -5,46 +5,28 @@
  * Codex does not know (a new thread, with the runner's warning).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ApprovalAsk, ApprovalVerdict } from '../../src/core/approvals/approvals.js';
-import { createEngineRunner, type EngineTurnRequest } from '../../src/core/engines/engine-runner.js';
-import { createMemoryFailoverStore } from '../../src/core/engines/failover.js';
-import type { AgentEvent } from '../../src/core/events.js';
-import { createSilentLogger } from '../../src/core/logger.js';
+import type { EngineTurnRequest } from '../../src/core/engines/engine-runner.js';
 import type { ProcessIdentity } from '../../src/core/store/types.js';
-import { loadServiceConfig } from '../../src/definitions.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { repoRoot } from '../helpers/cli.js';
+import { createRealEngineRoot, createRealEngineRunner, type RealEngineRoot } from '../helpers/real-engine.js';
+import { isAlive } from '../helpers/stand-in.js';
 import { until } from '../helpers/wait.js';
 
 const HANG_MS = 5 * 60_000;
 vi.setConfig({ testTimeout: 10 * 60_000, hookTimeout: 10 * 60_000 });
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe('engine_d (real Codex, app-server) through the engine runner', () => {
-  let root: string;
+  let root: RealEngineRoot;
   let dir: string;
   let llm: FakeLlm;
-  let runner: ReturnType<typeof createEngineRunner>;
+  let engine: ReturnType<typeof createRealEngineRunner>;
 
   beforeAll(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'service-e2e-codex-app-server-'));
-    dir = path.join(root, 'assistant');
-    const home = path.join(root, 'home');
-    fs.mkdirSync(dir);
-    fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
     llm = await startFakeLlm();
-    const yaml = [
+    root = createRealEngineRoot('service-e2e-codex-app-server-', [
       'name: e2e-codex',
       'engine: engine_d',
       'skipPermissions: false',
@@ -53,34 +35,18 @@ describe('engine_d (real Codex, app-server) through the engine runner', () => {
       `  baseUrl: ${llm.url}/v1`,
       '  apiKey: fake-key',
       '  model: fake-model',
-    ];
-    fs.writeFileSync(path.join(dir, 'service.yaml'), `${yaml.join('\n')}\n`);
-    runner = createEngineRunner({
-      dir,
-      stateDir: path.join(dir, '.service'),
-      skillsDir: path.join(dir, 'skills'),
-      log: createSilentLogger(),
-      failover: createMemoryFailoverStore(),
-      env: {
-        HOME: home,
-        PATH: [path.join(repoRoot, 'node_modules', '.bin'), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter),
-        NO_PROXY: '127.0.0.1',
-        no_proxy: '127.0.0.1',
-        LANG: 'C.UTF-8',
-      },
-    });
+    ]);
+    dir = root.dir;
+    fs.mkdirSync(path.join(root.home, '.codex'), { recursive: true });
+    engine = createRealEngineRunner(root);
   });
 
   afterAll(async () => {
     await llm?.close();
-    if (root) fs.rmSync(root, { recursive: true, force: true });
+    root?.remove();
   });
 
-  const run = async (req: Partial<EngineTurnRequest> & { prompt: string }) => {
-    const events: AgentEvent[] = [];
-    for await (const e of runner.run({ config: loadServiceConfig(dir, {}).config, ...req })) events.push(e);
-    return events;
-  };
+  const run = (req: Partial<EngineTurnRequest> & { prompt: string }) => engine.run(req);
 
   it('abort while the approval waits: the turn ends aborted, its processes are gone, the command never ran', async () => {
     const controller = new AbortController();

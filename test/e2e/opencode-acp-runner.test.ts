@@ -8,47 +8,30 @@
  * key the provider rejects (OpenCode's error to session/prompt, a provider failure); and a project opencode.json that allows bash does not stop the question.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ApprovalAsk, ApprovalVerdict } from '../../src/core/approvals/approvals.js';
-import { createEngineRunner, type EngineTurnRequest } from '../../src/core/engines/engine-runner.js';
-import { createMemoryFailoverStore } from '../../src/core/engines/failover.js';
+import type { EngineTurnRequest } from '../../src/core/engines/engine-runner.js';
 import type { AgentEvent } from '../../src/core/events.js';
-import { createSilentLogger } from '../../src/core/logger.js';
 import type { ProcessIdentity } from '../../src/core/store/types.js';
 import { loadServiceConfig } from '../../src/definitions.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { repoRoot } from '../helpers/cli.js';
+import { createRealEngineRoot, createRealEngineRunner, type RealEngineRoot, seedOpenCodeDeps } from '../helpers/real-engine.js';
+import { isAlive } from '../helpers/stand-in.js';
 import { until } from '../helpers/wait.js';
 
 const HANG_MS = 5 * 60_000;
 vi.setConfig({ testTimeout: 10 * 60_000, hookTimeout: 10 * 60_000 });
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe('engine_c (real OpenCode, opencode acp) through the engine runner', () => {
-  let root: string;
+  let root: RealEngineRoot;
   let dir: string;
   let llm: FakeLlm;
-  let runner: ReturnType<typeof createEngineRunner>;
+  let engine: ReturnType<typeof createRealEngineRunner>;
 
   beforeAll(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'service-e2e-opencode-acp-'));
-    dir = path.join(root, 'assistant');
-    const home = path.join(root, 'home');
-    fs.mkdirSync(dir);
-    // OpenCode installs a plugin package into every config folder it loads unless it looks installed (real-engines.test.ts).
-    for (const d of [path.join(home, '.config', 'opencode'), path.join(dir, '.opencode')]) seedOpenCodeDeps(d);
     llm = await startFakeLlm();
-    const yaml = [
+    root = createRealEngineRoot('service-e2e-opencode-acp-', [
       'name: e2e-opencode',
       'engine: engine_c',
       'model: service/fake-model',
@@ -57,35 +40,19 @@ describe('engine_c (real OpenCode, opencode acp) through the engine runner', () 
       `  baseUrl: ${llm.url}/v1`,
       '  apiKey: fake-key',
       '  model: fake-model',
-    ];
-    fs.writeFileSync(path.join(dir, 'service.yaml'), `${yaml.join('\n')}\n`);
-    runner = createEngineRunner({
-      dir,
-      stateDir: path.join(dir, '.service'),
-      skillsDir: path.join(dir, 'skills'),
-      log: createSilentLogger(),
-      failover: createMemoryFailoverStore(),
-      env: {
-        HOME: home,
-        PATH: [path.join(repoRoot, 'node_modules', '.bin'), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter),
-        NO_PROXY: '127.0.0.1',
-        no_proxy: '127.0.0.1',
-        LANG: 'C.UTF-8',
-      },
-    });
+    ]);
+    dir = root.dir;
+    // OpenCode installs a plugin package into every config folder it loads unless it looks installed.
+    for (const d of [path.join(root.home, '.config', 'opencode'), path.join(dir, '.opencode')]) seedOpenCodeDeps(d);
+    engine = createRealEngineRunner(root);
   });
 
   afterAll(async () => {
     await llm?.close();
-    if (root) fs.rmSync(root, { recursive: true, force: true });
+    root?.remove();
   });
 
-  const run = async (skipPermissions: boolean, req: Partial<EngineTurnRequest> & { prompt: string }) => {
-    const events: AgentEvent[] = [];
-    const config = { ...loadServiceConfig(dir, {}).config, skipPermissions };
-    for await (const e of runner.run({ config, ...req })) events.push(e);
-    return events;
-  };
+  const run = (skipPermissions: boolean, req: Partial<EngineTurnRequest> & { prompt: string }) => engine.run(req, { skipPermissions });
   const sessionOf = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'session' ? [e.sessionId] : [])).at(-1);
   const refuse = async (): Promise<ApprovalVerdict> => ({ allow: false, message: 'no' });
 
@@ -145,9 +112,10 @@ describe('engine_c (real OpenCode, opencode acp) through the engine runner', () 
   it('a key the provider rejects: the turn fails with the provider error, not a hang', async () => {
     const base = loadServiceConfig(dir, {}).config;
     if (!base.provider) throw new Error('the test config has a provider');
-    const config = { ...base, skipPermissions: false, provider: { ...base.provider, apiKey: 'wrong-key' } };
-    const events: AgentEvent[] = [];
-    for await (const e of runner.run({ config, prompt: 'hello with a bad key', askApproval: refuse })) events.push(e);
+    const events = await engine.run(
+      { prompt: 'hello with a bad key', askApproval: refuse },
+      { skipPermissions: false, provider: { ...base.provider, apiKey: 'wrong-key' } },
+    );
     expect(events.at(-1)).toMatchObject({ type: 'error', kind: 'provider', message: expect.stringMatching(/incorrect api key/i) });
   });
 
@@ -171,10 +139,3 @@ describe('engine_c (real OpenCode, opencode acp) through the engine runner', () 
     }
   });
 });
-
-function seedOpenCodeDeps(dir: string): void {
-  const deps = { '@opencode-ai/plugin': '*' };
-  fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ dependencies: deps }));
-  fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: deps } } }));
-}

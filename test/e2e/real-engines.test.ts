@@ -20,6 +20,7 @@ import { type AssistantDirectory, openAssistantDirectory } from '../../src/assis
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
 import { assertEnding, collect, completionOf } from '../helpers/assistant.js';
 import { repoRoot } from '../helpers/cli.js';
+import { realEngineEnv, seedOpenCodeDeps } from '../helpers/real-engine.js';
 import { until } from '../helpers/wait.js';
 
 interface EngineSpec {
@@ -106,14 +107,7 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
     fs.writeFileSync(path.join(dir, 'service.yaml'), `${yaml}\n`);
     // Our engine_c workspace always has .opencode/ (skill links), and OpenCode installs into every .opencode it loads.
     if (spec.engine === 'engine_c') seedOpenCodeDeps(path.join(dir, '.opencode'));
-    const env: NodeJS.ProcessEnv = {
-      HOME: home,
-      // The real CLIs first; this Node for the codex launcher; the system for bash, git, sh.
-      PATH: [BIN, path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter),
-      NO_PROXY: '127.0.0.1',
-      no_proxy: '127.0.0.1',
-      LANG: 'C.UTF-8',
-    };
+    const env = realEngineEnv(home, BIN);
     const o = openAssistantDirectory({ dir, env, log: createSilentLogger() });
     opened.push(o);
     return { opened: o, dir };
@@ -240,20 +234,6 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
 });
 
 // --- helpers ---
-
-/**
- * OpenCode starts a background `npm install @opencode-ai/plugin` into every config folder it loads
- * ($HOME/.config/opencode and each .opencode/ between cwd and the worktree) on every run. No env flag
- * turns it off in 1.18.33 (OPENCODE_PURE and OPENCODE_DISABLE_DEFAULT_PLUGINS do not): its Npm.install
- * returns early when the folder has node_modules/ and a package-lock.json whose root lists every wanted
- * package. A folder seeded like this makes OpenCode stay on 127.0.0.1 (checked with strace).
- */
-function seedOpenCodeDeps(dir: string): void {
-  fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
-  const deps = { '@opencode-ai/plugin': '*' };
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ dependencies: deps }));
-  fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: deps } } }));
-}
 
 /**
  * Codex 0.169 looks up api.github.com, github.com and chatgpt.com on every run (its plugin
