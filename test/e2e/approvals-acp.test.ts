@@ -15,7 +15,7 @@ import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { FAKE_ASKING_COMMAND, startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { realEngineEnv } from '../helpers/real-engine.js';
+import { fakeProviderYaml, realEngineEnv } from '../helpers/real-engine.js';
 
 vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
 
@@ -32,7 +32,7 @@ interface AgentSpec {
   afterDenial: string;
 }
 
-const provider = (baseUrl: string) => ['provider:', `  baseUrl: ${baseUrl}`, '  apiKey: fake-key', '  model: fake-model'];
+const provider = fakeProviderYaml;
 
 const AGENTS: AgentSpec[] = [
   {

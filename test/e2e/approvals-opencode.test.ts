@@ -14,7 +14,7 @@ import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { FAKE_ASKING_COMMAND, startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { createRealEngineRoot, type RealEngineRoot, seedOpenCodeDeps } from '../helpers/real-engine.js';
+import { createRealEngineRoot, type RealEngineRoot, seedOpenCodeDeps, fakeProviderYaml } from '../helpers/real-engine.js';
 
 vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
 
@@ -34,10 +34,7 @@ describe('engine_c (real OpenCode, opencode acp): a shell command approved or de
       'model: service/fake-model',
       'skipPermissions: false',
       'timeout: 600',
-      'provider:',
-      `  baseUrl: ${llm.url}/v1`,
-      '  apiKey: fake-key',
-      '  model: fake-model',
+      ...fakeProviderYaml(`${llm.url}/v1`),
     ]);
     dir = root.dir;
     // OpenCode installs a plugin package into every config folder it loads unless it looks installed.

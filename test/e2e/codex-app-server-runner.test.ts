@@ -11,7 +11,7 @@ import type { ApprovalAsk, ApprovalVerdict } from '../../src/core/approvals/appr
 import type { EngineTurnRequest } from '../../src/core/engines/engine-runner.js';
 import type { ProcessIdentity } from '../../src/core/store/types.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { createRealEngineRoot, createRealEngineRunner, type RealEngineRoot } from '../helpers/real-engine.js';
+import { createRealEngineRoot, createRealEngineRunner, type RealEngineRoot, fakeProviderYaml } from '../helpers/real-engine.js';
 import { isAlive } from '../helpers/stand-in.js';
 import { until } from '../helpers/wait.js';
 
@@ -31,10 +31,7 @@ describe('engine_d (real Codex, app-server) through the engine runner', () => {
       'engine: engine_d',
       'skipPermissions: false',
       'timeout: 600',
-      'provider:',
-      `  baseUrl: ${llm.url}/v1`,
-      '  apiKey: fake-key',
-      '  model: fake-model',
+      ...fakeProviderYaml(`${llm.url}/v1`),
     ]);
     dir = root.dir;
     fs.mkdirSync(path.join(root.home, '.codex'), { recursive: true });

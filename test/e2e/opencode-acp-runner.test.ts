@@ -16,7 +16,7 @@ import type { AgentEvent } from '../../src/core/events.js';
 import type { ProcessIdentity } from '../../src/core/store/types.js';
 import { loadServiceConfig } from '../../src/definitions.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
-import { createRealEngineRoot, createRealEngineRunner, type RealEngineRoot, seedOpenCodeDeps } from '../helpers/real-engine.js';
+import { createRealEngineRoot, createRealEngineRunner, type RealEngineRoot, seedOpenCodeDeps, fakeProviderYaml } from '../helpers/real-engine.js';
 import { isAlive } from '../helpers/stand-in.js';
 import { until } from '../helpers/wait.js';
 
@@ -36,10 +36,7 @@ describe('engine_c (real OpenCode, opencode acp) through the engine runner', () 
       'engine: engine_c',
       'model: service/fake-model',
       'timeout: 600',
-      'provider:',
-      `  baseUrl: ${llm.url}/v1`,
-      '  apiKey: fake-key',
-      '  model: fake-model',
+      ...fakeProviderYaml(`${llm.url}/v1`),
     ]);
     dir = root.dir;
     // OpenCode installs a plugin package into every config folder it loads unless it looks installed.

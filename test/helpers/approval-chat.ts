@@ -4,7 +4,7 @@ import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
 import { startFakeTelegram } from '../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../fakes/platforms/types.js';
 import { replies } from './channel-gateway.js';
-import { createRealEngineRoot, type RealEngineRoot } from './real-engine.js';
+import { createRealEngineRoot, fakeProviderYaml, type RealEngineRoot } from './real-engine.js';
 import { until } from './wait.js';
 
 /**
@@ -34,10 +34,7 @@ export async function startApprovalChat(opts: { engine: string; prefix: string; 
     `engine: ${opts.engine}`,
     'skipPermissions: false',
     'timeout: 600',
-    'provider:',
-    `  baseUrl: ${llm.url}${opts.baseUrlPath ?? ''}`,
-    '  apiKey: fake-key',
-    '  model: fake-model',
+    ...fakeProviderYaml(`${llm.url}${opts.baseUrlPath ?? ''}`),
     `channels: ${JSON.stringify({ channel_e: tg.channelConfig })}`,
     'access: { dm: open, groups: open }',
   ]);

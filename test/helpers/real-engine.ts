@@ -25,6 +25,11 @@ export interface RealEngineRoot {
   remove(): void;
 }
 
+/** service.yaml lines routing the engine to the scripted LLM at `baseUrl`. */
+export function fakeProviderYaml(baseUrl: string): string[] {
+  return ['provider:', `  baseUrl: ${baseUrl}`, '  apiKey: fake-key', '  model: fake-model'];
+}
+
 /** `yaml`: the lines of service.yaml. */
 export function createRealEngineRoot(prefix: string, yaml: readonly string[]): RealEngineRoot {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
