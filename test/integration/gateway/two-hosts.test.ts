@@ -133,7 +133,7 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
   it('a session key runs on one host at a time, whichever gateway the request reaches', async () => {
     const standIn = createStandIn();
     // A channel nobody answers on (the inbox off): these gateways warn that a dying leader would lose messages.
-    const { hosts } = await twoHosts(`channels:\n  channel_e:\n    botToken: "1:x"\n    apiRoot: http://127.0.0.1:9\n`, standIn);
+    const { url, hosts } = await twoHosts(`channels:\n  channel_e:\n    botToken: "1:x"\n    apiRoot: http://127.0.0.1:9\n`, standIn);
     const [a, b] = [await hosts[0].start(), await hosts[1].start()];
     for (const gw of [a, b]) expect(gw.output()).toContain('inbox.enabled is off');
     const order: string[] = [];
@@ -157,6 +157,20 @@ describe('one assistant on two hosts sharing a PostgreSQL store', () => {
     // The key's engine session was made on the other host: this one starts its own, quietly.
     expect(two.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: expect.stringContaining('TURN: 1') });
     expect(two.some((e) => e.type === 'warning' || e.type === 'error')).toBe(false);
+
+    // A clean stop gives the lease up: the other gateway leads without waiting for it to run out.
+    const leader = isLeader(a) ? a : b;
+    const follower = leader === a ? b : a;
+    expect(isFollowing(follower)).toBe(true);
+    expect(await leader.stop('SIGTERM')).toBe(0);
+    // Released, not left to expire: the row's expiry has passed the moment the process is gone.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const lease = await client.query("SELECT expires_at <= now() AS free FROM assistant_two_host_bot.leases WHERE name = 'leader'");
+    await client.end();
+    expect(lease.rows).toEqual([{ free: true }]);
+    await until(() => isLeader(follower), HANG_MS, 'the follower to lead after a clean stop', 50);
+    expect(follower.output()).toMatch(/leader of the assistant now \(took over from another gateway\)/);
   });
 
   it('a once-a-minute task fires once per minute across two takeovers: none doubled (leader killed mid-run), none lost (killed just before a minute)', async () => {

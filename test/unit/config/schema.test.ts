@@ -204,3 +204,12 @@ describe('config validation messages', () => {
     expect(() => loadServiceConfig(dir, { TG: 'x' })).toThrow(expect.objectContaining({ hint: expect.stringContaining('quote ${VAR}') }));
   });
 });
+
+describe('store.failoverSeconds (one assistant on two hosts)', () => {
+  it('defaults to 15, takes any number of seconds from 1, and names the field when below', () => {
+    expect(load(minimalYaml()).config.store.failoverSeconds).toBe(15);
+    expect(load(`${minimalYaml()}store:\n  failoverSeconds: 1.5\n`).config.store.failoverSeconds).toBe(1.5);
+    expect(problemsOf(`${minimalYaml()}store:\n  failoverSeconds: 0.5\n`)).toEqual([expect.stringMatching(/^store\.failoverSeconds: /)]);
+    expect(problemsOf(`${minimalYaml()}store:\n  failoverSeconds: soon\n`)).toEqual([expect.stringMatching(/^store\.failoverSeconds: /)]);
+  });
+});
