@@ -11,7 +11,7 @@ import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner, type TaskRunner } from './core/scheduler/task-runner.js';
-import { openStore, resolveStoreTarget } from './core/store/open-store.js';
+import { openStore, resolveStoreTarget, type StoreTarget } from './core/store/open-store.js';
 import type { Store } from './core/store/types.js';
 import { configChecks, configParts } from './definitions.js';
 
@@ -26,6 +26,8 @@ export interface AssistantDirectory {
   dir: string;
   config: ConfigSource;
   store: Store;
+  /** Where the store is (chosen once, at open): the fleet joins a PostgreSQL store's database. */
+  storeTarget: StoreTarget;
   log: Logger;
   /** The slash commands of this assistant; modules that run tasks add `/cron`. */
   commands: CommandTable;
@@ -61,7 +63,8 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   for (const w of config.current().warnings) log.warn(w);
   const paths = resolveAssistantPaths(opts.dir);
   // The store is chosen once, at start (store.url is a restart field).
-  const store = openStore(resolveStoreTarget(config.current().config, opts.env ?? process.env, paths.database), {
+  const storeTarget = resolveStoreTarget(config.current().config, opts.env ?? process.env, paths.database);
+  const store = openStore(storeTarget, {
     onIdleError: (err) => log.warn(`store: a pooled connection failed (${err.message}); the next query opens another`),
     // Engines keep their transcripts per machine and per working directory.
     origin: `${os.hostname()}:${paths.dir}`,
@@ -86,6 +89,7 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     dir: paths.dir,
     config,
     store,
+    storeTarget,
     log,
     commands,
     assistant,

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import os from 'node:os';
 import path from 'node:path';
 import { type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
 import { type ChannelRuntime, createChannelRuntime } from './channels/channel-runtime.js';
@@ -9,7 +8,7 @@ import { resolveGatewayBind } from './core/config/bind.js';
 import { errorMessage } from './core/errors.js';
 import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
 import { fleetPanelRows, joinFleet, mergeFleetEntries, peerAssistants } from './core/fleet/membership.js';
-import { createSharedFleet, readHostname, resolveFleetDatabaseUrl, resolveHeartbeatMs } from './core/fleet/shared-fleet.js';
+import { createSharedFleet, readHostname, resolveHeartbeatMs } from './core/fleet/shared-fleet.js';
 import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import { createLeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
@@ -169,7 +168,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const leadership = store.coordination
     ? createLeaderLease({
         store: store.coordination,
-        holder: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+        holder: `${self.hostname}:${self.pid}:${randomUUID().slice(0, 8)}`,
         failoverSeconds: config.current().config.store.failoverSeconds,
         log: log.child('leader'),
         onLead: async ({ since }) => {
@@ -193,7 +192,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   });
   lock.describe({ url: server.url });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
-  const fleetDatabase = resolveFleetDatabaseUrl(config.current().config, env);
+  const fleetDatabase = directory.storeTarget.kind === 'postgres' ? directory.storeTarget.url : undefined;
   const membership = joinFleet({
     registry: fleet,
     config,

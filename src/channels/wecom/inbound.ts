@@ -6,23 +6,27 @@ import { ChannelError } from '../types.js';
  * kept in `replyTarget.extra`, and SDK rejections → ChannelError.
  */
 
-/** The parts of an aibot_msg_callback frame this adapter reads (see the SDK's BaseMessage). */
-export interface CallbackFrame {
+/** What every callback frame carries: its req_id, and who wrote where and when. */
+interface FrameOf<Body> {
   headers?: { req_id?: string };
-  body?: {
+  body?: Body & {
     msgid?: string;
     chattype?: string;
     chatid?: string;
     from?: { userid?: string };
     create_time?: number;
-    msgtype?: string;
-    text?: { content?: string };
-    voice?: { content?: string };
-    image?: MediaRef;
-    file?: MediaRef;
-    mixed?: { msg_item?: Array<{ msgtype?: string; text?: { content?: string }; image?: MediaRef }> };
   };
 }
+
+/** The parts of an aibot_msg_callback frame this adapter reads (see the SDK's BaseMessage). */
+export type CallbackFrame = FrameOf<{
+  msgtype?: string;
+  text?: { content?: string };
+  voice?: { content?: string };
+  image?: MediaRef;
+  file?: MediaRef;
+  mixed?: { msg_item?: Array<{ msgtype?: string; text?: { content?: string }; image?: MediaRef }> };
+}>;
 
 /** A picture or file in a callback: a download URL (valid 5 minutes) and its per-message AES key. */
 export interface MediaRef {
@@ -31,24 +35,16 @@ export interface MediaRef {
 }
 
 /** A template_card_event callback (a button press on a card the bot sent). */
-export interface CardEventFrame {
-  headers?: { req_id?: string };
-  body?: {
-    msgid?: string;
-    chattype?: string;
-    chatid?: string;
-    from?: { userid?: string };
-    create_time?: number;
-    event?: {
-      eventtype?: string;
-      /** As WeCom documents it: the event's own object under its type's name. */
-      template_card_event?: { event_key?: string; task_id?: string };
-      /** As the SDK's TemplateCardEventData types it: the fields flat on the event. */
-      event_key?: string;
-      task_id?: string;
-    };
+export type CardEventFrame = FrameOf<{
+  event?: {
+    eventtype?: string;
+    /** As WeCom documents it: the event's own object under its type's name. */
+    template_card_event?: { event_key?: string; task_id?: string };
+    /** As the SDK's TemplateCardEventData types it: the fields flat on the event. */
+    event_key?: string;
+    task_id?: string;
   };
-}
+}>;
 
 /** What reply() needs later; stored in replyTarget.extra (JSON, kept by the inbox). */
 export interface WecomReplyExtra {
@@ -66,10 +62,9 @@ export function normalizeCallback(channel: string, frame: CallbackFrame): Inboun
   const raw = b ? textOf(b) : undefined;
   if (!b?.msgid || raw === undefined) return undefined;
   const media = b ? mediaOf(b) : { images: [], files: [] };
-  const group = b.chattype === 'group';
   const senderId = b.from?.userid ?? '';
-  const chatId = group ? (b.chatid ?? '') : senderId;
-  const chatType = group ? 'group' : 'direct';
+  const { chatId, chatType } = chatOf(b, senderId);
+  const group = chatType === 'group';
   const reqId = frame.headers?.req_id;
   return {
     channel,
@@ -100,9 +95,7 @@ export function normalizeCardEvent(channel: string, frame: CardEventFrame): { me
   const taskId = e?.template_card_event?.task_id ?? e?.task_id;
   const senderId = b?.from?.userid;
   if (!b?.msgid || !key || !taskId || !senderId || !/^\/(allow|deny)\b/.test(key)) return undefined;
-  const group = b.chattype === 'group';
-  const chatId = group ? (b.chatid ?? '') : senderId;
-  const chatType = group ? 'group' : 'direct';
+  const { chatId, chatType } = chatOf(b, senderId);
   return {
     taskId,
     message: {
@@ -128,6 +121,11 @@ export function parseMediaRef(ref: string): { url: string; aeskey?: string } {
   const v = JSON.parse(ref) as MediaRef;
   if (typeof v.url !== 'string' || v.url === '') throw new Error('no download URL');
   return typeof v.aeskey === 'string' && v.aeskey !== '' ? { url: v.url, aeskey: v.aeskey } : { url: v.url };
+}
+
+/** A group is its `chatid`; a one-to-one chat is keyed by the sender (what aibot_send_msg takes as its `chatid`). */
+function chatOf(b: { chattype?: string; chatid?: string }, senderId: string): { chatId: string; chatType: 'group' | 'direct' } {
+  return b.chattype === 'group' ? { chatId: b.chatid ?? '', chatType: 'group' } : { chatId: senderId, chatType: 'direct' };
 }
 
 function mediaOf(b: NonNullable<CallbackFrame['body']>): { images: InboundImage[]; files: InboundFile[] } {
