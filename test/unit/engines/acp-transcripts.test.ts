@@ -1,50 +1,22 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAcpConversation, type AcpTurn } from '../../../src/core/engines/acp-client.js';
 import type { AgentEvent } from '../../../src/core/events.js';
 import { fixtureDir } from '../../helpers/fixtures.js';
-import { until } from '../../helpers/wait.js';
+import { readTranscript, replayTranscript } from '../../helpers/transcripts.js';
 
 /**
  * Recorded ACP conversations with the real `gemini --acp` and `qwen --acp` (test/fixtures/acp,
  * written by capture-acp.ts through our own client) replayed through a fresh client: it must send
  * the same messages in the same order, and turn the agent's lines into the same events.
  */
-type Line = { from: 'client' | 'agent'; msg: Record<string, unknown> };
-
-function readTranscript(name: string): { lines: Line[]; meta: { turn: Omit<AcpTurn, 'cwd' | 'mcpServers'>; events: AgentEvent[] } } {
-  const base = path.join(fixtureDir('acp'), name);
-  const lines = fs
-    .readFileSync(`${base}.ndjson`, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Line);
-  return { lines, meta: JSON.parse(fs.readFileSync(`${base}.meta.json`, 'utf8')) };
-}
 
 /** Feed the agent's lines; before each, wait until the client sent what it had sent at that point in the recording. */
-async function replayTranscript(name: string) {
-  const { lines, meta } = readTranscript(name);
+async function replay(name: string) {
+  const { lines, meta } = readTranscript<{ turn: Omit<AcpTurn, 'cwd' | 'mcpServers'>; events: AgentEvent[] }>(fixtureDir('acp'), name);
   const conversation = createAcpConversation({ ...meta.turn, cwd: '/home/user/assistant', mcpServers: [], replayQuietMs: 0 });
-  const sent: Array<Record<string, unknown>> = [];
-  let ended = false;
-  conversation.conversation?.open({ send: (l) => sent.push(JSON.parse(l)), end: () => (ended = true) });
-  const events: AgentEvent[] = [];
-  let expected = 0;
-  for (const line of lines) {
-    if (line.from === 'client') {
-      expected++;
-      // The abort that made the recorded client cancel.
-      if (line.msg.method === 'session/cancel' && sent.length < expected) conversation.conversation?.cancel?.();
-      await until(() => sent.length >= expected, 10_000, `client message ${expected} (${String(line.msg.method ?? 'answer')})`, 1);
-      continue;
-    }
-    events.push(...conversation.parseLine(JSON.stringify(line.msg)));
-  }
-  if (!ended) events.push(...conversation.finish({ code: null, signal: 'SIGTERM', stderrTail: '' }));
-  const recordedSent = lines.filter((l) => l.from === 'client').map((l) => l.msg);
-  return { events, sent, recordedSent, recordedEvents: meta.events, ended };
+  // session/cancel: the abort that made the recorded client cancel.
+  return { ...(await replayTranscript(conversation, lines, 'session/cancel')), recordedEvents: meta.events };
 }
 
 const names = fs
@@ -65,7 +37,7 @@ describe('ACP client, recorded conversations with gemini --acp 0.61.0 and qwen -
   });
 
   it.each(names)('%s: the same messages are sent, and the recorded text, tool calls and session come out', async (name) => {
-    const r = await replayTranscript(name);
+    const r = await replay(name);
     expect(r.sent).toEqual(r.recordedSent);
     expect(texts(r.events)).toBe(texts(r.recordedEvents));
     expect(of(r.events, 'tool_call')).toEqual(of(r.recordedEvents, 'tool_call'));
@@ -75,7 +47,7 @@ describe('ACP client, recorded conversations with gemini --acp 0.61.0 and qwen -
   });
 
   it('gemini tool call: announced once with the command, its output as the result', async () => {
-    const { events } = await replayTranscript('gemini-tool-call');
+    const { events } = await replay('gemini-tool-call');
     expect(of(events, 'tool_call')).toEqual([
       { type: 'tool_call', callId: expect.stringMatching(/^run_shell_command/), name: 'execute', input: expect.any(Object) },
     ]);
@@ -85,7 +57,7 @@ describe('ACP client, recorded conversations with gemini --acp 0.61.0 and qwen -
   });
 
   it("qwen tool call: the pending call waits for its input; the name is the agent's tool name", async () => {
-    const { events } = await replayTranscript('qwen-tool-call');
+    const { events } = await replay('qwen-tool-call');
     expect(of(events, 'tool_call')).toEqual([
       { type: 'tool_call', callId: expect.any(String), name: 'run_shell_command', input: { command: 'echo FAKE-TOOL-OUTPUT', description: 'Print a marker' } },
     ]);
@@ -94,20 +66,20 @@ describe('ACP client, recorded conversations with gemini --acp 0.61.0 and qwen -
   });
 
   it('qwen resume: session/resume, the same session, the answer saw turn one', async () => {
-    const { events, sent } = await replayTranscript('qwen-resume');
+    const { events, sent } = await replay('qwen-resume');
     expect(sent.map((m) => m.method)).toContain('session/resume');
     expect(texts(events)).toContain('PREVIOUS-USER-MESSAGE: RUN-TOOL turn one');
   });
 
   it('gemini resume: its session/load fails on a stored session (0.61), the client starts a new one', async () => {
-    const { events, sent } = await replayTranscript('gemini-resume');
+    const { events, sent } = await replay('gemini-resume');
     expect(sent.map((m) => m.method).slice(1, 3)).toEqual(['session/load', 'session/new']);
     expect(of(events, 'warning')).toContainEqual({ type: 'warning', message: 'the previous engine session was not found; a new session was started' });
   });
 
   it('skipPermissions false: the agent asked, the reject option went back, a warning came out', async () => {
     for (const agent of ['gemini', 'qwen']) {
-      const { events, sent } = await replayTranscript(`${agent}-permission-refused`);
+      const { events, sent } = await replay(`${agent}-permission-refused`);
       const answer = sent.find((m) => (m.result as { outcome?: unknown } | undefined)?.outcome);
       expect(answer?.result).toEqual({ outcome: { outcome: 'selected', optionId: expect.any(String) } });
       expect(of(events, 'warning')[0]?.message).toMatch(/^refused permission for .*FAKE-WRITTEN\.txt.*: skipPermissions is false$/);
@@ -117,18 +89,18 @@ describe('ACP client, recorded conversations with gemini --acp 0.61.0 and qwen -
 
   it('cancel: session/cancel, and the prompt answered "cancelled" ends the conversation', async () => {
     for (const agent of ['gemini', 'qwen']) {
-      const { sent, ended } = await replayTranscript(`${agent}-cancel`);
+      const { sent, ended } = await replay(`${agent}-cancel`);
       expect(sent.map((m) => m.method)).toContain('session/cancel');
       expect(ended).toBe(true);
     }
   });
 
   it('wrong key: a provider failure with the API message', async () => {
-    const gemini = await replayTranscript('gemini-wrong-key');
+    const gemini = await replay('gemini-wrong-key');
     expect(of(gemini.events, 'failure')).toEqual([
       { type: 'failure', kind: 'provider', message: 'API error 400: API key not valid. Please pass a valid API key.' },
     ]);
-    const qwen = await replayTranscript('qwen-wrong-key');
+    const qwen = await replay('qwen-wrong-key');
     expect(of(qwen.events, 'failure')).toEqual([{ type: 'failure', kind: 'provider', message: expect.stringMatching(/401 Incorrect API key provided/) }]);
   });
 });

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ApprovalAsk } from '../../../src/core/approvals/approvals.js';
 import { type CodexAppServerTurn, createCodexAppServerConversation } from '../../../src/core/engines/codex-app-server.js';
@@ -10,6 +9,7 @@ import { loadServiceConfig } from '../../../src/definitions.js';
 import { FAKE_ASKING_COMMAND } from '../../fakes/fake-llm.js';
 import { fixtureDir } from '../../helpers/fixtures.js';
 import { testdir } from '../../helpers/testdir.js';
+import { readTranscript, replayTranscript } from '../../helpers/transcripts.js';
 import { until } from '../../helpers/wait.js';
 
 /**
@@ -18,7 +18,6 @@ import { until } from '../../helpers/wait.js';
  * must send the same messages in the same order (approval answers included), and turn the server's
  * lines into the same events.
  */
-type Line = { from: 'client' | 'server'; msg: Record<string, unknown> };
 interface Meta {
   turn: Omit<CodexAppServerTurn, 'cwd' | 'ask' | 'clientVersion'>;
   decision?: 'allow' | 'deny';
@@ -28,19 +27,9 @@ interface Meta {
 
 const DIR = fixtureDir('engine_d-app-server');
 
-function readTranscript(name: string): { lines: Line[]; meta: Meta } {
-  const base = path.join(DIR, name);
-  const lines = fs
-    .readFileSync(`${base}.ndjson`, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Line);
-  return { lines, meta: JSON.parse(fs.readFileSync(`${base}.meta.json`, 'utf8')) as Meta };
-}
-
 /** Feed the server's lines; before each, wait until the client sent what it had sent at that point in the recording. */
-async function replayTranscript(name: string) {
-  const { lines, meta } = readTranscript(name);
+async function replay(name: string) {
+  const { lines, meta } = readTranscript<Meta>(DIR, name);
   const asked: ApprovalAsk[] = [];
   const ask = meta.decision
     ? async (r: ApprovalAsk) => {
@@ -49,23 +38,8 @@ async function replayTranscript(name: string) {
       }
     : undefined;
   const conversation = createCodexAppServerConversation({ ...meta.turn, cwd: '/home/user/assistant', clientVersion: '0.1.0', ...(ask ? { ask } : {}) });
-  const sent: Array<Record<string, unknown>> = [];
-  let ended = false;
-  conversation.conversation?.open({ send: (l) => sent.push(JSON.parse(l)), end: () => (ended = true) });
-  const events: AgentEvent[] = [];
-  let expected = 0;
-  for (const line of lines) {
-    if (line.from === 'client') {
-      expected++;
-      // The abort that made the recorded client interrupt the turn.
-      if (line.msg.method === 'turn/interrupt' && sent.length < expected) conversation.conversation?.cancel?.();
-      await until(() => sent.length >= expected, 10_000, `client message ${expected} (${String(line.msg.method ?? 'answer')})`, 1);
-      continue;
-    }
-    events.push(...conversation.parseLine(JSON.stringify(line.msg)));
-  }
-  if (!ended) events.push(...conversation.finish({ code: null, signal: 'SIGTERM', stderrTail: '' }));
-  const recordedSent = lines.filter((l) => l.from === 'client').map((l) => l.msg);
+  // turn/interrupt: the abort that made the recorded client interrupt the turn.
+  const { events, sent, recordedSent, ended } = await replayTranscript(conversation, lines, 'turn/interrupt');
   return { events, sent, recordedSent, meta, asked, ended };
 }
 
@@ -87,7 +61,7 @@ describe('codex app-server client, recorded conversations with Codex 0.169.0', (
   });
 
   it.each(names)('%s: the same messages are sent, and the recorded text, tool calls and session come out', async (name) => {
-    const r = await replayTranscript(name);
+    const r = await replay(name);
     expect(r.sent).toEqual(r.recordedSent);
     expect(r.asked).toEqual(r.meta.asked);
     expect(texts(r.events)).toBe(texts(r.meta.events));
@@ -95,14 +69,14 @@ describe('codex app-server client, recorded conversations with Codex 0.169.0', (
   });
 
   it('opens with initialize, initialized, thread/start (untrusted policy), then turn/start with the prompt', async () => {
-    const { sent } = await replayTranscript('text-only');
+    const { sent } = await replay('text-only');
     expect(sent.slice(0, 4).map((m) => m.method)).toEqual(['initialize', 'initialized', 'thread/start', 'turn/start']);
     expect(sent[2]?.params).toEqual({ cwd: '/home/user/assistant', approvalPolicy: 'untrusted', sandbox: 'danger-full-access' });
     expect(sent[3]?.params).toMatchObject({ input: [{ type: 'text', text: 'hello, answer with text only', text_elements: [] }] });
   });
 
   it('denied: the person saw the shell command, codex got "decline", the item ends declined and the turn answers', async () => {
-    const r = await replayTranscript('approval-denied');
+    const r = await replay('approval-denied');
     expect(r.asked).toHaveLength(1);
     expect(r.asked[0]?.tool).toBe('shell');
     expect(JSON.stringify(r.asked[0]?.input)).toContain(FAKE_ASKING_COMMAND);
@@ -113,7 +87,7 @@ describe('codex app-server client, recorded conversations with Codex 0.169.0', (
   });
 
   it('allowed on a resumed thread: thread/resume with the id, "accept", the command output, the earlier message remembered', async () => {
-    const r = await replayTranscript('approval-allowed');
+    const r = await replay('approval-allowed');
     expect(r.sent[2]).toMatchObject({ method: 'thread/resume', params: { threadId: r.meta.turn.threadId, excludeTurns: true } });
     expect(answers(r.sent)).toEqual([{ decision: 'accept' }]);
     expect(of(r.events, 'session')).toEqual([{ type: 'session', sessionId: r.meta.turn.threadId }]);
@@ -122,19 +96,19 @@ describe('codex app-server client, recorded conversations with Codex 0.169.0', (
   });
 
   it('nobody to ask: declined with a warning, the turn goes on', async () => {
-    const r = await replayTranscript('no-one-to-ask');
+    const r = await replay('no-one-to-ask');
     expect(answers(r.sent)).toEqual([{ decision: 'decline' }]);
     expect(of(r.events, 'warning').map((w) => w.message)).toContain('refused permission for shell: nobody can approve it in this turn');
     expect(of(r.events, 'final')).toHaveLength(1);
   });
 
   it('an unknown thread id fails as session_not_found (the engine runner then starts a new thread)', async () => {
-    const r = await replayTranscript('unknown-session');
+    const r = await replay('unknown-session');
     expect(failure(r.events)).toMatchObject({ kind: 'session_not_found', message: expect.stringContaining('no rollout found') });
   });
 
   it('abort: turn/interrupt with the thread and turn ids; the interrupted turn is no failure', async () => {
-    const r = await replayTranscript('cancel');
+    const r = await replay('cancel');
     const interrupt = r.sent.find((m) => m.method === 'turn/interrupt');
     expect(interrupt?.params).toEqual({ threadId: expect.any(String), turnId: expect.any(String) });
     expect(failure(r.events)).toBeUndefined();
@@ -142,7 +116,7 @@ describe('codex app-server client, recorded conversations with Codex 0.169.0', (
   });
 
   it('a rejected key is a provider failure with the server message', async () => {
-    const r = await replayTranscript('wrong-key');
+    const r = await replay('wrong-key');
     expect(failure(r.events)).toMatchObject({ kind: 'provider', message: expect.stringContaining('401 Unauthorized') });
   });
 });
