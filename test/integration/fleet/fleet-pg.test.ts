@@ -11,7 +11,7 @@ import { createPgFleetTable } from '../../../src/core/store/pg-fleet.js';
 import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { startPgCluster, usePgCluster } from '../../helpers/pg-cluster.js';
-import { createStandIn } from '../../helpers/stand-in.js';
+import { createStandIn, type StandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
 import { poll, until } from '../../helpers/wait.js';
 
@@ -80,17 +80,25 @@ const rowsOf = (url: string, pid: number | undefined) =>
     }
   });
 
+/** A gateway on the stand-in engine with the short heartbeat, registering in `fleetDir`; nothing taken from the caller's environment. */
+const gatewayEnv = (standIn: StandIn, fleetDir: string): NodeJS.ProcessEnv => ({
+  ...standIn.env,
+  SERVICE_TOKEN: '',
+  SERVICE_STORE_URL: '',
+  SERVICE_FLEET_HEARTBEAT_MS: HEARTBEAT,
+  SERVICE_FLEET_DIR: fleetDir,
+});
+
 describe('the fleet in a PostgreSQL store', () => {
   it('two assistants with separate fleet folders see each other through the database; SIGKILL drops out when stale, SIGTERM at once', async () => {
     const url = await pgCluster.database();
     const standIn = createStandIn();
-    const env = { ...standIn.env, SERVICE_TOKEN: '', SERVICE_STORE_URL: '', SERVICE_FLEET_HEARTBEAT_MS: HEARTBEAT };
     const alphaFleet = testdir({}, 'service-fleet-');
     const betaFleet = testdir({}, 'service-fleet-');
     const alphaDir = assistant('alpha', 'Answers billing questions', 'tok-alpha-1234567', url);
     const betaDir = assistant('beta', 'Runs the servers', 'tok-beta-12345678', url);
-    const alpha = await startGatewayProcess(alphaDir, [], { ...env, SERVICE_FLEET_DIR: alphaFleet });
-    const beta = await startGatewayProcess(betaDir, [], { ...env, SERVICE_FLEET_DIR: betaFleet });
+    const alpha = await startGatewayProcess(alphaDir, [], gatewayEnv(standIn, alphaFleet));
+    const beta = await startGatewayProcess(betaDir, [], gatewayEnv(standIn, betaFleet));
     let gamma: GatewayProcess | undefined;
     try {
       // Alpha's folder alone knows alpha only.
@@ -168,7 +176,7 @@ describe('the fleet in a PostgreSQL store', () => {
 
       // SIGTERM: the row is gone by the time the process has exited.
       const gammaDir = assistant('gamma', 'Writes reports', 'tok-gamma-1234567', url);
-      gamma = await startGatewayProcess(gammaDir, [], { ...env, SERVICE_FLEET_DIR: testdir({}, 'service-fleet-') });
+      gamma = await startGatewayProcess(gammaDir, [], gatewayEnv(standIn, testdir({}, 'service-fleet-')));
       await until(async () => (await rowsOf(url, gamma?.child.pid)).length === 1);
       expect(await gamma.stop('SIGTERM')).toBe(0);
       expect(await rowsOf(url, gamma.child.pid)).toEqual([]);
@@ -193,13 +201,7 @@ describe('the fleet in a PostgreSQL store', () => {
     const standIn = createStandIn();
     const fleetDir = testdir({}, 'service-fleet-');
     const dir = assistant('lonely', 'Works alone', 'tok-lonely-123456', url);
-    const g = await startGatewayProcess(dir, [], {
-      ...standIn.env,
-      SERVICE_TOKEN: '',
-      SERVICE_STORE_URL: '',
-      SERVICE_FLEET_HEARTBEAT_MS: HEARTBEAT,
-      SERVICE_FLEET_DIR: fleetDir,
-    });
+    const g = await startGatewayProcess(dir, [], gatewayEnv(standIn, fleetDir));
     try {
       await until(() => g.output().includes('cannot register in the fleet of'));
       await chat(g, 'tok-lonely-123456', 'still here?');
@@ -224,13 +226,7 @@ describe('a fleet database that cannot be reached', () => {
       const standIn = createStandIn();
       const fleetDir = testdir({}, 'service-fleet-');
       const dir = assistant('orphan', 'Outlives its database', 'tok-orphan-123456', url);
-      const g = await startGatewayProcess(dir, [], {
-        ...standIn.env,
-        SERVICE_TOKEN: '',
-        SERVICE_STORE_URL: '',
-        SERVICE_FLEET_HEARTBEAT_MS: HEARTBEAT,
-        SERVICE_FLEET_DIR: fleetDir,
-      });
+      const g = await startGatewayProcess(dir, [], gatewayEnv(standIn, fleetDir));
       try {
         await until(async () => (await rowsOf(url, g.child.pid)).length === 1);
         own.stop();
