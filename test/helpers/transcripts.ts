@@ -52,3 +52,37 @@ export async function replayTranscript(
   if (!ended) events.push(...client.finish({ code: null, signal: 'SIGTERM', stderrTail: '' }));
   return { events, sent, recordedSent: lines.filter((l) => l.from === 'client').map((l) => l.msg), ended };
 }
+
+/**
+ * `parser`, with every line it reads (as `from: peer`) and every message it writes (as
+ * `from: 'client'`) pushed onto `lines`: what the capture scripts record a real conversation with.
+ */
+export function recordConversation(parser: LineParser, lines: Array<{ from: string; msg: unknown }>, peer: string): LineParser {
+  const conversation = parser.conversation;
+  return {
+    parseLine(line) {
+      try {
+        lines.push({ from: peer, msg: JSON.parse(line) });
+      } catch {
+        lines.push({ from: peer, msg: line });
+      }
+      return parser.parseLine(line);
+    },
+    finish: (exit) => parser.finish(exit),
+    ...(conversation
+      ? {
+          conversation: {
+            open: (channel) =>
+              conversation.open({
+                send(line) {
+                  lines.push({ from: 'client', msg: JSON.parse(line) });
+                  channel.send(line);
+                },
+                end: () => channel.end(),
+              }),
+            ...(conversation.cancel ? { cancel: () => conversation.cancel?.() } : {}),
+          },
+        }
+      : {}),
+  };
+}
