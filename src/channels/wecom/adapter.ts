@@ -328,14 +328,16 @@ export async function createWecomAdapter(opts: WecomOptions, deps: ChannelDeps, 
     async askApproval(to, prompt) {
       lifecycle.assertStarted('askApproval');
       const card = createApprovalCard(prompt);
+      const taskId = card.task_id as string;
+      // Remembered before it is sent: a press can reach us before the send's receipt does.
+      cards.set(taskId, card);
+      if (cards.size > REMEMBERED_CARDS) cards.delete(cards.keys().next().value as string);
       try {
         await connected().sendMessage(to.chatId, { msgtype: 'template_card', template_card: card });
       } catch (err) {
+        cards.delete(taskId);
         throw toChannelError(name, err, 'aibot_send_msg template_card');
       }
-      const taskId = card.task_id as string;
-      cards.set(taskId, card);
-      if (cards.size > REMEMBERED_CARDS) cards.delete(cards.keys().next().value as string);
       return { chatId: to.chatId, messageId: taskId };
     },
 
