@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './load-pg.js';
 import { AppError } from '../errors.js';
 import { migratePg, quoteIdent } from './pg-migrations.js';
 
@@ -38,7 +39,7 @@ export interface PgConnectionOptions {
  * `ready` still gets the failure on its first query, never an unhandled rejection.
  */
 export function createPgConnection(opts: PgConnectionOptions): PgConnection {
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: opts.url,
     options: `-c search_path=${quoteIdent(opts.schema)}`,
     max: opts.max ?? 10,

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './load-pg.js';
 import type { PgQuery } from './pg-client.js';
 import { quoteIdent } from './pg-migrations.js';
 import type { CoordinationStore, LeaseClaim } from './types.js';
@@ -37,7 +38,7 @@ export function createPgCoordination(opts: PgCoordinationOptions): CoordinationS
   let closed: Promise<void> | undefined;
   const locks = () => {
     if (closed) throw new Error('the store is closed');
-    lockPool ??= new pg.Pool({
+    lockPool ??= new (loadPg().Pool)({
       connectionString: opts.url,
       options: `-c search_path=${quoteIdent(opts.schema)}`,
       // One per turn running or waiting on a key: maxConcurrent bounds them well below this.
