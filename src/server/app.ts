@@ -1,9 +1,11 @@
-import { H3, handleCors } from 'h3';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { addRoute, createRouter, findRoute } from 'rou3';
 import type { LoadedConfig } from '../core/config/load.js';
 import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
 import { presentedToken, tokensMatch } from './auth.js';
-import { formatHttpLine, HttpFailure, json } from './http.js';
+import { CORS_HEADERS, isPreflight, PREFLIGHT_HEADERS } from './cors.js';
+import { type ApiRequest, formatHttpLine, HttpFailure, JSON_TYPE, json, Reply, sendReply } from './http.js';
 import { registerAccessRoutes } from './routes/access.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
@@ -13,25 +15,22 @@ import { FILES_PATH, registerFileRoutes } from './routes/files.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerTaskRoutes } from './routes/tasks.js';
-import type { RouteTable, ServerDeps } from './types.js';
+import type { Method, RouteHandler, RouteTable, ServerDeps } from './types.js';
 
 /**
- * The HTTP API as an h3 app built only from what it is given: no module state, no listening
- * (listen.ts does that). Every route but the public ones needs the bearer token.
+ * The HTTP API as a node:http request handler built only from what it is given: no module state,
+ * no listening (listen.ts does that). Every route but the public ones needs the bearer token.
+ * Routes are matched by rou3 (`:name` is one path segment; a trailing slash matches too).
  */
+export type ApiHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
 export interface ServerApp {
-  app: H3;
+  app: ApiHandler;
   /** Resolves when every turn stream open now has written its last event (or after `ms`). */
   streamsFlushed(ms: number): Promise<void>;
 }
 
-export const CORS = {
-  origin: '*' as const,
-  methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-  allowHeaders: ['Content-Type', 'Authorization'],
-  exposeHeaders: ['WWW-Authenticate'],
-  maxAge: '600',
-};
+const METHODS: readonly Method[] = ['GET', 'POST', 'PATCH', 'DELETE'];
 
 /** Routes served without the token: the health check and the dashboard's own files. */
 const PUBLIC = (method: string, path: string) =>
@@ -41,39 +40,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   const log = deps.log.child('http');
   const redact = createRedactor(deps);
   const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => json(status, redact(body), headers);
-  const app = new H3({
-    onError: (error, event) => {
-      // A client's mistake h3 found (a malformed URL) is a 4xx like ours; anything else is a bug
-      // of ours: logged with its stack, answered without details.
-      if (error.status && error.status < 500) {
-        log.info(formatHttpLine(error.status, event.req.method, event.url.pathname, error.message));
-        return reply(error.status, { error: error.message });
-      }
-      const cause = error.cause ?? error;
-      log.error(formatHttpLine(500, event.req.method, event.url.pathname, cause instanceof Error ? (cause.stack ?? cause.message) : errorMessage(cause)));
-      return reply(500, { error: 'internal error' });
-    },
-  });
-
-  app.use((event, next) => {
-    const preflight = handleCors(event, CORS);
-    if (preflight !== false) return preflight;
-    return next();
-  });
-
-  app.use((event, next) => {
-    const { pathname } = event.url;
-    const method = event.req.method;
-    if (PUBLIC(method, pathname)) return next();
-    // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
-    if (method === 'GET' && pathname.startsWith(FILES_PATH)) return next();
-    const token = presentedToken(event.req.headers, event.url, method === 'GET' && pathname === '/api/events');
-    if (token !== undefined && tokensMatch(token, deps.token)) return next();
-    log.info(formatHttpLine(401, method, pathname, token === undefined ? 'no token' : 'wrong token'));
-    return reply(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
-  });
-
-  const methods = new Map<string, { match: RegExp; allowed: Set<string> }>();
+  const router = createRouter<RouteHandler>();
   const streams = new Set<Promise<void>>();
   const table: RouteTable = {
     redact,
@@ -82,20 +49,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
       void finished.finally(() => streams.delete(finished));
     },
     add(method, path, handler) {
-      const entry = methods.get(path) ?? { match: matchPattern(path), allowed: new Set<string>() };
-      methods.set(path, entry);
-      entry.allowed.add(method);
-      app.on(method, path, async (event) => {
-        try {
-          return await redactResult(await handler(event), redact);
-        } catch (err) {
-          if (err instanceof HttpFailure) {
-            log.info(formatHttpLine(err.status, event.req.method, event.url.pathname, err.message));
-            return reply(err.status, err.body, err.headers);
-          }
-          throw err;
-        }
-      });
+      addRoute(router, method, path, handler);
     },
   };
 
@@ -109,16 +63,72 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerAccessRoutes(table, deps);
   registerFileRoutes(table, deps);
 
-  app.all('/**', (event) => {
-    // The methods of every route whose pattern matches (`/api/tasks/:id/run` included).
-    const allowed = new Set([...methods.values()].filter((r) => r.match.test(event.url.pathname)).flatMap((r) => [...r.allowed]));
-    if (allowed.size > 0 && !allowed.has(event.req.method)) {
-      log.info(formatHttpLine(405, event.req.method, event.url.pathname));
-      return reply(405, { error: `method ${event.req.method} not allowed on ${event.url.pathname}`, allow: [...allowed] }, { allow: [...allowed].join(', ') });
+  /** The answer to one request; a thrown HttpFailure is the client's mistake, anything else a bug of ours. */
+  const answer = async (req: IncomingMessage): Promise<Reply> => {
+    const method = req.method ?? 'GET';
+    const url = parseRequestUrl(req.url);
+    if (!url) {
+      log.info(formatHttpLine(400, method, String(req.url).slice(0, 200), 'malformed URL'));
+      return reply(400, { error: 'malformed request URL' });
     }
-    log.info(formatHttpLine(404, event.req.method, event.url.pathname));
-    return reply(404, { error: `no route ${event.req.method} ${event.url.pathname}` });
-  });
+    const { pathname } = url;
+    try {
+      const token = authorize(method, pathname, req, url);
+      if (token !== true) {
+        log.info(formatHttpLine(401, method, pathname, token === undefined ? 'no token' : 'wrong token'));
+        return reply(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
+      }
+      // A HEAD request is its GET without the body (Node leaves the body out).
+      const match = findRoute(router, method === 'HEAD' ? 'GET' : method, pathname);
+      if (!match) return refuse(method, pathname);
+      const request = createApiRequest(req, method, url, match.params);
+      return await redactResult(await match.data(request), redact);
+    } catch (err) {
+      if (err instanceof HttpFailure) {
+        log.info(formatHttpLine(err.status, method, pathname, err.message));
+        return reply(err.status, err.body, err.headers);
+      }
+      log.error(formatHttpLine(500, method, pathname, err instanceof Error ? (err.stack ?? err.message) : errorMessage(err)));
+      return reply(500, { error: 'internal error' });
+    }
+  };
+
+  /** true when the request may go on; else the token it presented (undefined: none). */
+  const authorize = (method: string, pathname: string, req: IncomingMessage, url: URL): true | string | undefined => {
+    if (PUBLIC(method, pathname)) return true;
+    // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
+    if (method === 'GET' && pathname.startsWith(FILES_PATH)) return true;
+    const token = presentedToken(req.headers.authorization, url, method === 'GET' && pathname === '/api/events');
+    return token !== undefined && tokensMatch(token, deps.token) ? true : token;
+  };
+
+  /** No route for this method: 405 with the methods the path has, or 404 when it has none. */
+  const refuse = (method: string, pathname: string): Reply => {
+    const allowed = METHODS.filter((m) => findRoute(router, m, pathname));
+    if (allowed.length > 0) {
+      log.info(formatHttpLine(405, method, pathname));
+      return reply(405, { error: `method ${method} not allowed on ${pathname}`, allow: allowed }, { allow: allowed.join(', ') });
+    }
+    log.info(formatHttpLine(404, method, pathname));
+    return reply(404, { error: `no route ${method} ${pathname}` });
+  };
+
+  const app: ApiHandler = (req, res) => {
+    if (isPreflight(req)) {
+      res.writeHead(204, PREFLIGHT_HEADERS);
+      res.end();
+      return;
+    }
+    for (const [k, v] of Object.entries(CORS_HEADERS)) res.setHeader(k, v);
+    void answer(req).then(
+      (out) => sendReply(res, out),
+      (err: unknown) => {
+        log.error(formatHttpLine(500, req.method ?? '?', '?', errorMessage(err)));
+        if (!res.headersSent) sendReply(res, reply(500, { error: 'internal error' }));
+        else res.destroy();
+      },
+    );
+  };
   return {
     app,
     async streamsFlushed(ms) {
@@ -129,10 +139,29 @@ export function createServerApp(deps: ServerDeps): ServerApp {
 
 // --- internal ---
 
-/** A route pattern as h3 writes it (`:name` is one path segment) as an exact matcher. */
-function matchPattern(pattern: string): RegExp {
-  const escaped = pattern.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-  return new RegExp(`^${escaped.join('/')}$`);
+/** The request target as a URL on a fixed origin; undefined when it is not a path (`*`, an absolute URL) or does not parse. */
+function parseRequestUrl(target: string | undefined): URL | undefined {
+  if (!target?.startsWith('/')) return undefined;
+  try {
+    // Concatenated, not resolved: `//x` is a path here, never another host.
+    return new URL(`http://localhost${target}`);
+  } catch {
+    return undefined;
+  }
+}
+
+function createApiRequest(req: IncomingMessage, method: string, url: URL, params: Record<string, string> | undefined): ApiRequest {
+  return {
+    method,
+    url,
+    headers: req.headers,
+    params: params ?? {},
+    raw: req,
+    header(name) {
+      const v = req.headers[name.toLowerCase()];
+      return Array.isArray(v) ? v.join(', ') : v;
+    },
+  };
 }
 
 /**
@@ -156,11 +185,11 @@ function createRedactor(deps: ServerDeps): <T>(value: T) => T {
   };
 }
 
-/** Objects become JSON with secrets masked; JSON Responses are re-read and masked; streams (sse.ts) mask per event. */
-async function redactResult(out: unknown, redact: <T>(value: T) => T): Promise<unknown> {
-  if (out instanceof Response) {
-    if (!(out.headers.get('content-type') ?? '').includes('application/json')) return out;
-    return new Response(JSON.stringify(redact(JSON.parse(await out.text()) as unknown)), { status: out.status, headers: out.headers });
+/** Objects become JSON with secrets masked; JSON replies are re-read and masked; streams (sse.ts) mask per event. */
+async function redactResult(out: unknown, redact: <T>(value: T) => T): Promise<Reply> {
+  if (out instanceof Reply) {
+    if (typeof out.body !== 'string' || !(out.headers['content-type'] ?? '').includes('application/json')) return out;
+    return new Reply(out.status, { ...out.headers, 'content-type': JSON_TYPE }, JSON.stringify(redact(JSON.parse(out.body) as unknown)));
   }
-  return out === undefined ? out : json(200, redact(out));
+  return json(200, redact(out));
 }

@@ -38,8 +38,7 @@ export function tokensMatch(given: string, expected: string): boolean {
 }
 
 /** The bearer token of a request: the Authorization header, or `?token=` where the route allows it. */
-export function presentedToken(headers: Headers, url: URL, allowQuery: boolean): string | undefined {
-  const header = headers.get('authorization');
+export function presentedToken(header: string | undefined, url: URL, allowQuery: boolean): string | undefined {
   const m = header ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
   if (m?.[1]) return m[1].trim();
   if (allowQuery) return url.searchParams.get('token') ?? undefined;

@@ -1,8 +1,8 @@
-import type { H3Event } from 'h3';
+import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { formatPath } from '../core/config/issues.js';
 import { findUnsafeValues } from '../core/config/unsafe-values.js';
-import { HttpFailure } from './http.js';
+import { type ApiRequest, HttpFailure } from './http.js';
 
 /**
  * Request bodies are read with a size limit (413 past it, checked while reading, not after) and
@@ -21,30 +21,11 @@ export interface ReadOptions {
   allowEmpty?: boolean;
 }
 
-export async function readJson(event: H3Event, opts: ReadOptions = {}): Promise<unknown> {
+export async function readJson(request: ApiRequest, opts: ReadOptions = {}): Promise<unknown> {
   const limit = opts.limit ?? MAX_BODY_BYTES;
-  const declared = Number(event.req.headers.get('content-length') ?? NaN);
+  const declared = Number(request.header('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const body = event.req.body;
-  if (!body) {
-    if (opts.allowEmpty) return {};
-    throw new HttpFailure(400, 'request body is required (JSON)');
-  }
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      // Not cancel(): that destroys the request under the response and listhen's shutdown hook then
-      // throws on the missing socket. `Connection: close` discards the rest of the body instead.
-      reader.releaseLock();
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
+  const chunks = await readBody(request.raw, limit);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') {
     if (opts.allowEmpty) return {};
@@ -65,14 +46,59 @@ export async function readJson(event: H3Event, opts: ReadOptions = {}): Promise<
   return value;
 }
 
-export async function readValidated<T>(event: H3Event, schema: z.ZodType<T>, opts: ReadOptions = {}): Promise<T> {
-  const data = await readJson(event, opts);
+export async function readValidated<T>(request: ApiRequest, schema: z.ZodType<T>, opts: ReadOptions = {}): Promise<T> {
+  const data = await readJson(request, opts);
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: formatPath(i.path.map((p) => (typeof p === 'number' ? p : String(p)))), message: i.message }));
     throw new HttpFailure(400, `invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
   }
   return parsed.data;
+}
+
+/**
+ * The body's bytes, refused (413) as soon as they pass `limit`. Past it the rest is left unread:
+ * the answer says `Connection: close`, so the connection is not reused for another request.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        done();
+        req.pause();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks);
+    };
+    const onError = (err: Error) => {
+      done();
+      reject(err);
+    };
+    // A client that goes away mid-body: nothing to answer, and nobody to answer it to.
+    const onAborted = () => onError(new HttpFailure(400, 'request body was not sent completely'));
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    if (req.readableEnded) {
+      resolve(chunks);
+      return;
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
 }
 
 /** The rest of the body is never read, so the connection cannot be reused for another request. */

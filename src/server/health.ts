@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { maskSecretValues } from '../core/config/secrets.js';
+import { CORS_HEADERS } from './cors.js';
+import { JSON_TYPE } from './http.js';
 import type { ServerDeps } from './types.js';
 
 /**
@@ -35,7 +37,7 @@ export function createHealthAnswer(
 
 // --- internal ---
 
-const HEADERS = ['access-control-allow-origin', '*', 'access-control-expose-headers', 'WWW-Authenticate', 'content-type', 'application/json; charset=utf-8'];
+const HEADERS = [...Object.entries(CORS_HEADERS).flat(), 'content-type', JSON_TYPE];
 /** The parts of the body that change with every request. */
 const MOVING = ['timestamp', 'uptime'] as const;
 /** The characters of an ISO 8601 time: a secret made of anything else cannot occur in one. */

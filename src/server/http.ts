@@ -1,6 +1,40 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 
-/** JSON responses and the error type routes throw; one shape for every error: `{error, ...}`. */
+/**
+ * The HTTP vocabulary of the API on plain node:http: the request a route sees, the answer it
+ * gives, and the error type routes throw. No web Request/Response: building those costs every
+ * request (and Node's fetch implementation behind them about 11 MB resident, loaded on first use).
+ */
+export interface ApiRequest {
+  readonly method: string;
+  /** The request's path and query on this server's origin (the path exactly as sent, not decoded). */
+  readonly url: URL;
+  readonly headers: IncomingHttpHeaders;
+  /** Route parameters (`:id`), as sent (percent-encoded). */
+  readonly params: Readonly<Record<string, string>>;
+  /** The request itself: its body is read from it (body.ts). */
+  readonly raw: IncomingMessage;
+  /** One header's value; a repeated header is its values joined with `, `. */
+  header(name: string): string | undefined;
+}
+
+/** What a route answers with when a plain object (JSON 200) does not say enough. */
+export class Reply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** A stream is piped; a writer owns the response from its head on (SSE). */
+  readonly body: string | Buffer | Readable | ((res: ServerResponse) => void) | undefined;
+
+  constructor(status: number, headers: Record<string, string>, body?: Reply['body']) {
+    this.status = status;
+    this.headers = headers;
+    this.body = body;
+  }
+}
+
+/** One shape for every error: `{error, ...}`. */
 export class HttpFailure extends Error {
   readonly status: number;
   readonly body: Record<string, unknown>;
@@ -14,8 +48,29 @@ export class HttpFailure extends Error {
   }
 }
 
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
+  return new Reply(status, { 'content-type': JSON_TYPE, ...headers }, JSON.stringify(body));
+}
+
+/** Write a reply after the headers already set on `res` (CORS); a HEAD answer carries no body (Node drops it). */
+export function sendReply(res: ServerResponse, reply: Reply): void {
+  const { body } = reply;
+  if (typeof body === 'function') {
+    for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
+    res.statusCode = reply.status;
+    body(res);
+    return;
+  }
+  res.writeHead(reply.status, reply.headers);
+  if (body instanceof Readable) {
+    body.on('error', () => res.destroy());
+    res.on('close', () => body.destroy());
+    body.pipe(res);
+    return;
+  }
+  res.end(body);
 }
 
 /** One HTTP log line: `404 Not Found GET /x: why`. The logger escapes what the client controls. */

@@ -1,10 +1,10 @@
 import http, { STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler, type H3 } from 'h3';
 import { AppError } from '../core/errors.js';
+import type { ApiHandler } from './app.js';
 
 /**
- * node:http around the h3 app: the exact host and port asked for (a busy port is an error, never
+ * node:http around the API's handler (app.ts): the exact host and port asked for (a busy port is an error, never
  * a silent move to another one); port 0 picks a free one. (A plain server rather than listhen:
  * listhen's port search, certificate code and URL printing cost the gateway memory and start-up
  * time for nothing it uses.)
@@ -29,8 +29,7 @@ export interface ListenOptions {
   answerFirst?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 }
 
-export async function listenApp(app: H3, opts: ListenOptions): Promise<RunningServer> {
-  const handle = toNodeHandler(app);
+export async function listenApp(handle: ApiHandler, opts: ListenOptions): Promise<RunningServer> {
   const first = opts.answerFirst;
   const server = http.createServer(first ? (req, res) => first(req, res) || handle(req, res) : handle);
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import type { H3Event } from 'h3';
+import { type ApiRequest, Reply } from './http.js';
 
 /**
  * The only SSE writer. Each item becomes exactly one `data: <json>` line and a blank line; the
@@ -7,9 +7,7 @@ import type { H3Event } from 'h3';
  * what that means for the source is the source's business (a chat turn goes on and still lands
  * in history).
  *
- * The response headers go out at once, without a body line: Node sends them only with the first
- * body bytes, so the stream starts with an empty chunk (Node writes the headers for it and
- * nothing else). A queued turn's client and a quiet event feed's EventSource see the response
+ * The response headers go out at once, without a body line (flushHeaders). A queued turn's client and a quiet event feed's EventSource see the response
  * open before the first event, and a client that splits the body on blank lines and parses
  * each block as JSON reads only events (an opening `: accepted` comment broke such clients).
  */
@@ -29,63 +27,68 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'x-accel-buffering': 'no',
 };
 
-export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts: StreamOptions): Response {
-  const encoder = new TextEncoder();
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let closed = false;
-  let lastWrite = Date.now();
-  const write = (text: string) => {
-    if (closed) return;
-    lastWrite = Date.now();
-    try {
-      controller.enqueue(encoder.encode(text));
-    } catch {
-      closed = true; // the client went away mid-write
-    }
-  };
-  const clientGone = () => {
-    if (closed) return;
-    closed = true;
-    opts.onClientGone?.();
-  };
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      c.enqueue(new Uint8Array(0)); // flushes the headers; no body bytes
-    },
-    cancel: clientGone,
+export function streamJson(request: ApiRequest, source: AsyncIterable<unknown>, opts: StreamOptions): Reply {
+  const headers: Record<string, string> = { ...SSE_HEADERS };
+  if (request.header('connection') === 'keep-alive') headers.connection = 'keep-alive';
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
   });
-
-  const heartbeat = setInterval(
-    () => {
-      if (!closed && Date.now() - lastWrite >= opts.heartbeatMs) write(': heartbeat\n\n');
-    },
-    Math.max(10, Math.floor(opts.heartbeatMs / 3)),
-  );
-  heartbeat.unref();
-
-  const finished = (async () => {
-    try {
-      for await (const item of source) {
-        if (closed) break;
-        write(`data: ${JSON.stringify(opts.redact(item))}\n\n`);
-      }
-    } catch {
-      // a failing source ends its stream; the source reports its own failure
-    } finally {
-      clearInterval(heartbeat);
-      if (!closed) {
-        closed = true;
-        try {
-          controller.close();
-        } catch {
-          // already cancelled
-        }
-      }
-    }
-  })();
   opts.track?.(finished);
-  const headers = new Headers(SSE_HEADERS);
-  if (event.req.headers.get('connection') === 'keep-alive') headers.set('connection', 'keep-alive');
-  return new Response(body, { status: 200, headers });
+  return new Reply(200, headers, (res) => {
+    let closed = false;
+    let lastWrite = Date.now();
+    // Events that arrive together (one read of the engine's output often holds several) leave in
+    // one write: the socket is corked until the end of this tick.
+    let corked = false;
+    const uncork = () => {
+      corked = false;
+      res.uncork();
+    };
+    const write = (text: string) => {
+      if (closed) return;
+      lastWrite = Date.now();
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
+      res.write(text);
+    };
+    const clientGone = () => {
+      if (closed) return;
+      closed = true;
+      opts.onClientGone?.();
+    };
+    res.on('close', () => {
+      if (!res.writableFinished) clientGone();
+    });
+    res.flushHeaders();
+
+    const heartbeat = setInterval(
+      () => {
+        if (!closed && Date.now() - lastWrite >= opts.heartbeatMs) write(': heartbeat\n\n');
+      },
+      Math.max(10, Math.floor(opts.heartbeatMs / 3)),
+    );
+    heartbeat.unref();
+
+    void (async () => {
+      try {
+        for await (const item of source) {
+          if (closed) break;
+          write(`data: ${JSON.stringify(opts.redact(item))}\n\n`);
+        }
+      } catch {
+        // a failing source ends its stream; the source reports its own failure
+      } finally {
+        clearInterval(heartbeat);
+        if (!closed) {
+          closed = true;
+          res.end();
+        }
+        finish();
+      }
+    })();
+  });
 }

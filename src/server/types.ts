@@ -1,4 +1,3 @@
-import type { H3Event } from 'h3';
 import type { AccessAdmin } from '../core/access/access-admin.js';
 import type { Assistant } from '../core/assistant/assistant.js';
 import type { CommandTable } from '../core/assistant/slash-commands.js';
@@ -7,6 +6,7 @@ import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskControl } from '../core/scheduler/task-control.js';
 import type { ActivityStore } from '../core/store/types.js';
+import type { ApiRequest } from './http.js';
 
 /** What the HTTP API is built from: everything it serves is handed in by the composition root. */
 export interface ServerDeps {
@@ -36,7 +36,7 @@ export interface ServerDeps {
 }
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-export type RouteHandler = (event: H3Event) => unknown;
+export type RouteHandler = (request: ApiRequest) => unknown;
 
 /** How route modules add routes: also records methods per path, for 405 answers. */
 export interface RouteTable {

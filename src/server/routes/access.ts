@@ -29,29 +29,29 @@ export function registerAccessRoutes(table: RouteTable, deps: ServerDeps): void 
     };
   });
 
-  table.add('POST', '/api/access/approve', async (event) => {
-    const { code } = await readValidated(event, codeBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/access/approve', async (request) => {
+    const { code } = await readValidated(request, codeBody, { limit: deps.maxBodyBytes });
     const out = answer(await deps.access.approve(code, 'http'));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, approved: isoTimes(out.value), text: out.text };
   });
 
-  table.add('POST', '/api/access/deny', async (event) => {
-    const { code } = await readValidated(event, codeBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/access/deny', async (request) => {
+    const { code } = await readValidated(request, codeBody, { limit: deps.maxBodyBytes });
     const out = answer(await deps.access.deny(code));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, denied: isoTimes(out.value), text: out.text };
   });
 
-  table.add('POST', '/api/access/revoke', async (event) => {
-    const { id } = await readValidated(event, revokeBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/access/revoke', async (request) => {
+    const { id } = await readValidated(request, revokeBody, { limit: deps.maxBodyBytes });
     const out = answer(await deps.access.revoke(id));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, revoked: out.value.map(isoTimes), text: out.text };
   });
 
-  table.add('GET', '/api/access/refusals', async (event) => {
-    const raw = event.url.searchParams.get('limit');
+  table.add('GET', '/api/access/refusals', async (request) => {
+    const raw = request.url.searchParams.get('limit');
     const limit = raw === null ? 50 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1) throw new HttpFailure(400, `expected a positive integer limit, got "${raw}"`);
     return { refusals: await deps.activity.recentActivity(Math.min(limit, 200), { statuses: ['refused'] }) };

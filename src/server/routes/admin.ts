@@ -23,8 +23,8 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
 
   table.add('GET', '/api/config', () => ({ config: maskSecrets(deps.config.current().raw) }));
 
-  table.add('PATCH', '/api/config', async (event) => {
-    const patch = await readJson(event, { limit: deps.maxBodyBytes });
+  table.add('PATCH', '/api/config', async (request) => {
+    const patch = await readJson(request, { limit: deps.maxBodyBytes });
     try {
       const result = applyConfigPatch(deps.config, patch);
       deps.log.info(`config changed: ${result.changed.join(', ') || '(no effective change)'}${result.needsRestart ? ' (restart needed)' : ''}`);
@@ -37,8 +37,8 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
 
   table.add('GET', '/api/channels', () => ({ channels: deps.channels.list() }));
 
-  table.add('POST', '/api/send', async (event) => {
-    const body = await readValidated(event, sendBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/send', async (request) => {
+    const body = await readValidated(request, sendBody, { limit: deps.maxBodyBytes });
     const result = await deps.channels.send(body.channel, body.chatId, body.text);
     if (result.ok) return { ok: true };
     const { ok: _ok, ...rest } = result;

@@ -42,8 +42,8 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const log = deps.log.child('http');
 
-  table.add('POST', '/chat', async (event) => {
-    const body = await readValidated(event, chatBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/chat', async (request) => {
+    const body = await readValidated(request, chatBody, { limit: deps.maxBodyBytes });
     const message = body.message ?? '';
     if (message.trim() === '' && !body.images?.length && !body.files?.length) throw new HttpFailure(400, 'message, images or files is required');
     const key = body.sessionKey ?? 'default';
@@ -58,7 +58,7 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
       sender: 'http',
     });
     // The headers go out now (sse.ts): a queued turn's first event can be minutes away.
-    return streamJson(event, withFileUrls(turn, deps.token), {
+    return streamJson(request, withFileUrls(turn, deps.token), {
       heartbeatMs,
       redact: table.redact,
       track: table.trackStream,
@@ -66,12 +66,12 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     });
   });
 
-  table.add('POST', '/command', async (event) => {
-    const body = await readValidated(event, commandBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/command', async (request) => {
+    const body = await readValidated(request, commandBody, { limit: deps.maxBodyBytes });
     const name = body.command.replace(/^\//, '');
     refuseOwnCommand(deps, name, body.arguments);
     const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
-    return streamJson(event, withFileUrls(turn, deps.token), { heartbeatMs, redact: table.redact, track: table.trackStream });
+    return streamJson(request, withFileUrls(turn, deps.token), { heartbeatMs, redact: table.redact, track: table.trackStream });
   });
 }
 

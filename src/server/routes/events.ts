@@ -8,7 +8,7 @@ import { streamJson } from '../sse.js';
 export function registerEventRoutes(table: RouteTable, deps: ServerDeps): void {
   const max = deps.maxEventSubscribers ?? 32;
   let subscribers = 0;
-  table.add('GET', '/api/events', (event) => {
+  table.add('GET', '/api/events', (request) => {
     if (subscribers >= max) throw new HttpFailure(503, `too many event subscribers (limit: ${max})`);
     subscribers++;
     const queue = createAsyncQueue<ActivityRecord>();
@@ -21,6 +21,6 @@ export function registerEventRoutes(table: RouteTable, deps: ServerDeps): void {
       off();
       queue.end();
     };
-    return streamJson(event, queue, { heartbeatMs: deps.heartbeatMs ?? 15_000, redact: table.redact, onClientGone: leave });
+    return streamJson(request, queue, { heartbeatMs: deps.heartbeatMs ?? 15_000, redact: table.redact, onClientGone: leave });
   });
 }

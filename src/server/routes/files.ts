@@ -1,9 +1,8 @@
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
-import { Readable } from 'node:stream';
 import type { FileEvent, StreamEvent } from '../../core/events.js';
 import { presentedToken, tokensMatch } from '../auth.js';
-import { formatHttpLine, HttpFailure } from '../http.js';
+import { formatHttpLine, HttpFailure, Reply } from '../http.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 
 /**
@@ -40,13 +39,13 @@ export async function* withFileUrls(events: AsyncIterable<StreamEvent>, gatewayT
 export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
   const log = deps.log.child('http');
   // The app's token check lets this path through (it takes a file token in the query); the route decides.
-  table.add('GET', `${FILES_PATH}:id/:name`, (event) => {
-    const id = event.context.params?.id ?? '';
-    const header = presentedToken(event.req.headers, event.url, false);
-    const query = event.url.searchParams.get('token');
+  table.add('GET', `${FILES_PATH}:id/:name`, (request) => {
+    const id = request.params.id ?? '';
+    const header = presentedToken(request.header('authorization'), request.url, false);
+    const query = request.url.searchParams.get('token');
     const allowed = header !== undefined ? tokensMatch(header, deps.token) : query !== null && tokensMatch(query, signFileId(deps.token, id));
     if (!allowed) {
-      log.info(formatHttpLine(401, 'GET', event.url.pathname, header === undefined && query === null ? 'no token' : 'wrong token'));
+      log.info(formatHttpLine(401, 'GET', request.url.pathname, header === undefined && query === null ? 'no token' : 'wrong token'));
       throw new HttpFailure(
         401,
         header === undefined && query === null ? 'missing token' : 'invalid token',
@@ -56,15 +55,15 @@ export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
     }
     let name: string;
     try {
-      name = decodeURIComponent(event.context.params?.name ?? '');
+      name = decodeURIComponent(request.params.name ?? '');
     } catch {
       throw new HttpFailure(404, 'no such file');
     }
     const file = deps.assistant.files.open(id, name);
     if (!file) throw new HttpFailure(404, 'no such file (files are kept for 24 hours)');
-    const body = Readable.toWeb(fs.createReadStream('', { fd: file.fd })) as ReadableStream<Uint8Array>;
-    return new Response(body, {
-      headers: {
+    return new Reply(
+      200,
+      {
         'content-type': file.mimeType,
         'content-length': String(file.size),
         'content-disposition': `attachment; filename="${file.name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(file.name)}`,
@@ -73,6 +72,7 @@ export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
         // Opened in a browser anyway, a file (an HTML page the agent wrote) runs nothing.
         'content-security-policy': 'sandbox',
       },
-    });
+      fs.createReadStream('', { fd: file.fd }),
+    );
   });
 }

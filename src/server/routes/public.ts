@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RouteTable, ServerDeps } from '../types.js';
-import { HttpFailure } from '../http.js';
+import { HttpFailure, Reply } from '../http.js';
 import { readHealth } from '../health.js';
 
 const TYPES: Record<string, string> = {
@@ -31,8 +31,9 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
     } catch {
       throw new HttpFailure(404, `no file ${rel}`);
     }
-    return new Response(new Uint8Array(body), {
-      headers: {
+    return new Reply(
+      200,
+      {
         'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
         'cache-control': 'no-cache',
         'x-content-type-options': 'nosniff',
@@ -41,9 +42,18 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
         'content-security-policy':
           "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
       },
-    });
+      body,
+    );
   };
   table.add('GET', '/', () => serveFile('index.html'));
   table.add('GET', '/index.html', () => serveFile('index.html'));
-  table.add('GET', '/dashboard/:file', (event) => serveFile(decodeURIComponent(event.context.params?.file ?? '')));
+  table.add('GET', '/dashboard/:file', (request) => {
+    let file: string;
+    try {
+      file = decodeURIComponent(request.params.file ?? '');
+    } catch {
+      throw new HttpFailure(404, 'not found'); // `%` not followed by two hex digits names no file
+    }
+    return serveFile(file);
+  });
 }

@@ -1,7 +1,7 @@
-import type { H3Event } from 'h3';
 import { ConfigError } from '../../core/errors.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { HttpFailure } from '../http.js';
+import type { ApiRequest } from '../http.js';
 import { streamJson } from '../sse.js';
 import { withFileUrls } from './files.js';
 
@@ -15,15 +15,15 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
 
   table.add('GET', '/api/tasks', async () => ({ scheduled: tasks.scheduled, tasks: await tasks.list() }));
 
-  table.add('POST', '/api/tasks/:id/run', (event) => {
-    const id = taskId(event);
+  table.add('POST', '/api/tasks/:id/run', (request) => {
+    const id = taskId(request);
     const start = tasks.run(id);
     if (!start.ok) {
       if (start.reason === 'not_found') throw notFound(deps, id);
       throw new HttpFailure(409, start.error, { reason: 'running' });
     }
     // A client that leaves does not stop the run: it is recorded and delivered like a scheduled one.
-    return streamJson(event, withFileUrls(start.events, deps.token), {
+    return streamJson(request, withFileUrls(start.events, deps.token), {
       heartbeatMs: deps.heartbeatMs ?? 15_000,
       redact: table.redact,
       track: table.trackStream,
@@ -34,8 +34,8 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
     ['enable', true],
     ['disable', false],
   ] as const) {
-    table.add('POST', `/api/tasks/:id/${verb}`, async (event) => {
-      const id = taskId(event);
+    table.add('POST', `/api/tasks/:id/${verb}`, async (request) => {
+      const id = taskId(request);
       let task: Awaited<ReturnType<typeof tasks.setEnabled>>;
       try {
         task = await tasks.setEnabled(id, enabled);
@@ -50,9 +50,9 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
     });
   }
 
-  table.add('GET', '/api/tasks/:id/history', async (event) => {
-    const id = taskId(event);
-    const raw = event.url.searchParams.get('limit');
+  table.add('GET', '/api/tasks/:id/history', async (request) => {
+    const id = taskId(request);
+    const raw = request.url.searchParams.get('limit');
     const limit = raw === null ? 20 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new HttpFailure(400, `limit: expected an integer from 1 to 100, got "${raw}"`);
     const runs = await tasks.history(id, limit);
@@ -63,8 +63,8 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
 
 // --- internal ---
 
-function taskId(event: H3Event): string {
-  const raw = event.context.params?.id ?? '';
+function taskId(request: ApiRequest): string {
+  const raw = request.params.id ?? '';
   try {
     return decodeURIComponent(raw);
   } catch {
