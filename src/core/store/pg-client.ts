@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { loadPg } from './load-pg.js';
+import { loadPg } from './pg-load.js';
 import { AppError } from '../errors.js';
 import { migratePg, quoteIdent } from './pg-migrations.js';
 

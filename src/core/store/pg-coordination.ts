@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { loadPg } from './load-pg.js';
+import { loadPg } from './pg-load.js';
 import type { PgQuery } from './pg-client.js';
 import { quoteIdent } from './pg-migrations.js';
 import type { CoordinationStore, LeaseClaim } from './types.js';
