@@ -106,16 +106,25 @@ function tooLarge(limit: number): HttpFailure {
   return new HttpFailure(413, `request body is larger than ${limit} bytes`, { limit }, { connection: 'close' });
 }
 
-/** Deepest `{`/`[` nesting of JSON text, brackets inside strings not counted; linear, no recursion. */
+/** The characters the depth scan stops at: everything else (a base64 image is megabytes of it) is skipped by the regex engine. */
+const STRUCTURE = /["\\{}[\]]/g;
+
+/**
+ * Deepest `{`/`[` nesting of JSON text, brackets inside strings not counted; linear, no recursion.
+ * The scan jumps from one structural character to the next with a native regex search rather than
+ * looking at every character in JavaScript: the gateway runs without the optimizing compiler
+ * (bin/service.js), where a per-character loop over a 30 MB body took 0.8 s.
+ */
 export function nestingDepth(text: string): number {
   let depth = 0;
   let max = 0;
   let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  STRUCTURE.lastIndex = 0;
+  for (let m = STRUCTURE.exec(text); m !== null; m = STRUCTURE.exec(text)) {
+    const c = text.charCodeAt(m.index);
     if (inString) {
       if (c === 0x5c)
-        i++; // backslash: skip the escaped character
+        STRUCTURE.lastIndex = m.index + 2; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
