@@ -15,18 +15,13 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   // 8-16 MB), and an old generation collected once it grows 20% past what survived the last full
   // collection (rather than up to 4x): measured, 14 MB less resident at idle and 8 MB less after a
   // burst of turns, for no CPU per turn we could measure. Set before the CLI loads, while the heap is new.
-  // And no optimizing compiler (TurboFan): our JavaScript is glue between I/O and native code
-  // (JSON, regex, crypto, SQLite), and the functions that get warm at start-up (module bodies, the
-  // YAML lexer) and during the first turns were compiled on background threads for nothing we
-  // could measure on the main thread. Measured: 5 MB less resident at idle and 7 MB less after
-  // load, and the compiler threads' 1-2 ms of CPU per turn gone. The interpreter and the baseline
-  // compiler remain; the few loops over large input search with native regexes (server/body.ts).
-  // --optimize-for-size: V8's heuristics for small devices (heap growth, table sizes): measured,
-  // 4-5 MB less resident after a burst of turns.
+  // And no optimizing compiler (TurboFan) while the command starts: module bodies, the YAML
+  // lexer and the config schema run hot once, and compiling them optimised cost 4-5 MB resident
+  // that an idle gateway kept, for nothing. `service gateway` turns it back on once it serves
+  // (core/util/optimizer.ts): /health under load and long sessions need it.
   const v8 = await import('node:v8');
   v8.setFlagsFromString('--semi-space-growth-factor=1');
   v8.setFlagsFromString('--heap-growing-percent=20');
   v8.setFlagsFromString('--no-opt');
-  v8.setFlagsFromString('--optimize-for-size');
   await import('../dist/cli.js');
 }

@@ -1,4 +1,5 @@
 import { createLogger } from '../core/logger.js';
+import { resumeOptimizer } from '../core/util/optimizer.js';
 import { startGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
 import type { CommandIO } from './io.js';
@@ -31,6 +32,7 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
     ...(opts.port ? { port: opts.port } : {}),
     ...(opts.token ? { token: opts.token } : {}),
   });
+  resumeOptimizer();
   const { name, engine } = gateway.assistant.status();
   const ours = gateway.tokenSource === 'generated' || gateway.tokenSource === 'stored';
   io.out(
