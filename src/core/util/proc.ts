@@ -19,13 +19,8 @@ export interface ProcStat {
 
 const buffer = Buffer.allocUnsafe(4096);
 
-/**
- * The whole text of a small /proc file, or undefined when it cannot be read (no such process).
- * Most pids a snapshot tries have no process: asking first costs one access(2), while a failed
- * open throws, and building that error (its stack) cost more than every read of a turn together.
- */
+/** The whole text of a small /proc file, or undefined when it cannot be read (no such process). */
 export function readProcText(file: string): string | undefined {
-  if (!fs.existsSync(file)) return undefined;
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -44,7 +39,12 @@ export function readProcText(file: string): string | undefined {
 
 /** /proc/<pid>/stat parsed, or undefined when there is no such process (or no /proc). */
 export function readProcStat(pid: number): ProcStat | undefined {
-  const text = readProcText(`/proc/${pid}/stat`);
+  const file = `/proc/${pid}/stat`;
+  // Most pids a snapshot tries have no process (the engine's threads, gone by then): asking first
+  // costs one access(2), while a failed open throws, and building that error (its stack) cost
+  // more than every read of a turn together.
+  if (!fs.existsSync(file)) return undefined;
+  const text = readProcText(file);
   return text === undefined ? undefined : parseProcStat(pid, text);
 }
 
