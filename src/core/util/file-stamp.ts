@@ -53,7 +53,7 @@ export function readStamps(files: readonly string[], now: number = Date.now()): 
 export interface StampMemo<T> {
   /** The value remembered for `path` when its stamp is still `stamp`. */
   get(path: string, stamp: FileStamp): T | undefined;
-  /** Remember `value` for `path` at `stamp` (ignored when the stamp is not settled; then forgotten). */
+  /** Remember `value` for `path` at `stamp` (ignored when the stamp is not settled or `missing`; then forgotten). */
   set(path: string, stamp: FileStamp, value: T): void;
 }
 
@@ -69,7 +69,9 @@ export function createStampMemo<T>(): StampMemo<T> {
     },
     set(path, stamp, value) {
       memo.delete(path);
-      if (!stamp.settled) return;
+      // Nor from `missing`: what was computed may come from a file created after the stat, and
+      // the stamp would be `missing` again once it is removed.
+      if (!stamp.settled || stamp.stamp === 'missing') return;
       memo.set(path, { stamp: stamp.stamp, value });
       if (memo.size > MEMO_PATHS) memo.delete(memo.keys().next().value as string);
     },
