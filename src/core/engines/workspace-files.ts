@@ -45,13 +45,12 @@ const sectionsInPlace = createStampMemo<string>();
  * that point at skills no longer installed. Real folders the user put there are left alone.
  */
 export function syncSkillLinks(linkDir: string, skillsRoot: string, skills: ReadonlyArray<{ name: string; dir: string }>): void {
-  const wanted = new Map(skills.map((s) => [s.name, path.relative(linkDir, s.dir)]));
   // Adding, removing or replacing an entry of the link folder changes its stamp: while it stays
   // the same, the links are as the last sync left them, and syncing the same skills changes nothing.
-  const key = JSON.stringify([skillsRoot, ...wanted]);
+  const key = JSON.stringify([skillsRoot, ...skills.map((s) => [s.name, s.dir])]);
   const before = readStamp(linkDir);
   if (linksInPlace.get(linkDir, before) === key) return;
-  applySkillLinks(linkDir, skillsRoot, wanted);
+  applySkillLinks(linkDir, skillsRoot, new Map(skills.map((s) => [s.name, path.relative(linkDir, s.dir)])));
   const after = readStamp(linkDir);
   // Remembered only when the sync found everything in place (nothing changed the folder meanwhile).
   if (after.stamp === before.stamp) linksInPlace.set(linkDir, after, key);
