@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createStampMemo, readStamp } from './util/file-stamp.js';
 
 /**
  * Replace a file so that readers see either the old or the new content, never a torn one:
@@ -56,9 +57,15 @@ export function writeFileAtomic(file: string, content: string | Buffer, opts: { 
  * `mode`, an unchanged file that has another mode (written by an older version) gets it too.
  */
 export function writeFileIfChanged(file: string, content: string, opts: { mode?: number } = {}): boolean {
+  // Before every turn the file is usually as we left it: its stamp (which includes the mode)
+  // tells so without reading it.
+  const stamp = readStamp(file);
+  const known = onDisk.get(file, stamp);
+  if (known?.content === content && (opts.mode === undefined || known.mode === opts.mode)) return false;
   try {
     if (fs.readFileSync(file, 'utf8') === content) {
       if (opts.mode !== undefined && (fs.statSync(file).mode & 0o777) !== opts.mode) fs.chmodSync(file, opts.mode);
+      else onDisk.set(file, stamp, { content, mode: opts.mode });
       return false;
     }
   } catch {
@@ -67,3 +74,6 @@ export function writeFileIfChanged(file: string, content: string, opts: { mode?:
   writeFileAtomic(file, content, opts);
   return true;
 }
+
+/** What writeFileIfChanged found in a file (and the mode it had, when one was asked for), by the file's stamp then. */
+const onDisk = createStampMemo<{ content: string; mode: number | undefined }>();

@@ -171,7 +171,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       const pre = await inOrder(opts.chatKey ?? key, async () => {
         await pruning;
         if (opts.chatKey !== undefined) key = await sessions.resolve(opts.chatKey);
-        const budget = isBudgeted(source) ? await budgetNow() : undefined;
+        // Without a cap (0) nothing is refused: today's spending is not read for nothing.
+        const budget = isBudgeted(source) && deps.config.current().config.access.dailyBudgetUsd > 0 ? await budgetNow() : undefined;
         if (budget?.reached) return { spent: true as const, budget };
         return { spent: false as const, admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal) : Promise.resolve(queue.admit(key)) };
       });

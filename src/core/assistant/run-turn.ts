@@ -133,7 +133,9 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   const durationMs = deps.now() - started;
   if (sessionId) {
     const t = deps.now();
-    await store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: (await store.getSession(req.key))?.createdAt ?? t, updatedAt: t });
+    // A saved session keeps its createdAt (saveSession's contract), so `t` only counts when there
+    // is none any more (reset meanwhile): no need to read it again.
+    await store.saveSession({ key: req.key, engine: config.engine, sessionId, createdAt: t, updatedAt: t });
     await store.countSessionTurn(req.key);
   }
   const completion = complete(terminal, { streamed, answer }, { sessionId, durationMs }, req.signal);

@@ -9,11 +9,13 @@ export function findOnPath(names: readonly string[], envPath = process.env.PATH 
   for (const name of names) {
     for (const dir of dirs) {
       const candidate = path.join(dir, name);
+      // Looked up before every turn: the directories without it are passed without an exception each.
       try {
+        if (!fs.statSync(candidate, { throwIfNoEntry: false })?.isFile()) continue;
         fs.accessSync(candidate, fs.constants.X_OK);
-        if (fs.statSync(candidate).isFile()) return candidate;
+        return candidate;
       } catch {
-        // not here
+        // not executable, or a PATH entry that is no folder
       }
     }
   }

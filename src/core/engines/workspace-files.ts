@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileIfChanged } from '../atomic-write.js';
+import { createStampMemo, readStamp } from '../util/file-stamp.js';
 
 /**
  * Files the engines read from the assistant directory. What we generate goes into a clearly
@@ -12,6 +13,8 @@ export const SECTION_END = '<!-- service:end -->';
 
 /** Put `content` between our markers in `file`, keeping everything else. Writes only when it changed. */
 export function writeManagedSection(file: string, content: string): boolean {
+  const stamp = readStamp(file);
+  if (sectionsInPlace.get(file, stamp) === content) return false;
   let current = '';
   try {
     current = fs.readFileSync(file, 'utf8');
@@ -29,16 +32,35 @@ export function writeManagedSection(file: string, content: string): boolean {
   } else {
     next = `${current.trimEnd()}\n\n${block}\n`;
   }
-  return writeFileIfChanged(file, next);
+  const wrote = writeFileIfChanged(file, next);
+  if (!wrote) sectionsInPlace.set(file, stamp, content);
+  return wrote;
 }
+
+/** The section content a file held, by the file's stamp then: before every turn the file is usually unchanged. */
+const sectionsInPlace = createStampMemo<string>();
 
 /**
  * Make `<linkDir>/<name>` point at each skill folder (relative links), and remove links of ours
  * that point at skills no longer installed. Real folders the user put there are left alone.
  */
 export function syncSkillLinks(linkDir: string, skillsRoot: string, skills: ReadonlyArray<{ name: string; dir: string }>): void {
+  // Adding, removing or replacing an entry of the link folder changes its stamp: while it stays
+  // the same, the links are as the last sync left them, and syncing the same skills changes nothing.
+  const key = JSON.stringify([skillsRoot, ...skills.map((s) => [s.name, s.dir])]);
+  const before = readStamp(linkDir);
+  if (linksInPlace.get(linkDir, before) === key) return;
+  applySkillLinks(linkDir, skillsRoot, new Map(skills.map((s) => [s.name, path.relative(linkDir, s.dir)])));
+  const after = readStamp(linkDir);
+  // Remembered only when the sync found everything in place (nothing changed the folder meanwhile).
+  if (after.stamp === before.stamp) linksInPlace.set(linkDir, after, key);
+}
+
+/** The skills (as syncSkillLinks' key) a link folder was in sync with, by the folder's stamp then. */
+const linksInPlace = createStampMemo<string>();
+
+function applySkillLinks(linkDir: string, skillsRoot: string, wanted: ReadonlyMap<string, string>): void {
   fs.mkdirSync(linkDir, { recursive: true });
-  const wanted = new Map(skills.map((s) => [s.name, path.relative(linkDir, s.dir)]));
   for (const entry of fs.readdirSync(linkDir, { withFileTypes: true })) {
     if (!entry.isSymbolicLink()) continue;
     const p = path.join(linkDir, entry.name);

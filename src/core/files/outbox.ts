@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -30,9 +30,18 @@ export interface OutboxContents {
 }
 
 export function openOutbox(root: string): Outbox {
-  fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-  const dir = path.join(root, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
-  fs.mkdirSync(dir, { mode: 0o700 });
+  // The name starts with the creation time (see removeStaleOutboxes); the rest comes from
+  // randomUUID, which draws on a cached pool of random bytes instead of a system call per turn.
+  const id = randomUUID();
+  const dir = path.join(root, `${Date.now().toString(36)}-${id.slice(0, 8)}${id.slice(9, 13)}`);
+  // One mkdir when the root exists (every turn but the first); the recursive one only when it failed.
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(dir, { mode: 0o700 });
+  }
   return {
     dir,
     collect() {
@@ -57,6 +66,13 @@ export function openOutbox(root: string): Outbox {
       return out;
     },
     remove() {
+      // Most turns leave the folder empty: one rmdir, without the recursive walk (which is JavaScript).
+      try {
+        fs.rmdirSync(dir);
+        return;
+      } catch {
+        // not empty, or already gone
+      }
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { z } from 'zod';
 import { formatIssues } from '../config/issues.js';
-import { readStamp } from '../util/file-stamp.js';
+import { createStampMemo, readStamp } from '../util/file-stamp.js';
 
 /** A skill folder with a valid SKILL.md. Skills are discovered from `skills/`, never declared in config. */
 export interface Skill {
@@ -36,18 +36,35 @@ export const SKILL_FILE = 'SKILL.md';
 
 /** Every folder under skills/: valid ones as skills, the rest as problems (never skipped silently). */
 export function scanSkills(skillsDir: string, read: (dir: string) => Skill | { problem: string } = readSkill): SkillScan {
+  return scanEntries(skillsDir, readEntries(skillsDir), read);
+}
+
+/** One entry of skills/: `folder` is known for what is not a link (a link is followed at each scan). */
+interface SkillEntry {
+  name: string;
+  folder: boolean | 'link';
+}
+
+/** The entries of skills/ in scan order, dot-entries left out ([] when there is no skills/). */
+function readEntries(skillsDir: string): SkillEntry[] {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(skillsDir, { withFileTypes: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { skills: [], problems: [] };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
+  return entries
+    .filter((e) => !e.name.startsWith('.'))
+    .sort((a, b) => compareNames(a.name, b.name))
+    .map((e) => ({ name: e.name, folder: e.isSymbolicLink() ? 'link' : e.isDirectory() }));
+}
+
+function scanEntries(skillsDir: string, entries: readonly SkillEntry[], read: (dir: string) => Skill | { problem: string }): SkillScan {
   const scan: SkillScan = { skills: [], problems: [] };
-  for (const entry of entries.sort((a, b) => compareNames(a.name, b.name))) {
-    if (entry.name.startsWith('.')) continue;
+  for (const entry of entries) {
     const dir = path.join(skillsDir, entry.name);
-    if (!isDirectory(dir)) {
+    if (!(entry.folder === 'link' ? isDirectory(dir) : entry.folder)) {
       scan.problems.push({ folder: entry.name, problem: 'not a folder (a skill is a folder holding SKILL.md)' });
       continue;
     }
@@ -86,11 +103,13 @@ export function readSkill(dir: string): Skill | { problem: string } {
 
 /**
  * `scanSkills` for a process that scans before every turn: a SKILL.md is parsed again only when
- * its stamp (inode, size, times) changed. The folder listing is read every time, so a skill added
- * or removed counts at once.
+ * its stamp (inode, size, times) changed, and the listing of skills/ is read again only when the
+ * folder's stamp changed (a skill added, removed or renamed changes it), so a change counts at
+ * the next scan. SKILL.md files are stamped at every scan: editing one leaves its folder as it was.
  */
 export function createSkillScanner(now: () => number = Date.now): (skillsDir: string) => SkillScan {
   const parsed = new Map<string, { stamp: string; result: Skill | { problem: string } }>();
+  const listings = createStampMemo<SkillEntry[]>();
   const read = (dir: string) => {
     const { stamp, settled } = readStamp(path.join(dir, SKILL_FILE), now());
     const cached = parsed.get(dir);
@@ -101,8 +120,14 @@ export function createSkillScanner(now: () => number = Date.now): (skillsDir: st
     return result;
   };
   return (skillsDir) => {
+    const stamp = readStamp(skillsDir, now());
+    let entries = listings.get(skillsDir, stamp);
+    if (!entries) {
+      entries = readEntries(skillsDir);
+      listings.set(skillsDir, stamp, entries);
+    }
     const seen = new Set<string>();
-    const scan = scanSkills(skillsDir, (dir) => {
+    const scan = scanEntries(skillsDir, entries, (dir) => {
       seen.add(dir);
       return read(dir);
     });

@@ -144,6 +144,7 @@ export interface KnownChat {
  */
 export interface SessionStore {
   getSession(key: string): Promise<SessionRecord | undefined>;
+  /** Insert or update; a key that has a session keeps its `createdAt` (and `turns`): the record's counts only for a new one. */
   saveSession(record: SessionRecord): Promise<void>;
   deleteSession(key: string): Promise<void>;
   listSessions(): Promise<SessionRecord[]>;

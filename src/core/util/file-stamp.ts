@@ -43,3 +43,37 @@ export function readStamps(files: readonly string[], now: number = Date.now()): 
   }
   return { stamp: parts.join('|'), settled };
 }
+
+/**
+ * One value per path, remembered with the stamp the path had when it was computed, for work
+ * repeated before every turn (a context file, skill links) that only has to be done again when
+ * something changed. A value is only remembered from a settled stamp: a change within the same
+ * clock tick could otherwise leave the stamp as it was.
+ */
+export interface StampMemo<T> {
+  /** The value remembered for `path` when its stamp is still `stamp`. */
+  get(path: string, stamp: FileStamp): T | undefined;
+  /** Remember `value` for `path` at `stamp` (ignored when the stamp is not settled or `missing`; then forgotten). */
+  set(path: string, stamp: FileStamp, value: T): void;
+}
+
+/** Past this many paths the oldest is forgotten: a process serving many directories stays bounded. */
+const MEMO_PATHS = 256;
+
+export function createStampMemo<T>(): StampMemo<T> {
+  const memo = new Map<string, { stamp: string; value: T }>();
+  return {
+    get(path, stamp) {
+      const hit = memo.get(path);
+      return hit && stamp.settled && hit.stamp === stamp.stamp ? hit.value : undefined;
+    },
+    set(path, stamp, value) {
+      memo.delete(path);
+      // Nor from `missing`: what was computed may come from a file created after the stat, and
+      // the stamp would be `missing` again once it is removed.
+      if (!stamp.settled || stamp.stamp === 'missing') return;
+      memo.set(path, { stamp: stamp.stamp, value });
+      if (memo.size > MEMO_PATHS) memo.delete(memo.keys().next().value as string);
+    },
+  };
+}

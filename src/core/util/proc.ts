@@ -39,25 +39,48 @@ export function readProcText(file: string): string | undefined {
 
 /** /proc/<pid>/stat parsed, or undefined when there is no such process (or no /proc). */
 export function readProcStat(pid: number): ProcStat | undefined {
-  const text = readProcText(`/proc/${pid}/stat`);
+  const file = `/proc/${pid}/stat`;
+  // Most pids a snapshot tries have no process (the engine's threads, gone by then): asking first
+  // costs one access(2), while a failed open throws, and building that error (its stack) cost
+  // more than every read of a turn together.
+  if (!fs.existsSync(file)) return undefined;
+  const text = readProcText(file);
   return text === undefined ? undefined : parseProcStat(pid, text);
 }
 
 export function parseProcStat(pid: number, stat: string): ProcStat | undefined {
   // "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice
   //  num_threads itrealvalue starttime ... exit_signal(38) ..."; comm may hold spaces and parentheses.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (rest.length < 20) return undefined;
+  // Only six of the ~50 fields are needed: they are cut out by position instead of splitting the
+  // whole line (a snapshot parses one line per new process, every turn).
+  const fields = cutFields(stat, stat.lastIndexOf(')') + 2, 35);
+  if (fields.length < 20) return undefined;
   return {
     pid,
-    zombie: rest[0] === 'Z' || rest[0] === 'X',
-    ppid: Number(rest[1]),
-    pgrp: Number(rest[2]),
-    session: Number(rest[3]),
-    start: rest[19] ?? '',
+    zombie: fields[0] === 'Z' || fields[0] === 'X',
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    session: Number(fields[3]),
+    start: fields[19] ?? '',
     // The kernel gives every thread but a process's first one exit_signal -1.
-    thread: rest[35] === '-1',
+    thread: fields[35] === '-1',
   };
+}
+
+/** The space-separated fields of `text` from `from` on, up to field `last` (as `split(' ')` would give them, only fewer). */
+function cutFields(text: string, from: number, last: number): string[] {
+  const out: string[] = [];
+  let start = from;
+  while (out.length <= last) {
+    const end = text.indexOf(' ', start);
+    if (end === -1) {
+      out.push(text.slice(start));
+      break;
+    }
+    out.push(text.slice(start, end));
+    start = end + 1;
+  }
+  return out;
 }
 
 /**

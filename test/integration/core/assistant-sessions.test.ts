@@ -47,6 +47,19 @@ describe('chat core: sessions', () => {
     t.close();
   });
 
+  it('a session keeps the time it was created across turns; each turn counts and moves updatedAt', async () => {
+    const t = createTestAssistant();
+    await collect(t.assistant.chat('one', { sessionKey: 'k' }));
+    const first = await t.store.getSession('k');
+    expect(first).toMatchObject({ engine: 'engine_b', turns: 1 });
+    await new Promise((r) => setTimeout(r, 5)); // a later millisecond for the second turn
+    await collect(t.assistant.chat('two', { sessionKey: 'k' }));
+    const second = await t.store.getSession('k');
+    expect(second).toMatchObject({ sessionId: first?.sessionId, createdAt: first?.createdAt, turns: 2 });
+    expect(second?.updatedAt).toBeGreaterThan(first?.updatedAt ?? Number.POSITIVE_INFINITY);
+    t.close();
+  });
+
   it('a session saved by another engine is not resumed', async () => {
     const t = createTestAssistant();
     await t.store.saveSession({ key: 'k', engine: 'engine_d', sessionId: 'codex-thread', createdAt: Date.now(), updatedAt: Date.now() });

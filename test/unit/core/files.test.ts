@@ -77,3 +77,25 @@ describe('kept files (what the agent sent)', () => {
     expect(files.open(kept?.id ?? '', 'a.txt')).toBeUndefined();
   });
 });
+
+describe('the turn outbox', () => {
+  it('is a fresh folder per turn (its root made when missing), removed with what is left in it', () => {
+    const root = path.join(testdir(), 'outbox');
+    const first = openOutbox(root); // the root does not exist yet
+    const second = openOutbox(root);
+    expect(first.dir).not.toBe(second.dir);
+    expect(fs.readdirSync(root).sort()).toEqual([path.basename(first.dir), path.basename(second.dir)].sort());
+    // The folder name starts with its creation time (base 36): removeStaleOutboxes relies on it.
+    expect(Number.parseInt(path.basename(first.dir).split('-')[0] ?? '', 36)).toBeGreaterThan(Date.now() - 60_000);
+    first.remove(); // empty
+    fs.mkdirSync(path.join(second.dir, 'sub'));
+    fs.writeFileSync(path.join(second.dir, 'sub', 'a.txt'), 'a');
+    fs.writeFileSync(path.join(second.dir, 'b.txt'), 'b');
+    second.remove(); // not empty
+    second.remove(); // already gone: nothing to do
+    expect(fs.readdirSync(root)).toEqual([]);
+    fs.rmSync(root, { recursive: true });
+    const third = openOutbox(root); // the root was removed meanwhile
+    expect(fs.statSync(third.dir).isDirectory()).toBe(true);
+  });
+});
