@@ -213,6 +213,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           return log(completion, 0);
         }
         running.set(key, ctl);
+        const resetsAtStart = resetsOf(key);
+        const overtaken = () => resetsOf(key) !== resetsAtStart;
         const full = promptWithFiles(prompt, saveIncomingFiles(paths.dir, files.files, now()));
         await deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
         turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
@@ -233,11 +235,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
             signal: ctl.signal,
             onProcesses: turnRecord.processes,
             askApproval: turnApprovals.ask,
+            overtaken,
           },
           emit,
         );
         const reply = outcome.completion.finalText;
-        if (reply) await deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
+        if (reply && !overtaken()) await deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
         await log(outcome.completion, outcome.costUsd);
       } finally {
         turnApprovals?.close();
@@ -270,7 +273,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     return true;
   };
 
+  // A turn that a reset overtook (its key was reset while it ran) keeps neither its engine session
+  // nor its reply: saved after the reset, they would bring back what the user just cleared.
+  const resets = new Map<string, number>();
+  const resetsOf = (key: string) => resets.get(key) ?? 0;
   const reset = async (key: string) => {
+    resets.set(key, resetsOf(key) + 1);
     abort(key);
     approvals.forget(key);
     await deps.store.deleteSession(key);

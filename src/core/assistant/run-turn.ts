@@ -29,6 +29,8 @@ export interface TurnRequest {
   onProcesses?: (processes: ProcessIdentity[]) => void;
   /** Chat approvals of this turn (the request reaches the stream as `approval_request`). */
   askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
+  /** True once the key was reset while this turn ran: its engine session is not saved then. */
+  overtaken?: () => boolean;
 }
 
 export interface TurnDeps {
@@ -68,6 +70,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
   const rememberSession = async (id: string) => {
     if (id === sessionId && saved?.engine === config.engine) return;
     sessionId = id;
+    if (req.overtaken?.()) return;
     const t = deps.now();
     await store.saveSession({ key: req.key, engine: config.engine, sessionId: id, createdAt: saved?.createdAt ?? t, updatedAt: t });
   };
@@ -131,7 +134,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     emit({ type: 'text', content: streamed });
   }
   const durationMs = deps.now() - started;
-  if (sessionId) {
+  if (sessionId && !req.overtaken?.()) {
     const t = deps.now();
     // A saved session keeps its createdAt (saveSession's contract), so `t` only counts when there
     // is none any more (reset meanwhile): no need to read it again.

@@ -6,6 +6,7 @@ import { createSilentLogger } from '../../../src/core/logger.js';
 import { openAssistantDirectory } from '../../../src/assistant-directory.js';
 import { assertEnding, collect, completionOf, createTestAssistant, imagesDirOf } from '../../helpers/assistant.js';
 import { runCli } from '../../helpers/cli.js';
+import { until } from '../../helpers/wait.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
 
@@ -228,6 +229,22 @@ describe('slash commands', () => {
     expect(completionOf(await turn).status).toBe('aborted');
     expect((await t.assistant.runCommand('/reset', { sessionKey: 'k' })).text).toContain('Session reset');
     expect(await t.store.getSession('k')).toBeUndefined();
+    t.close();
+  });
+
+  it('a /reset while a turn runs wins: the aborted turn saves neither its session nor its reply, and the next turn starts afresh', async () => {
+    const t = createTestAssistant();
+    const turn = collect(t.assistant.chat('HANG', { sessionKey: 'k' }));
+    // The engine named its session at the start of the turn, and it was saved then.
+    await until(async () => (await t.store.getSession('k'))?.sessionId != null, undefined, 'the running turn to save its session');
+    expect((await t.assistant.runCommand('/reset', { sessionKey: 'k' })).text).toContain('Session reset');
+    expect(completionOf(await turn).status).toBe('aborted');
+    expect(await t.store.getSession('k')).toBeUndefined();
+    expect(await t.store.readHistory('k')).toEqual([]);
+    const next = await collect(t.assistant.chat('hello again', { sessionKey: 'k' }));
+    expect(completionOf(next).status).toBe('completed');
+    const runs = t.standIn.runs() as Array<{ prompt: string; sessionIn: string | null }>;
+    expect(runs.find((r) => r.prompt.startsWith('hello again'))).toMatchObject({ sessionIn: null });
     t.close();
   });
 
