@@ -7,7 +7,7 @@ import { processIO } from './commands/io.js';
 
 /**
  * The command-line entry: declares commands and options, lazy-imports each command (so `--help`
- * loads neither h3 nor any SDK), and is the one place that turns errors into text and exit codes.
+ * loads neither the HTTP server nor any SDK), and is the one place that turns errors into text and exit codes.
  */
 const version = (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
