@@ -20,14 +20,7 @@ describe('the workspace between turns', () => {
   it('follows a SKILL.md edited in place (same size), a skill added and one removed', () => {
     const dir = testdir({ 'service.yaml': 'name: ws\nengine: engine_b\n', 'skills/alpha/SKILL.md': skill('alpha', 'First version AAA') });
     const paths = resolveAssistantPaths(dir);
-    const runner = createEngineRunner({
-      dir: paths.dir,
-      stateDir: paths.stateDir,
-      skillsDir: paths.skillsDir,
-      log: createSilentLogger(),
-      failover: createMemoryFailoverStore(),
-      now: () => Date.now() + 3_600_000,
-    });
+    const runner = createRunner(paths, () => Date.now() + 3_600_000);
     const config = loadServiceConfig(dir).config;
     const context = () => fs.readFileSync(path.join(dir, 'CLAUDE.md'), 'utf8');
 
@@ -71,13 +64,7 @@ describe('the workspace between turns', () => {
       'skills/alpha/SKILL.md': skill('alpha', 'First skill'),
     });
     const paths = resolveAssistantPaths(dir);
-    const runner = createEngineRunner({
-      dir: paths.dir,
-      stateDir: paths.stateDir,
-      skillsDir: paths.skillsDir,
-      log: createSilentLogger(),
-      failover: createMemoryFailoverStore(),
-    });
+    const runner = createRunner(paths);
     const config = loadServiceConfig(dir).config;
     const claudeMd = path.join(dir, 'CLAUDE.md');
     const links = path.join(dir, '.claude/skills');
@@ -141,3 +128,15 @@ describe('the workspace between turns', () => {
     expect(fs.readFileSync(mcp, 'utf8')).toBe(mcpText);
   }, 30_000);
 });
+
+/** The engine runner of an assistant folder, quiet, with its own failover memory. */
+function createRunner(paths: ReturnType<typeof resolveAssistantPaths>, now?: () => number) {
+  return createEngineRunner({
+    dir: paths.dir,
+    stateDir: paths.stateDir,
+    skillsDir: paths.skillsDir,
+    log: createSilentLogger(),
+    failover: createMemoryFailoverStore(),
+    ...(now ? { now } : {}),
+  });
+}
