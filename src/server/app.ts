@@ -120,14 +120,15 @@ export function createServerApp(deps: ServerDeps): ServerApp {
       return;
     }
     for (const [k, v] of Object.entries(CORS_HEADERS)) res.setHeader(k, v);
-    void answer(req).then(
-      (out) => sendReply(res, out),
-      (err: unknown) => {
-        log.error(formatHttpLine(500, req.method ?? '?', '?', errorMessage(err)));
+    // answer() turns every failure of a route into a reply; what is left (writing the reply: a
+    // header value Node refuses, a stream writer that throws) ends this response, never the process.
+    void answer(req)
+      .then((out) => sendReply(res, out))
+      .catch((err: unknown) => {
+        log.error(formatHttpLine(500, req.method ?? '?', String(req.url).slice(0, 200), err instanceof Error ? (err.stack ?? err.message) : errorMessage(err)));
         if (!res.headersSent) sendReply(res, reply(500, { error: 'internal error' }));
         else res.destroy();
-      },
-    );
+      });
   };
   return {
     app,

@@ -16,9 +16,9 @@ export function readHealth(deps: Pick<ServerDeps, 'assistant' | 'version'>): Rec
 
 /**
  * The listener answers a plain `GET /health` itself, before the app: the most frequent
- * request a gateway gets, and one that needs neither the token nor a body, so it skips the web
- * Request/Response machinery every other route goes through (measured: about half the CPU per
- * request). Same status, headers and masked body as the app's route
+ * request a gateway gets, and one that needs neither the token nor a body, so it skips the URL
+ * parsing, routing and reply masking every other route goes through (and the body's masking is
+ * computed once per set of secrets, below). Same status, headers and masked body as the app's route
  * (test/integration/server/health-fast-path.test.ts holds them equal); anything else about the
  * request (a query, another path or method, HEAD, a preflight) goes to the app.
  */

@@ -40,7 +40,7 @@ export type RouteHandler = (request: ApiRequest) => unknown;
 
 /** How route modules add routes: also records methods per path, for 405 answers. */
 export interface RouteTable {
-  /** JSON a handler returns (an object, or a JSON Response) leaves with every secret value masked. */
+  /** JSON a handler returns (an object, or a JSON Reply) leaves with every secret value masked. */
   add(method: Method, path: string, handler: RouteHandler): void;
   /** Register a turn's stream, so shutdown can wait until its last event is written. */
   trackStream(finished: Promise<void>): void;
