@@ -1,5 +1,6 @@
 import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { AgentEvent, FailureKind } from '../events.js';
+import { createRpcPeer, type RpcHandler as Handler } from './json-rpc.js';
 import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str } from './parse-helpers.js';
 import type { ConversationChannel, LineParser } from './runner.js';
 
@@ -38,7 +39,6 @@ const REPLAY_MAX_MS = 5_000;
 const UNATTENDED_MODES = /^(yolo|bypassPermissions)$/i;
 
 type Phase = 'starting' | 'settling' | 'prompting' | 'done';
-type Handler = (msg: Record<string, unknown>) => AgentEvent[];
 
 interface ToolState {
   name: string;
@@ -49,10 +49,8 @@ interface ToolState {
 
 export function createAcpConversation(turn: AcpTurn): LineParser {
   const joiner = createTextJoiner();
-  const pending = new Map<number, Handler>();
   const tools = new Map<string, ToolState>();
   let channel: ConversationChannel | undefined;
-  let nextId = 1;
   let phase: Phase = 'starting';
   let cancelled = false;
   /** Whether the agent said anything, and the tools the person denied (a silent stop after a denial is explained). */
@@ -65,11 +63,12 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
   let usage = { input: 0, output: 0, cost: undefined as number | undefined };
 
   const send = (msg: Record<string, unknown>) => channel?.send(JSON.stringify({ jsonrpc: '2.0', ...msg }));
-  const request = (method: string, params: unknown, onReply: Handler) => {
-    const id = nextId++;
-    pending.set(id, onReply);
-    send({ id, method, params });
-  };
+  const peer = createRpcPeer({
+    send,
+    onRequest: (msg) => onAgentRequest(msg),
+    onNotification: (method, params) => (method === 'session/update' ? onUpdate(params) : []),
+  });
+  const request = peer.request;
   const end = (events: AgentEvent[]): AgentEvent[] => {
     phase = 'done';
     clearTimeout(settleTimer);
@@ -324,16 +323,7 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
       },
     },
     parseLine(line) {
-      const msg = parseJsonLine(line);
-      if (!msg || phase === 'done') return [];
-      if (typeof msg.method === 'string') {
-        if (msg.id !== undefined && msg.id !== null) return onAgentRequest(msg);
-        return msg.method === 'session/update' ? onUpdate(obj(msg.params) ?? {}) : [];
-      }
-      const handler = typeof msg.id === 'number' ? pending.get(msg.id) : undefined;
-      if (!handler) return [];
-      pending.delete(msg.id as number);
-      return handler(msg);
+      return phase === 'done' ? [] : peer.receive(line);
     },
     finish(exit) {
       clearTimeout(settleTimer);

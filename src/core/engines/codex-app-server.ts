@@ -1,6 +1,7 @@
 import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { AgentEvent, FailureKind } from '../events.js';
-import { arr, createTextJoiner, num, obj, parseJsonLine, str } from './parse-helpers.js';
+import { createRpcPeer, type RpcHandler as Handler } from './json-rpc.js';
+import { arr, createTextJoiner, num, obj, str } from './parse-helpers.js';
 import type { ConversationChannel, LineParser } from './runner.js';
 
 /**
@@ -28,17 +29,14 @@ export interface CodexAppServerTurn {
 }
 
 type Phase = 'starting' | 'running' | 'done';
-type Handler = (msg: Record<string, unknown>) => AgentEvent[];
 
 export function createCodexAppServerConversation(turn: CodexAppServerTurn): LineParser {
   const joiner = createTextJoiner();
-  const pending = new Map<number, Handler>();
   /** Tool items by id: announced once, finished once; file changes keep their paths for the approval. */
   const tools = new Map<string, { finished: boolean; paths: string[] }>();
   /** Agent messages whose text streamed as deltas (their completed item repeats it). */
   const streamed = new Set<string>();
   let channel: ConversationChannel | undefined;
-  let nextId = 1;
   let phase: Phase = 'starting';
   let cancelled = false;
   let threadId: string | undefined;
@@ -48,11 +46,8 @@ export function createCodexAppServerConversation(turn: CodexAppServerTurn): Line
   let usage = { input: 0, output: 0 };
 
   const send = (msg: Record<string, unknown>) => channel?.send(JSON.stringify(msg));
-  const request = (method: string, params: unknown, onReply: Handler) => {
-    const id = nextId++;
-    pending.set(id, onReply);
-    send({ id, method, params });
-  };
+  const peer = createRpcPeer({ send, onRequest: (msg) => onServerRequest(msg), onNotification: (method, params) => onNotification(method, params) });
+  const request = peer.request;
   const end = (events: AgentEvent[]): AgentEvent[] => {
     phase = 'done';
     channel?.end();
@@ -241,16 +236,7 @@ export function createCodexAppServerConversation(turn: CodexAppServerTurn): Line
       },
     },
     parseLine(line) {
-      const msg = parseJsonLine(line);
-      if (!msg || phase === 'done') return [];
-      if (typeof msg.method === 'string') {
-        if (msg.id !== undefined && msg.id !== null) return onServerRequest(msg);
-        return onNotification(msg.method, obj(msg.params) ?? {});
-      }
-      const handler = typeof msg.id === 'number' ? pending.get(msg.id) : undefined;
-      if (!handler) return [];
-      pending.delete(msg.id as number);
-      return handler(msg);
+      return phase === 'done' ? [] : peer.receive(line);
     },
     finish(exit) {
       if (phase === 'done') return [];
