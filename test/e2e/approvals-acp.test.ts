@@ -12,9 +12,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AssistantDirectory, openAssistantDirectory } from '../../src/assistant-directory.js';
 import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
-import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { FAKE_ASKING_COMMAND, startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
+import { runAnsweringApprovals } from '../helpers/approval-chat.js';
 import { fakeProviderYaml, realEngineEnv } from '../helpers/real-engine.js';
 
 vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
@@ -123,17 +123,7 @@ describe.each(AGENTS)('acp ($title, real CLI): a shell call approved or denied b
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
-  /** One turn in its own session, answering every request with `decision`. */
-  const turn = async (prompt: string, key: string, decision: ApprovalDecision) => {
-    const events: StreamEvent[] = [];
-    for await (const e of opened.assistant.chat(prompt, { sessionKey: key, source: 'api', sender: 'e2e' })) {
-      events.push(e);
-      if (e.type === 'approval_request') opened.assistant.answerApproval({ sessionKey: key, id: e.id, decision, privileged: true });
-    }
-    const requests = events.filter((e): e is Extract<StreamEvent, { type: 'approval_request' }> => e.type === 'approval_request');
-    const completion = events.find((e): e is Extract<StreamEvent, { type: 'completion' }> => e.type === 'completion');
-    return { requests, completion };
-  };
+  const turn = (prompt: string, key: string, decision: ApprovalDecision) => runAnsweringApprovals(opened.assistant, prompt, key, decision);
 
   it('denied: the agent asked with the command, the file does not exist, the turn completes', async () => {
     const { requests, completion } = await turn('ASK-TOOL deny', 'deny', 'deny');

@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FAKE_ASKING_COMMAND } from '../fakes/fake-llm.js';
 import { type ApprovalChat, startApprovalChat } from '../helpers/approval-chat.js';
-import { replies } from '../helpers/channel-gateway.js';
 
 const HANG_MS = 10 * 60_000;
 vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
@@ -22,13 +21,9 @@ describe('engine_b (real Claude Code): a Bash call approved or denied from a Tel
   afterAll(() => chat?.close());
 
   it('/deny: the agent continues without running the command; the file does not exist', async () => {
-    await chat.send('ASK-TOOL turn one: please write a file');
-    await chat.waitFor('Approval needed', 1);
-    const prompt = replies(chat.tg, chat.user).find((o) => o.text.includes('Approval needed'))!;
-    expect(prompt.text).toContain('Bash');
-    expect(prompt.text).toContain(FAKE_ASKING_COMMAND);
-    await chat.send('/deny');
-    await chat.waitFor('FAKE-LLM-REPLY: ASK-TOOL turn one', 1);
+    const prompt = await chat.askTool('turn one', '/deny', 1);
+    expect(prompt).toContain('Bash');
+    expect(prompt).toContain(FAKE_ASKING_COMMAND);
     expect(fs.existsSync(chat.written)).toBe(false);
     // Claude Code told the model why: our message came back as the tool's error result.
     const toolResults = JSON.stringify(chat.llm.requests.at(-1)?.body);
@@ -36,10 +31,7 @@ describe('engine_b (real Claude Code): a Bash call approved or denied from a Tel
   });
 
   it('/allow: the command runs and the agent answers after it', async () => {
-    await chat.send('ASK-TOOL turn two: please write a file');
-    await chat.waitFor('Approval needed', 2);
-    await chat.send('/allow');
-    await chat.waitFor('FAKE-LLM-REPLY: ASK-TOOL turn two', 1);
+    await chat.askTool('turn two', '/allow', 2);
     expect(fs.readFileSync(chat.written, 'utf8')).toBe('FAKE-TOOL-OUTPUT\n');
     expect(JSON.stringify(chat.llm.requests.at(-1)?.body)).toContain('FAKE-TOOL-OUTPUT');
   });

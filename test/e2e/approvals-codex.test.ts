@@ -23,13 +23,9 @@ describe('engine_d (real Codex, app-server): a shell command approved or denied 
   afterAll(() => chat?.close());
 
   it('/deny: the agent continues without running the command; the file does not exist', async () => {
-    await chat.send('ASK-TOOL turn one: please write a file');
-    await chat.waitFor('Approval needed', 1);
-    const prompt = replies(chat.tg, chat.user).find((o) => o.text.includes('Approval needed'))!;
-    expect(prompt.text).toContain('wants to use shell');
-    expect(prompt.text).toContain(FAKE_ASKING_COMMAND);
-    await chat.send('/deny');
-    await chat.waitFor('FAKE-LLM-REPLY: ASK-TOOL turn one', 1);
+    const prompt = await chat.askTool('turn one', '/deny', 1);
+    expect(prompt).toContain('wants to use shell');
+    expect(prompt).toContain(FAKE_ASKING_COMMAND);
     expect(fs.existsSync(chat.written)).toBe(false);
     // Codex told the model the command was rejected, and did not run it.
     const toolResults = JSON.stringify(chat.llm.requests.at(-1)?.body);
@@ -38,10 +34,7 @@ describe('engine_d (real Codex, app-server): a shell command approved or denied 
   });
 
   it('/allow: the command runs and the agent answers after it', async () => {
-    await chat.send('ASK-TOOL turn two: please write a file');
-    await chat.waitFor('Approval needed', 2);
-    await chat.send('/allow');
-    await chat.waitFor('FAKE-LLM-REPLY: ASK-TOOL turn two', 1);
+    await chat.askTool('turn two', '/allow', 2);
     expect(fs.readFileSync(chat.written, 'utf8')).toBe('FAKE-TOOL-OUTPUT\n');
     expect(JSON.stringify(chat.llm.requests.at(-1)?.body)).toContain('FAKE-TOOL-OUTPUT');
     // The second turn resumed the first one's thread: the model saw the earlier message.

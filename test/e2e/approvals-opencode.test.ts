@@ -14,6 +14,7 @@ import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { FAKE_ASKING_COMMAND, startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
+import { runAnsweringApprovals } from '../helpers/approval-chat.js';
 import { createRealEngineRoot, type RealEngineRoot, seedOpenCodeDeps, fakeProviderYaml } from '../helpers/real-engine.js';
 
 vi.setConfig({ testTimeout: 15 * 60_000, hookTimeout: 15 * 60_000 });
@@ -50,17 +51,7 @@ describe('engine_c (real OpenCode, opencode acp): a shell command approved or de
     root?.remove();
   });
 
-  /** One turn under `key`, answering every request with `decision`. */
-  const turn = async (prompt: string, key: string, decision: ApprovalDecision) => {
-    const events: StreamEvent[] = [];
-    for await (const e of opened.assistant.chat(prompt, { sessionKey: key, source: 'api', sender: 'e2e' })) {
-      events.push(e);
-      if (e.type === 'approval_request') opened.assistant.answerApproval({ sessionKey: key, id: e.id, decision, privileged: true });
-    }
-    const requests = events.filter((e): e is Extract<StreamEvent, { type: 'approval_request' }> => e.type === 'approval_request');
-    const completion = events.find((e): e is Extract<StreamEvent, { type: 'completion' }> => e.type === 'completion');
-    return { events, requests, completion };
-  };
+  const turn = (prompt: string, key: string, decision: ApprovalDecision) => runAnsweringApprovals(opened.assistant, prompt, key, decision);
 
   it('denied: OpenCode asked with the command, the file does not exist, the turn completes', async () => {
     const { requests, completion } = await turn('ASK-TOOL deny', 'chat', 'deny');

@@ -1,3 +1,6 @@
+import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
+import type { Assistant } from '../../src/core/assistant/assistant.js';
+import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { type Gateway, startGateway } from '../../src/gateway.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
@@ -23,6 +26,12 @@ export interface ApprovalChat extends RealEngineRoot {
   count(text: string): number;
   /** Until `n` replies contain `text` (the deadline only catches a hang). */
   waitFor(text: string, n: number): Promise<true>;
+  /**
+   * One turn whose model asks for the file-writing command: `ASK-TOOL <label>` is sent, the chat's
+   * `nth` approval prompt is answered with `answer` (`/allow` or `/deny`), and the agent's reply to
+   * the turn arrives. Returns the prompt's text.
+   */
+  askTool(label: string, answer: '/allow' | '/deny', nth: number): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -49,15 +58,25 @@ export async function startApprovalChat(opts: { engine: string; prefix: string; 
   await tg.waitForConnection(opts.hangMs);
   const user = '1001';
   const count = (text: string) => replies(tg, user).filter((o) => o.text.includes(text)).length;
+  const waitFor = (text: string, n: number) => until(() => count(text) >= n, opts.hangMs, `${n}× "${text}" in the chat`, 50);
+  const send = async (text: string) => void (await tg.deliver({ chatType: 'direct', userId: user, text }));
   return {
     ...root,
     llm,
     tg,
     gateway,
     user,
-    send: async (text) => void (await tg.deliver({ chatType: 'direct', userId: user, text })),
+    send,
     count,
-    waitFor: (text, n) => until(() => count(text) >= n, opts.hangMs, `${n}× "${text}" in the chat`, 50),
+    waitFor,
+    async askTool(label, answer, nth) {
+      await send(`ASK-TOOL ${label}: please write a file`);
+      await waitFor('Approval needed', nth);
+      const prompt = replies(tg, user).filter((o) => o.text.includes('Approval needed'))[nth - 1]?.text ?? '';
+      await send(answer);
+      await waitFor(`FAKE-LLM-REPLY: ASK-TOOL ${label}`, 1);
+      return prompt;
+    },
     async close() {
       await gateway.channels.idle();
       await gateway.close(0);
@@ -66,4 +85,16 @@ export async function startApprovalChat(opts: { engine: string; prefix: string; 
       root.remove();
     },
   };
+}
+
+/** One turn through the assistant itself (no chat), answering every approval request with `decision`. */
+export async function runAnsweringApprovals(assistant: Assistant, prompt: string, key: string, decision: ApprovalDecision) {
+  const events: StreamEvent[] = [];
+  for await (const e of assistant.chat(prompt, { sessionKey: key, source: 'api', sender: 'e2e' })) {
+    events.push(e);
+    if (e.type === 'approval_request') assistant.answerApproval({ sessionKey: key, id: e.id, decision, privileged: true });
+  }
+  const requests = events.filter((e): e is Extract<StreamEvent, { type: 'approval_request' }> => e.type === 'approval_request');
+  const completion = events.find((e): e is Extract<StreamEvent, { type: 'completion' }> => e.type === 'completion');
+  return { events, requests, completion };
 }
