@@ -156,7 +156,13 @@ function createApiRequest(req: IncomingMessage, method: string, url: URL, params
     method,
     url,
     headers: req.headers,
-    params: params ?? {},
+    param(name) {
+      try {
+        return decodeURIComponent(params?.[name] ?? '');
+      } catch {
+        return undefined;
+      }
+    },
     raw: req,
     header(name) {
       const v = req.headers[name.toLowerCase()];

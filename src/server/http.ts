@@ -12,8 +12,11 @@ export interface ApiRequest {
   /** The request's path and query on this server's origin (the path exactly as sent, not decoded). */
   readonly url: URL;
   readonly headers: IncomingHttpHeaders;
-  /** Route parameters (`:id`), as sent (percent-encoded). */
-  readonly params: Readonly<Record<string, string>>;
+  /**
+   * A route parameter (`:id`) decoded: '' when the route has none of that name, undefined when
+   * its percent-encoding is broken (`%zz`), which each route answers in its own terms.
+   */
+  param(name: string): string | undefined;
   /** The request itself: its body is read from it (body.ts). */
   readonly raw: IncomingMessage;
   /** One header's value; a repeated header is its values joined with `, `. */
@@ -63,13 +66,15 @@ export function sendReply(res: ServerResponse, reply: Reply): void {
     body(res);
     return;
   }
-  res.writeHead(reply.status, reply.headers);
   if (body instanceof Readable) {
+    res.writeHead(reply.status, reply.headers);
     body.on('error', () => res.destroy());
     res.on('close', () => body.destroy());
     body.pipe(res);
     return;
   }
+  // With the head written first Node cannot count the body itself (it would send it chunked).
+  res.writeHead(reply.status, { ...reply.headers, 'content-length': String(body === undefined ? 0 : Buffer.byteLength(body)) });
   res.end(body);
 }
 

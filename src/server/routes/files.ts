@@ -40,7 +40,7 @@ export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
   const log = deps.log.child('http');
   // The app's token check lets this path through (it takes a file token in the query); the route decides.
   table.add('GET', `${FILES_PATH}:id/:name`, (request) => {
-    const id = request.params.id ?? '';
+    const id = request.param('id') ?? '';
     const header = presentedToken(request.header('authorization'), request.url, false);
     const query = request.url.searchParams.get('token');
     const allowed = header !== undefined ? tokensMatch(header, deps.token) : query !== null && tokensMatch(query, signFileId(deps.token, id));
@@ -53,12 +53,8 @@ export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
         { 'www-authenticate': 'Bearer realm="service"' },
       );
     }
-    let name: string;
-    try {
-      name = decodeURIComponent(request.params.name ?? '');
-    } catch {
-      throw new HttpFailure(404, 'no such file');
-    }
+    const name = request.param('name');
+    if (name === undefined) throw new HttpFailure(404, 'no such file');
     const file = deps.assistant.files.open(id, name);
     if (!file) throw new HttpFailure(404, 'no such file (files are kept for 24 hours)');
     return new Reply(

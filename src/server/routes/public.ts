@@ -48,12 +48,8 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
   table.add('GET', '/', () => serveFile('index.html'));
   table.add('GET', '/index.html', () => serveFile('index.html'));
   table.add('GET', '/dashboard/:file', (request) => {
-    let file: string;
-    try {
-      file = decodeURIComponent(request.params.file ?? '');
-    } catch {
-      throw new HttpFailure(404, 'not found'); // `%` not followed by two hex digits names no file
-    }
+    const file = request.param('file');
+    if (file === undefined) throw new HttpFailure(404, 'not found'); // `%` not followed by two hex digits names no file
     return serveFile(file);
   });
 }

@@ -64,12 +64,9 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
 // --- internal ---
 
 function taskId(request: ApiRequest): string {
-  const raw = request.params.id ?? '';
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new HttpFailure(400, 'task id is not valid URL encoding');
-  }
+  const id = request.param('id');
+  if (id === undefined) throw new HttpFailure(400, 'task id is not valid URL encoding');
+  return id;
 }
 
 function notFound(deps: ServerDeps, id: string): HttpFailure {

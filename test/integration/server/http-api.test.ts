@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecordingHub, parseSseStrict, startTestServer, TEST_TOKEN, type TestServer } from '../../helpers/server.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
@@ -228,8 +229,33 @@ describe('authentication and cross-origin policy', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-methods')).toBe('GET,POST,PATCH,DELETE,OPTIONS');
     expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type,Authorization');
+    expect(res.headers.get('access-control-max-age')).toBe('600');
     const normal = await s.api('/api/channels', { headers: { origin: 'https://other.example' } });
     expect(normal.headers.get('access-control-allow-origin')).toBe('*');
+    // A page on another origin may read why it was refused (the Bearer challenge).
+    expect(normal.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate');
+  });
+
+  it('a request target that is not a path (`*`, an absolute URL) is a 400 with the JSON error body, and the server goes on', async () => {
+    s = await startTestServer();
+    const { port } = new URL(s.url);
+    for (const target of ['*', `http://127.0.0.1:${port}/api/status`]) {
+      const raw = await new Promise<string>((resolve, reject) => {
+        const sock = net.connect(Number(port), '127.0.0.1', () =>
+          sock.end(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nConnection: close\r\n\r\n`),
+        );
+        let text = '';
+        sock.setEncoding('utf8');
+        sock.on('data', (d) => (text += d));
+        sock.on('end', () => resolve(text));
+        sock.on('error', reject);
+      });
+      expect(raw.split('\r\n')[0], target).toBe('HTTP/1.1 400 Bad Request');
+      // A JSON answer says its length (not chunked): the body below is read as it is.
+      expect(raw.toLowerCase(), target).toMatch(/\r\ncontent-length: \d+\r\n/);
+      expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)), target).toEqual({ error: 'malformed request URL' });
+    }
+    expect((await s.api('/api/status')).status).toBe(200);
   });
 });
 
