@@ -1,13 +1,14 @@
 // A `service gateway` process for the benchmarks: started on a free port with a fixed token,
-// resolved once it prints the URL it serves on; its output kept for the caller to read.
+// resolved once it prints the URL it serves on; its output kept for the caller to read. `argv`
+// replaces the command line (the floor server of bench/floor-gateway.mjs).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = path.join(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'), 'bin', 'service.js');
 
-export async function spawnGateway({ dir, env, token }) {
-  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', '--token', token, '-d', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function spawnGateway({ dir, env, token, argv }) {
+  const child = spawn(process.execPath, argv ?? [CLI, 'gateway', '--port', '0', '--token', token, '-d', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));

@@ -14,7 +14,11 @@
 // 4. time to the response headers of a turn queued behind a running one on the same key;
 // 5. RSS after load: 50 keys x 4 turns at concurrency 10, then 1 s of quiet.
 // Then CLI cold start (`--version`) against a bare `node -e 0`, interleaved samples.
-// The summary gives minimum / median / maximum over the rounds (over the samples for cold start).
+// Each round then measures the floor (bench/floor-gateway.mjs: a bare node server that starts the
+// same engine per turn and relays its lines, nothing else) the same way, steps 1-3 and 5: what
+// any gateway that starts a process per turn pays on node, so the rest is ours.
+// The summary gives minimum / median / maximum over the rounds (over the samples for cold start),
+// and the floor's median.
 // Linux only (/proc). This process and the gateway share the machine's CPUs: the figures are for
 // comparing builds on one machine, run on a quiet one.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -86,10 +90,7 @@ fs.writeFileSync(path.join(binDir, 'claude'), `#!/bin/sh\nexec "${process.execPa
 
 // --- the gateway process ---
 
-async function startGateway(round) {
-  const dir = path.join(tmp, `assistant-${round}`);
-  fs.mkdirSync(dir);
-  fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: bench\nengine: engine_b\n');
+function gatewayEnv() {
   // PATH: the stand-in first, and no node_modules/.bin (where the real `claude` may live).
   const PATH = [binDir, ...(process.env.PATH ?? '').split(':').filter((p) => p && !p.includes('node_modules'))].join(':');
   const env = {
@@ -101,8 +102,17 @@ async function startGateway(round) {
     STANDIN_STATE_DIR: path.join(tmp, 'standin'),
   };
   delete env.SERVICE_TOKEN; // --token wins anyway; keep the environment from looking like it matters
-  return spawnGateway({ dir, env, token: TOKEN });
+  return env;
 }
+
+async function startGateway(round) {
+  const dir = path.join(tmp, `assistant-${round}`);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: bench\nengine: engine_b\n');
+  return spawnGateway({ dir, env: gatewayEnv(), token: TOKEN });
+}
+
+const startFloor = () => spawnGateway({ env: gatewayEnv(), argv: [path.join(ROOT, 'bench', 'floor-gateway.mjs')] });
 
 // --- HTTP clients ---
 
@@ -179,8 +189,8 @@ async function rawHealth(base, connections, durationMs) {
 
 // --- one round ---
 
-async function round(i) {
-  const gw = await startGateway(i);
+async function round(i, { floor = false } = {}) {
+  const gw = floor ? await startFloor() : await startGateway(i);
   const pid = gw.child.pid;
   try {
     // Idle: the serving line is printed once it listens; one /health, then 1 s of quiet.
@@ -201,7 +211,7 @@ async function round(i) {
     const health = await rawHealth(gw.url, 8, HEALTH_MS);
     const healthCpuUs = ((cpuMs(pid) - h0) / Math.max(1, health.ok)) * 1000;
 
-    const queued = await queuedHeaders(gw.url);
+    const queued = floor ? NaN : await queuedHeaders(gw.url);
 
     // Load: 50 keys x 4 turns, 10 at a time (the default maxConcurrent), then 1 s of quiet.
     let next = 0;
@@ -291,54 +301,34 @@ console.log(
 );
 const benchStart = performance.now();
 const rounds = [];
+const floors = [];
+const show = (label, r) =>
+  console.log(
+    `  ${label}: idle ${r.rssIdle.toFixed(1)} MiB, ${r.cpuPerTurn.toFixed(2)} ms CPU/turn, /health ${r.healthRps.toFixed(0)} req/s (${r.healthCpuUs.toFixed(0)} µs CPU each)${Number.isNaN(r.queued) ? '' : `, queued headers ${r.queued.toFixed(1)} ms`}, after load ${r.rssLoad.toFixed(1)} MiB${r.problems.length ? `  !! ${r.problems.join('; ')}` : ''}`,
+  );
 for (let i = 0; i < ROUNDS; i++) {
   const r = await round(i);
   rounds.push(r);
-  console.log(
-    `  round ${i + 1}: idle ${r.rssIdle.toFixed(1)} MiB, ${r.cpuPerTurn.toFixed(2)} ms CPU/turn, /health ${r.healthRps.toFixed(0)} req/s (${r.healthCpuUs.toFixed(0)} µs CPU each), queued headers ${r.queued.toFixed(1)} ms, after load ${r.rssLoad.toFixed(1)} MiB${r.problems.length ? `  !! ${r.problems.join('; ')}` : ''}`,
-  );
+  show(`round ${i + 1}`, r);
+  const f = await round(i, { floor: true });
+  floors.push(f);
+  show(`floor ${i + 1}`, f);
 }
 const cold = coldStart();
 
-const row = (label, values, unit, digits = 1) => {
+const row = (label, values, unit, digits = 1, floorValues) => {
   const s = [...values].sort((a, b) => a - b);
   const f = (x) => `${x.toFixed(digits)}`.padStart(9);
-  console.log(`  ${label.padEnd(38)} ${f(s[0])} ${f(median(s))} ${f(s[s.length - 1])}  ${unit}`);
+  console.log(`  ${label.padEnd(38)} ${f(s[0])} ${f(median(s))} ${f(s[s.length - 1])} ${floorValues ? f(median(floorValues)) : ' '.repeat(9)}  ${unit}`);
 };
-console.log(`\nsummary${' '.repeat(34)}      min    median       max`);
-row(
-  'gateway CPU per turn',
-  rounds.map((r) => r.cpuPerTurn),
-  'ms',
-  2,
-);
-row(
-  'RSS idle (1 s after first /health)',
-  rounds.map((r) => r.rssIdle),
-  'MiB',
-);
-row(
-  'RSS after load (200 turns, 1 s quiet)',
-  rounds.map((r) => r.rssLoad),
-  'MiB',
-);
-row(
-  'GET /health, 8 raw keep-alive sockets',
-  rounds.map((r) => r.healthRps),
-  'req/s',
-  0,
-);
-row(
-  '  gateway CPU per /health',
-  rounds.map((r) => r.healthCpuUs),
-  'µs',
-  0,
-);
-row(
-  'queued turn: response headers',
-  rounds.map((r) => r.queued),
-  'ms',
-);
+console.log(`\nsummary${' '.repeat(34)}      min    median       max     floor`);
+const of = (list, key) => list.map((r) => r[key]);
+row('gateway CPU per turn', of(rounds, 'cpuPerTurn'), 'ms', 2, of(floors, 'cpuPerTurn'));
+row('RSS idle (1 s after first /health)', of(rounds, 'rssIdle'), 'MiB', 1, of(floors, 'rssIdle'));
+row('RSS after load (200 turns, 1 s quiet)', of(rounds, 'rssLoad'), 'MiB', 1, of(floors, 'rssLoad'));
+row('GET /health, 8 raw keep-alive sockets', of(rounds, 'healthRps'), 'req/s', 0, of(floors, 'healthRps'));
+row('  gateway CPU per /health', of(rounds, 'healthCpuUs'), 'µs', 0, of(floors, 'healthCpuUs'));
+row('queued turn: response headers', of(rounds, 'queued'), 'ms');
 row(`cold start: --version minus node -e 0`, cold.above, `ms (${COLD_N} pairs)`);
 if (cold.failed) console.log(`  !! ${cold.failed} --version runs failed`);
 console.log(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(1)} s; load average at the end: ${load()}`);

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// The floor of a gateway that starts one engine process per turn: the least such a server can do,
+// in node, and nothing else. bench/gateway.mjs measures it exactly as it measures `service gateway`
+// (same stand-in engine, same clients, same /proc readings), so the two columns say how much of
+// our cost is our own and how much any process-per-turn gateway on node pays.
+//
+// Per POST /chat: read the JSON body, start `claude -p --output-format stream-json --verbose` from
+// PATH in its own process group with the message on stdin, split its stdout into lines, parse each
+// as JSON, write one SSE frame per line, and end the response when the process has exited. No
+// session, no history, no store, no queue, no validation, no process-tree cleanup, no timeout.
+// GET /health answers a constant. Prints "floor is serving on <url>" once it listens.
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import v8 from 'node:v8';
+
+// The heap settings bin/service.js gives the gateway (a young generation that does not grow, an old
+// one collected at 20% growth), so the floor's memory is the least node needs, not node's defaults.
+v8.setFlagsFromString('--semi-space-growth-factor=1');
+v8.setFlagsFromString('--heap-growing-percent=20');
+
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/health') {
+    const body = '{"status":"ok"}';
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    return;
+  }
+  if (req.method !== 'POST' || req.url !== '/chat') {
+    res.writeHead(404).end();
+    return;
+  }
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (c) => (body += c));
+  req.on('end', () => {
+    let message = '';
+    try {
+      message = String(JSON.parse(body).message ?? '');
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const child = spawn('claude', ['-p', '--output-format', 'stream-json', '--verbose'], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.on('error', () => res.end('data: {"type":"error"}\n\n'));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(message);
+    child.stderr.resume();
+    let rest = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      rest += chunk;
+      for (let nl = rest.indexOf('\n'); nl >= 0; nl = rest.indexOf('\n')) {
+        const line = rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+        try {
+          res.write(`data: ${JSON.stringify(JSON.parse(line))}\n\n`);
+        } catch {
+          // not JSON: skipped
+        }
+      }
+    });
+    child.on('close', () => res.end('data: {"type":"done"}\n\n'));
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(`floor is serving on http://127.0.0.1:${server.address().port}`));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
