@@ -9,6 +9,11 @@
 // as JSON, write one SSE frame per line, and end the response when the process has exited. No
 // session, no history, no store, no queue, no validation, no process-tree cleanup, no timeout.
 // GET /health answers a constant. Prints "floor is serving on <url>" once it listens.
+//
+// With --libs it first does, once, what every gateway start needs the chosen packages for: parse
+// argv with commander, read a YAML file with yaml, validate it with a zod schema, and open a SQLite
+// database (WAL) with better-sqlite3 and write to it. Nothing of them runs per turn. The difference
+// between the two floors is what loading those packages costs, whoever loads them.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import v8 from 'node:v8';
@@ -17,6 +22,8 @@ import v8 from 'node:v8';
 // one collected at 20% growth), so the floor's memory is the least node needs, not node's defaults.
 v8.setFlagsFromString('--semi-space-growth-factor=1');
 v8.setFlagsFromString('--heap-growing-percent=20');
+
+if (process.argv.includes('--libs')) await useChosenPackages();
 
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/health') {
@@ -65,3 +72,31 @@ const server = http.createServer((req, res) => {
 });
 server.listen(0, '127.0.0.1', () => console.log(`floor is serving on http://127.0.0.1:${server.address().port}`));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
+
+async function useChosenPackages() {
+  const [{ Command }, YAML, { z }, { default: Database }, fs, os, path] = await Promise.all([
+    import('commander'),
+    import('yaml'),
+    import('zod'),
+    import('better-sqlite3'),
+    import('node:fs'),
+    import('node:os'),
+    import('node:path'),
+  ]);
+  new Command('floor').option('--libs').parse(process.argv);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'floor-'));
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'service.yaml');
+  fs.writeFileSync(file, 'name: floor\nengine: engine_b\ngateway:\n  port: 3000\n  host: 127.0.0.1\nskills: [a, b]\n');
+  const schema = z.object({
+    name: z.string().min(1),
+    engine: z.enum(['engine_a', 'engine_b', 'engine_c', 'engine_d']),
+    gateway: z.object({ port: z.number().int(), host: z.string() }).partial().default({}),
+    skills: z.array(z.string()).default([]),
+  });
+  schema.parse(YAML.parse(fs.readFileSync(file, 'utf8')));
+  const db = new Database(path.join(dir, 'state.db'));
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT)');
+  db.prepare('INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)').run('started', String(Date.now()));
+}

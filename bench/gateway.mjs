@@ -14,11 +14,12 @@
 // 4. time to the response headers of a turn queued behind a running one on the same key;
 // 5. RSS after load: 50 keys x 4 turns at concurrency 10, then 1 s of quiet.
 // Then CLI cold start (`--version`) against a bare `node -e 0`, interleaved samples.
-// Each round then measures the floor (bench/floor-gateway.mjs: a bare node server that starts the
-// same engine per turn and relays its lines, nothing else) the same way, steps 1-3 and 5: what
-// any gateway that starts a process per turn pays on node, so the rest is ours.
+// Each round then measures two floors the same way, steps 1-3 and 5 (bench/floor-gateway.mjs: a
+// bare node server that starts the same engine per turn and relays its lines, nothing else; and
+// the same after loading and using once the packages a gateway starts with: commander, yaml, zod,
+// better-sqlite3): what any gateway that starts a process per turn pays on node, so the rest is ours.
 // The summary gives minimum / median / maximum over the rounds (over the samples for cold start),
-// and the floor's median.
+// and each floor's median.
 // Linux only (/proc). This process and the gateway share the machine's CPUs: the figures are for
 // comparing builds on one machine, run on a quiet one.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -112,7 +113,7 @@ async function startGateway(round) {
   return spawnGateway({ dir, env: gatewayEnv(), token: TOKEN });
 }
 
-const startFloor = () => spawnGateway({ env: gatewayEnv(), argv: [path.join(ROOT, 'bench', 'floor-gateway.mjs')] });
+const startFloor = (libs) => spawnGateway({ env: gatewayEnv(), argv: [path.join(ROOT, 'bench', 'floor-gateway.mjs'), ...(libs ? ['--libs'] : [])] });
 
 // --- HTTP clients ---
 
@@ -189,8 +190,8 @@ async function rawHealth(base, connections, durationMs) {
 
 // --- one round ---
 
-async function round(i, { floor = false } = {}) {
-  const gw = floor ? await startFloor() : await startGateway(i);
+async function round(i, { floor = false, libs = false } = {}) {
+  const gw = floor ? await startFloor(libs) : await startGateway(i);
   const pid = gw.child.pid;
   try {
     // Idle: the serving line is printed once it listens; one /health, then 1 s of quiet.
@@ -302,6 +303,7 @@ console.log(
 const benchStart = performance.now();
 const rounds = [];
 const floors = [];
+const libFloors = [];
 const show = (label, r) =>
   console.log(
     `  ${label}: idle ${r.rssIdle.toFixed(1)} MiB, ${r.cpuPerTurn.toFixed(2)} ms CPU/turn, /health ${r.healthRps.toFixed(0)} req/s (${r.healthCpuUs.toFixed(0)} µs CPU each)${Number.isNaN(r.queued) ? '' : `, queued headers ${r.queued.toFixed(1)} ms`}, after load ${r.rssLoad.toFixed(1)} MiB${r.problems.length ? `  !! ${r.problems.join('; ')}` : ''}`,
@@ -313,22 +315,26 @@ for (let i = 0; i < ROUNDS; i++) {
   const f = await round(i, { floor: true });
   floors.push(f);
   show(`floor ${i + 1}`, f);
+  const l = await round(i, { floor: true, libs: true });
+  libFloors.push(l);
+  show(`floor+libs ${i + 1}`, l);
 }
 const cold = coldStart();
 
-const row = (label, values, unit, digits = 1, floorValues) => {
+const row = (label, values, unit, digits = 1, key) => {
   const s = [...values].sort((a, b) => a - b);
   const f = (x) => `${x.toFixed(digits)}`.padStart(9);
-  console.log(`  ${label.padEnd(38)} ${f(s[0])} ${f(median(s))} ${f(s[s.length - 1])} ${floorValues ? f(median(floorValues)) : ' '.repeat(9)}  ${unit}`);
+  const floorOf = (list) => (key ? f(median(list.map((r) => r[key]))) : ' '.repeat(9));
+  console.log(`  ${label.padEnd(38)} ${f(s[0])} ${f(median(s))} ${f(s[s.length - 1])} ${floorOf(floors)}  ${floorOf(libFloors)}  ${unit}`);
 };
-console.log(`\nsummary${' '.repeat(34)}      min    median       max     floor`);
-const of = (list, key) => list.map((r) => r[key]);
-row('gateway CPU per turn', of(rounds, 'cpuPerTurn'), 'ms', 2, of(floors, 'cpuPerTurn'));
-row('RSS idle (1 s after first /health)', of(rounds, 'rssIdle'), 'MiB', 1, of(floors, 'rssIdle'));
-row('RSS after load (200 turns, 1 s quiet)', of(rounds, 'rssLoad'), 'MiB', 1, of(floors, 'rssLoad'));
-row('GET /health, 8 raw keep-alive sockets', of(rounds, 'healthRps'), 'req/s', 0, of(floors, 'healthRps'));
-row('  gateway CPU per /health', of(rounds, 'healthCpuUs'), 'µs', 0, of(floors, 'healthCpuUs'));
-row('queued turn: response headers', of(rounds, 'queued'), 'ms');
+console.log(`\nsummary${' '.repeat(34)}      min    median       max     floor  floor+libs`);
+const of = (key) => rounds.map((r) => r[key]);
+row('gateway CPU per turn', of('cpuPerTurn'), 'ms', 2, 'cpuPerTurn');
+row('RSS idle (1 s after first /health)', of('rssIdle'), 'MiB', 1, 'rssIdle');
+row('RSS after load (200 turns, 1 s quiet)', of('rssLoad'), 'MiB', 1, 'rssLoad');
+row('GET /health, 8 raw keep-alive sockets', of('healthRps'), 'req/s', 0, 'healthRps');
+row('  gateway CPU per /health', of('healthCpuUs'), 'µs', 0, 'healthCpuUs');
+row('queued turn: response headers', of('queued'), 'ms');
 row(`cold start: --version minus node -e 0`, cold.above, `ms (${COLD_N} pairs)`);
 if (cold.failed) console.log(`  !! ${cold.failed} --version runs failed`);
 console.log(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(1)} s; load average at the end: ${load()}`);
