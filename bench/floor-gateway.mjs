@@ -8,7 +8,8 @@
 // PATH in its own process group with the message on stdin, split its stdout into lines, parse each
 // as JSON, write one SSE frame per line, and end the response when the process has exited. No
 // session, no history, no store, no queue, no validation, no process-tree cleanup, no timeout.
-// GET /health answers a constant. Prints "floor is serving on <url>" once it listens.
+// GET /health answers a constant. Listens on 127.0.0.1, on FLOOR_PORT when set (else any free port),
+// and prints "floor is serving on <url>" once it does.
 //
 // With --libs it first does, once, what every gateway start needs the chosen packages for: parse
 // argv with commander, read a YAML file with yaml, validate it with a zod schema, and open a SQLite
@@ -70,7 +71,7 @@ const server = http.createServer((req, res) => {
     child.on('close', () => res.end('data: {"type":"done"}\n\n'));
   });
 });
-server.listen(0, '127.0.0.1', () => console.log(`floor is serving on http://127.0.0.1:${server.address().port}`));
+server.listen(Number(process.env.FLOOR_PORT ?? 0), '127.0.0.1', () => console.log(`floor is serving on http://127.0.0.1:${server.address().port}`));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 
 async function useChosenPackages() {
