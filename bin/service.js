@@ -23,5 +23,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   v8.setFlagsFromString('--semi-space-growth-factor=1');
   v8.setFlagsFromString('--heap-growing-percent=20');
   v8.setFlagsFromString('--no-opt');
-  await import('../dist/cli.js');
+  // The bundled command line (scripts/bundle.mjs): one chunk per lazy import, loaded as needed.
+  await import('../dist/bundle/cli.js');
 }

@@ -25,6 +25,7 @@ const run = (args, label) => {
 };
 
 run([path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], 'build');
+run([path.join(root, 'scripts', 'bundle.mjs')], 'bundle');
 if (!fs.existsSync(path.join(demo, 'service.yaml'))) {
   run([cli, 'init', demo, '--template', 'customer-support', '--name', 'demo-assistant', '--yes'], 'init');
 }

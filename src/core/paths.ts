@@ -38,7 +38,7 @@ export function resolveAssistantPaths(dir: string): AssistantPaths {
 
 /** The package root (holds templates/ and package.json), found from this compiled file's location. */
 export function packageRoot(): string {
-  // dist/core/paths.js → ../..
+  // dist/core/paths.js (and src/core/paths.ts) → ../..; in the bundle, dist/bundle/<chunk>.js → ../.. as well.
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 }
 

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { z } from 'zod';
+import { packageRoot } from '../paths.js';
 import type { ApprovalAsk, ApprovalVerdict } from './approvals.js';
 
 /**
@@ -27,8 +28,12 @@ export interface ApprovalBroker {
   open(ask: (request: ApprovalAsk) => Promise<ApprovalVerdict>): Promise<HelperEndpoint & { close(): void }>;
 }
 
-/** The helper Claude Code starts as an MCP server: plain JavaScript beside `dist/` and `src/`, so both run it. */
-export const APPROVAL_HELPER_SCRIPT = fileURLToPath(new URL('../../../bin/approval-mcp.mjs', import.meta.url));
+/**
+ * The helper Claude Code starts as an MCP server: plain JavaScript in `bin/`, so the sources, tsc's
+ * output and the bundle all run the same file (found from the package root: the bundle's chunks
+ * sit at another depth than this module's source).
+ */
+export const APPROVAL_HELPER_SCRIPT = path.join(packageRoot(), 'bin', 'approval-mcp.mjs');
 /** Its server and tool name, as `--permission-prompt-tool` names it (`mcp__<server>__<tool>`). */
 export const APPROVAL_MCP_SERVER = 'service_approvals';
 export const APPROVAL_MCP_TOOL = `mcp__${APPROVAL_MCP_SERVER}__ask`;

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,7 +54,16 @@ beforeAll(async () => {
   const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   if (!info) throw new Error(`npm pack said: ${packed.stdout}`);
   const files = info.files.map((f) => f.path);
-  expect(files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/embedding.d.ts', 'templates/dashboard/index.html']));
+  expect(files).toEqual(
+    expect.arrayContaining([
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/embedding.d.ts',
+      'dist/bundle/cli.js',
+      'bin/service.js',
+      'templates/dashboard/index.html',
+    ]),
+  );
   expect(files.some((f) => f.startsWith('src/') || f.startsWith('test/'))).toBe(false);
 
   project = path.join(work, 'project');
@@ -89,6 +99,35 @@ async function runInProject(name: string, source: string, env: NodeJS.ProcessEnv
 }
 
 describe('the packed package, installed into a project of its own', () => {
+  it('the command line runs from its bundle: what it still imports is node or a dependency of the package, and installed it answers a turn', async () => {
+    const installed = path.join(project, 'node_modules', 'service');
+    const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    // Inlined by scripts/bundle.mjs: importing them at run time would mean they were not.
+    const inlined = ['commander', 'yaml', 'zod', 'rou3'];
+    const builtins = new Set(builtinModules);
+    const imported = new Set<string>();
+    for (const file of fs.readdirSync(path.join(installed, 'dist', 'bundle')).filter((f) => f.endsWith('.js'))) {
+      const code = fs.readFileSync(path.join(installed, 'dist', 'bundle', file), 'utf8');
+      // `from "x"`, `import "x"`, `import("x")`, `require("x")`; not `Buffer.from("…")` and the like.
+      for (const m of code.matchAll(/(?<![.\w$])(?:from\s*|import\s*|import\s*\(\s*|require\s*\(\s*)["'`]([^"'`\s]+)["'`]/g)) {
+        const spec = m[1] ?? '';
+        if (spec.startsWith('.') || spec.startsWith('node:') || builtins.has(spec)) continue;
+        imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] ?? spec));
+      }
+    }
+    expect([...imported].filter((name) => !(name in manifest.dependencies))).toEqual([]);
+    expect([...imported].filter((name) => inlined.includes(name))).toEqual([]);
+    expect(imported.has('better-sqlite3')).toBe(true); // native: always loaded from node_modules
+
+    const { dir, standIn } = writeTestAssistant();
+    const turn = await run(process.execPath, [path.join(installed, 'bin', 'service.js'), 'chat', '-d', dir, '-m', 'from the package'], {
+      cwd: project,
+      env: cleanEnv(standIn.env),
+      timeoutMs: 60_000,
+    });
+    expect(turn, turn.stderr).toMatchObject({ code: 0, stdout: 'ECHO: from the package\nTURN: 1\n' });
+  });
+
   it('startServer on port 0: chat through the stand-in engine over HTTP, the token required, close; imported from the project, not src/', async () => {
     const { dir, standIn } = writeTestAssistant();
     const out = await runInProject(
