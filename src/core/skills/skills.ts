@@ -108,15 +108,15 @@ export function readSkill(dir: string): Skill | { problem: string } {
  * the next scan. SKILL.md files are stamped at every scan: editing one leaves its folder as it was.
  */
 export function createSkillScanner(now: () => number = Date.now): (skillsDir: string) => SkillScan {
-  const parsed = new Map<string, { stamp: string; result: Skill | { problem: string } }>();
+  // Keyed by skill folder, by its SKILL.md's stamp; bounded, so folders no longer there age out.
+  const parsed = createStampMemo<Skill | { problem: string }>();
   const listings = createStampMemo<SkillEntry[]>();
   const read = (dir: string) => {
-    const { stamp, settled } = readStamp(path.join(dir, SKILL_FILE), now());
-    const cached = parsed.get(dir);
-    if (cached?.stamp === stamp) return cached.result;
+    const stamp = readStamp(path.join(dir, SKILL_FILE), now());
+    const known = parsed.get(dir, stamp);
+    if (known) return known;
     const result = readSkill(dir);
-    if (settled) parsed.set(dir, { stamp, result });
-    else parsed.delete(dir);
+    parsed.set(dir, stamp, result);
     return result;
   };
   return (skillsDir) => {
@@ -126,14 +126,7 @@ export function createSkillScanner(now: () => number = Date.now): (skillsDir: st
       entries = readEntries(skillsDir);
       listings.set(skillsDir, stamp, entries);
     }
-    const seen = new Set<string>();
-    const scan = scanEntries(skillsDir, entries, (dir) => {
-      seen.add(dir);
-      return read(dir);
-    });
-    // Folders no longer there are forgotten: the cache holds only what the last scan saw.
-    for (const dir of parsed.keys()) if (!seen.has(dir)) parsed.delete(dir);
-    return scan;
+    return scanEntries(skillsDir, entries, read);
   };
 }
 

@@ -48,6 +48,9 @@ describe('the workspace between turns', () => {
     expect(runner.prepare(config).map((s) => s.name)).toEqual(['beta']);
     fs.writeFileSync(path.join(dir, 'skills/gamma/SKILL.md'), skill('gamma', 'Third skill'));
     expect(runner.prepare(config).map((s) => s.name)).toEqual(['beta', 'gamma']);
+    // And one whose SKILL.md goes away again is dropped (nothing is remembered from a missing file).
+    fs.rmSync(path.join(dir, 'skills/gamma/SKILL.md'));
+    expect(runner.prepare(config).map((s) => s.name)).toEqual(['beta']);
   });
 
   /**
