@@ -17,12 +17,10 @@
 // between the two floors is what loading those packages costs, whoever loads them.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import v8 from 'node:v8';
+import { applyHeapFlags } from '../bin/heap-flags.js';
 
-// The heap settings bin/service.js gives the gateway (a young generation that does not grow, an old
-// one collected at 20% growth), so the floor's memory is the least node needs, not node's defaults.
-v8.setFlagsFromString('--semi-space-growth-factor=1');
-v8.setFlagsFromString('--heap-growing-percent=20');
+// The gateway's heap settings, so the floor's memory is the least node needs, not node's defaults.
+applyHeapFlags();
 
 if (process.argv.includes('--libs')) await useChosenPackages();
 

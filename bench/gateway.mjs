@@ -321,20 +321,23 @@ for (let i = 0; i < ROUNDS; i++) {
 }
 const cold = coldStart();
 
-const row = (label, values, unit, digits = 1, key) => {
+const column = (list, key) => list.map((r) => r[key]);
+const pad = (x, digits) => `${x.toFixed(digits)}`.padStart(9);
+/** min / median / max of `values`, and the two floors' medians of `floorKey` when they measure it. */
+const row = (label, values, unit, digits = 1, floorKey) => {
   const s = [...values].sort((a, b) => a - b);
-  const f = (x) => `${x.toFixed(digits)}`.padStart(9);
-  const floorOf = (list) => (key ? f(median(list.map((r) => r[key]))) : ' '.repeat(9));
-  console.log(`  ${label.padEnd(38)} ${f(s[0])} ${f(median(s))} ${f(s[s.length - 1])} ${floorOf(floors)}  ${floorOf(libFloors)}  ${unit}`);
+  const floorsOf = floorKey ? [floors, libFloors].map((list) => pad(median(column(list, floorKey)), digits)).join('  ') : '';
+  console.log(`  ${label.padEnd(38)} ${pad(s[0], digits)} ${pad(median(s), digits)} ${pad(s[s.length - 1], digits)} ${floorsOf.padEnd(20)} ${unit}`);
 };
+/** A figure every round and both floors measure. */
+const measured = (label, key, unit, digits) => row(label, column(rounds, key), unit, digits, key);
 console.log(`\nsummary${' '.repeat(34)}      min    median       max     floor  floor+libs`);
-const of = (key) => rounds.map((r) => r[key]);
-row('gateway CPU per turn', of('cpuPerTurn'), 'ms', 2, 'cpuPerTurn');
-row('RSS idle (1 s after first /health)', of('rssIdle'), 'MiB', 1, 'rssIdle');
-row('RSS after load (200 turns, 1 s quiet)', of('rssLoad'), 'MiB', 1, 'rssLoad');
-row('GET /health, 8 raw keep-alive sockets', of('healthRps'), 'req/s', 0, 'healthRps');
-row('  gateway CPU per /health', of('healthCpuUs'), 'µs', 0, 'healthCpuUs');
-row('queued turn: response headers', of('queued'), 'ms');
+measured('gateway CPU per turn', 'cpuPerTurn', 'ms', 2);
+measured('RSS idle (1 s after first /health)', 'rssIdle', 'MiB', 1);
+measured('RSS after load (200 turns, 1 s quiet)', 'rssLoad', 'MiB', 1);
+measured('GET /health, 8 raw keep-alive sockets', 'healthRps', 'req/s', 0);
+measured('  gateway CPU per /health', 'healthCpuUs', 'µs', 0);
+row('queued turn: response headers', column(rounds, 'queued'), 'ms');
 row(`cold start: --version minus node -e 0`, cold.above, `ms (${COLD_N} pairs)`);
 if (cold.failed) console.log(`  !! ${cold.failed} --version runs failed`);
 console.log(`\ntotal ${((performance.now() - benchStart) / 1000).toFixed(1)} s; load average at the end: ${load()}`);
