@@ -119,13 +119,20 @@ describe('the packed package, installed into a project of its own', () => {
     expect([...imported].filter((name) => inlined.includes(name))).toEqual([]);
     expect(imported.has('better-sqlite3')).toBe(true); // native: always loaded from node_modules
 
-    const { dir, standIn } = writeTestAssistant();
+    // With permissions asked in chat, the engine is told where our approval helper is: a file of the package itself.
+    const { dir, standIn } = writeTestAssistant({ yaml: 'skipPermissions: false\n' });
     const turn = await run(process.execPath, [path.join(installed, 'bin', 'service.js'), 'chat', '-d', dir, '-m', 'from the package'], {
       cwd: project,
       env: cleanEnv(standIn.env),
       timeoutMs: 60_000,
     });
     expect(turn, turn.stderr).toMatchObject({ code: 0, stdout: 'ECHO: from the package\nTURN: 1\n' });
+    const mcp = JSON.parse(fs.readFileSync(path.join(dir, '.service', 'engines', 'engine_b-mcp.json'), 'utf8')) as {
+      mcpServers: Record<string, { args: string[] }>;
+    };
+    const helper = mcp.mcpServers.service_approvals?.args[0] ?? '';
+    expect(helper).toBe(path.join(installed, 'bin', 'approval-mcp.mjs'));
+    expect(fs.existsSync(helper)).toBe(true);
   });
 
   it('startServer on port 0: chat through the stand-in engine over HTTP, the token required, close; imported from the project, not src/', async () => {
