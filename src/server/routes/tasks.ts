@@ -1,7 +1,6 @@
 import { ConfigError } from '../../core/errors.js';
 import type { RouteTable, ServerDeps } from '../types.js';
-import { HttpFailure } from '../http.js';
-import type { ApiRequest } from '../http.js';
+import { type ApiRequest, HttpFailure } from '../http.js';
 import { streamJson } from '../sse.js';
 import { withFileUrls } from './files.js';
 
