@@ -1,11 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { addRoute, createRouter, findRoute } from 'rou3';
+import { H3, type H3Event, type HTTPError, HTTPResponse, handleCors, type Middleware } from 'h3';
 import type { LoadedConfig } from '../core/config/load.js';
 import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
 import { presentedToken, tokensMatch } from './auth.js';
-import { CORS_HEADERS, isPreflight, PREFLIGHT_HEADERS } from './cors.js';
-import { type ApiRequest, formatHttpLine, HttpFailure, JSON_TYPE, json, Reply, sendReply } from './http.js';
+import { CORS_OPTIONS } from './cors.js';
+import { ApiError, errorBody, formatHttpLine, httpError, isJsonReply, JSON_TYPE, jsonReply } from './http.js';
 import { registerAccessRoutes } from './routes/access.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
@@ -15,41 +14,72 @@ import { FILES_PATH, registerFileRoutes } from './routes/files.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerTaskRoutes } from './routes/tasks.js';
-import type { Method, RouteHandler, RouteTable, ServerDeps } from './types.js';
+import { SSE_HEADERS } from './sse.js';
+import type { Method, RouteOptions, RouteTable, ServerDeps } from './types.js';
 
 /**
- * The HTTP API as a node:http request handler built only from what it is given: no module state,
- * no listening (listen.ts does that). Every route but the public ones needs the bearer token.
- * Routes are matched by rou3 (`:name` is one path segment; a trailing slash matches too).
+ * The HTTP API as an h3 app built only from what it is given: no module state, no listening
+ * (listen.ts does that). The middleware chain: the request target (a path, else 400), CORS
+ * (h3's handleCors: preflights answered without the token), the bearer token; then h3's router.
+ * Every route but the public ones needs the token. A HEAD is answered wherever a GET is (a
+ * streaming route's HEAD only by its head: nothing subscribes, no turn starts), and a path that
+ * exists for other methods answers 405 with `Allow`.
  */
-export type ApiHandler = (req: IncomingMessage, res: ServerResponse) => void;
-
 export interface ServerApp {
-  app: ApiHandler;
+  app: H3;
   /** Resolves when every turn stream open now has written its last event (or after `ms`). */
   streamsFlushed(ms: number): Promise<void>;
 }
 
-const METHODS: readonly Method[] = ['GET', 'POST', 'PATCH', 'DELETE'];
-
-/** Routes served without the token: the health check and the dashboard's own files. */
-const PUBLIC = (method: string, path: string) =>
-  (method === 'GET' || method === 'HEAD') && (path === '/health' || path === '/' || path === '/index.html' || path.startsWith('/dashboard/'));
-
 export function createServerApp(deps: ServerDeps): ServerApp {
   const log = deps.log.child('http');
   const redact = createRedactor(deps);
-  const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => json(status, redact(body), headers);
-  const router = createRouter<RouteHandler>();
   const streams = new Set<Promise<void>>();
+  const app = new H3({
+    // h3's own console output for unexpected errors is replaced by our log line (onError).
+    silent: true,
+    // Broken percent-encoding reaches the routes, which answer it in their own terms (routeParam).
+    allowMalformedURL: true,
+    onError: (error, event) => answerError(error, event),
+  });
+
+  const answerError = (error: HTTPError, event: H3Event): HTTPResponse => {
+    const method = event.req.method;
+    const path = event.url.pathname;
+    if (error.unhandled) {
+      const cause = error.cause instanceof Error ? error.cause : error;
+      log.error(formatHttpLine(500, method, path, cause.stack ?? errorMessage(cause)));
+      return jsonReply(500, { error: 'internal error' });
+    }
+    const body = errorBody(error);
+    const detail = error instanceof ApiError && error.logDetail !== undefined ? error.logDetail : typeof body.error === 'string' ? body.error : undefined;
+    log.info(formatHttpLine(error.status, method, path, detail));
+    const headers: Record<string, string> = {};
+    error.headers?.forEach((v, k) => {
+      headers[k] = v;
+    });
+    return jsonReply(error.status, redact(body), headers);
+  };
+
+  app.use(checkRequestTarget);
+  app.use((event) => handleCors(event, CORS_OPTIONS) || undefined);
+  app.use(createTokenCheck(deps));
+
+  const paths = new Map<string, Set<Method>>();
   const table: RouteTable = {
     redact,
     trackStream(finished) {
       streams.add(finished);
       void finished.finally(() => streams.delete(finished));
     },
-    add(method, path, handler) {
-      addRoute(router, method, path, handler);
+    add(method, path, handler, opts: RouteOptions = {}) {
+      const methods = paths.get(path) ?? new Set<Method>();
+      methods.add(method);
+      paths.set(path, methods);
+      const answer = async (event: H3Event) => redactResult(await handler(event), redact);
+      app.on(method, path, answer);
+      // HEAD is its GET without the body (h3 drops it); a stream's HEAD is only its head.
+      if (method === 'GET') app.on('HEAD', path, opts.stream ? () => new HTTPResponse(null, { status: 200, statusText: 'OK', headers: SSE_HEADERS }) : answer);
     },
   };
 
@@ -63,73 +93,17 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerAccessRoutes(table, deps);
   registerFileRoutes(table, deps);
 
-  /** The answer to one request; a thrown HttpFailure is the client's mistake, anything else a bug of ours. */
-  const answer = async (req: IncomingMessage): Promise<Reply> => {
-    const method = req.method ?? 'GET';
-    const url = parseRequestUrl(req.url);
-    if (!url) {
-      log.info(formatHttpLine(400, method, String(req.url).slice(0, 200), 'malformed URL'));
-      return reply(400, { error: 'malformed request URL' });
-    }
-    const { pathname } = url;
-    try {
-      const token = authorize(method, pathname, req, url);
-      if (token !== true) {
-        log.info(formatHttpLine(401, method, pathname, token === undefined ? 'no token' : 'wrong token'));
-        return reply(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
-      }
-      // A HEAD request is its GET without the body (Node leaves the body out).
-      const match = findRoute(router, method === 'HEAD' ? 'GET' : method, pathname);
-      if (!match) return refuse(method, pathname);
-      const request = createApiRequest(req, method, url, match.params);
-      return await redactResult(await match.data(request), redact);
-    } catch (err) {
-      if (err instanceof HttpFailure) {
-        log.info(formatHttpLine(err.status, method, pathname, err.message));
-        return reply(err.status, err.body, err.headers);
-      }
-      log.error(formatHttpLine(500, method, pathname, err instanceof Error ? (err.stack ?? err.message) : errorMessage(err)));
-      return reply(500, { error: 'internal error' });
-    }
-  };
+  // Any other method on a known path: 405 with the methods it has. Any other path: 404.
+  for (const [path, methods] of paths) {
+    const allow = [...methods];
+    app.all(path, (event) => {
+      throw httpError(405, `method ${event.req.method} not allowed on ${event.url.pathname}`, { allow }, { allow: allow.join(', ') });
+    });
+  }
+  app.all('/**', (event) => {
+    throw httpError(404, `no route ${event.req.method} ${event.url.pathname}`);
+  });
 
-  /** true when the request may go on; else the token it presented (undefined: none). */
-  const authorize = (method: string, pathname: string, req: IncomingMessage, url: URL): true | string | undefined => {
-    if (PUBLIC(method, pathname)) return true;
-    // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
-    if (method === 'GET' && pathname.startsWith(FILES_PATH)) return true;
-    const token = presentedToken(req.headers.authorization, url, method === 'GET' && pathname === '/api/events');
-    return token !== undefined && tokensMatch(token, deps.token) ? true : token;
-  };
-
-  /** No route for this method: 405 with the methods the path has, or 404 when it has none. */
-  const refuse = (method: string, pathname: string): Reply => {
-    const allowed = METHODS.filter((m) => findRoute(router, m, pathname));
-    if (allowed.length > 0) {
-      log.info(formatHttpLine(405, method, pathname));
-      return reply(405, { error: `method ${method} not allowed on ${pathname}`, allow: allowed }, { allow: allowed.join(', ') });
-    }
-    log.info(formatHttpLine(404, method, pathname));
-    return reply(404, { error: `no route ${method} ${pathname}` });
-  };
-
-  const app: ApiHandler = (req, res) => {
-    if (isPreflight(req)) {
-      res.writeHead(204, PREFLIGHT_HEADERS);
-      res.end();
-      return;
-    }
-    for (const [k, v] of Object.entries(CORS_HEADERS)) res.setHeader(k, v);
-    // answer() turns every failure of a route into a reply; what is left (writing the reply: a
-    // header value Node refuses, a stream writer that throws) ends this response, never the process.
-    void answer(req)
-      .then((out) => sendReply(res, out))
-      .catch((err: unknown) => {
-        log.error(formatHttpLine(500, req.method ?? '?', String(req.url).slice(0, 200), err instanceof Error ? (err.stack ?? err.message) : errorMessage(err)));
-        if (!res.headersSent) sendReply(res, reply(500, { error: 'internal error' }));
-        else res.destroy();
-      });
-  };
   return {
     app,
     async streamsFlushed(ms) {
@@ -140,34 +114,36 @@ export function createServerApp(deps: ServerDeps): ServerApp {
 
 // --- internal ---
 
-/** The request target as a URL on a fixed origin; undefined when it is not a path (`*`, an absolute URL) or does not parse. */
-function parseRequestUrl(target: string | undefined): URL | undefined {
-  if (!target?.startsWith('/')) return undefined;
-  try {
-    // Concatenated, not resolved: `//x` is a path here, never another host.
-    return new URL(`http://localhost${target}`);
-  } catch {
-    return undefined;
-  }
-}
+/** Routes served without the token: the health check and the dashboard's own files. */
+const isPublic = (method: string, path: string) =>
+  (method === 'GET' || method === 'HEAD') && (path === '/health' || path === '/' || path === '/index.html' || path.startsWith('/dashboard/'));
 
-function createApiRequest(req: IncomingMessage, method: string, url: URL, params: Record<string, string> | undefined): ApiRequest {
-  return {
-    method,
-    url,
-    headers: req.headers,
-    param(name) {
-      try {
-        return decodeURIComponent(params?.[name] ?? '');
-      } catch {
-        return undefined;
-      }
-    },
-    raw: req,
-    header(name) {
-      const v = req.headers[name.toLowerCase()];
-      return Array.isArray(v) ? v.join(', ') : v;
-    },
+/**
+ * A request target that is not a path (`*`, an absolute URL) names nothing here: 400. Checked on
+ * the target as sent (h3's URL would already have turned it into a path).
+ */
+const checkRequestTarget: Middleware = (event) => {
+  const target = event.runtime?.node?.req?.url;
+  if (target !== undefined && !target.startsWith('/')) throw httpError(400, 'malformed request URL');
+};
+
+function createTokenCheck(deps: ServerDeps): Middleware {
+  return (event) => {
+    const method = event.req.method;
+    const { pathname } = event.url;
+    if (isPublic(method, pathname)) return;
+    // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
+    if (method === 'GET' && pathname.startsWith(FILES_PATH)) return;
+    const token = presentedToken(event.req.headers.get('authorization') ?? undefined, event.url, method === 'GET' && pathname === '/api/events');
+    if (token !== undefined && tokensMatch(token, deps.token)) return;
+    const none = token === undefined;
+    throw httpError(
+      401,
+      none ? 'missing bearer token' : 'invalid bearer token',
+      {},
+      { 'www-authenticate': 'Bearer realm="service"' },
+      none ? 'no token' : 'wrong token',
+    );
   };
 }
 
@@ -192,11 +168,11 @@ function createRedactor(deps: ServerDeps): <T>(value: T) => T {
   };
 }
 
-/** Objects become JSON with secrets masked; JSON replies are re-read and masked; streams (sse.ts) mask per event. */
-async function redactResult(out: unknown, redact: <T>(value: T) => T): Promise<Reply> {
-  if (out instanceof Reply) {
-    if (typeof out.body !== 'string' || !(out.headers['content-type'] ?? '').includes('application/json')) return out;
-    return new Reply(out.status, { ...out.headers, 'content-type': JSON_TYPE }, JSON.stringify(redact(JSON.parse(out.body) as unknown)));
+/** Objects become JSON with secrets masked; JSON replies are re-read and masked; other replies (streams mask per event, files) go as they are. */
+function redactResult(out: unknown, redact: <T>(value: T) => T): unknown {
+  if (out instanceof HTTPResponse) {
+    if (!isJsonReply(out)) return out;
+    return jsonReply(out.status ?? 200, redact(JSON.parse(out.body) as unknown), { ...Object.fromEntries(out.headers), 'content-type': JSON_TYPE });
   }
-  return json(200, redact(out));
+  return jsonReply(200, redact(out));
 }

@@ -1,81 +1,68 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
-import { Readable } from 'node:stream';
+import { getRouterParam, type H3Event, HTTPError, HTTPResponse } from 'h3';
 
 /**
- * The HTTP vocabulary of the API on plain node:http: the request a route sees, the answer it
- * gives, and the error type routes throw. No web Request/Response: building those costs every
- * request (and Node's fetch implementation behind them about 11 MB resident, loaded on first use).
+ * The API's HTTP vocabulary on top of h3: the error routes throw (h3's HTTPError, carrying our
+ * `{error, ...}` body in `data`), a JSON answer with a status, and a route parameter decoded the
+ * way every route expects it.
  */
-export interface ApiRequest {
-  readonly method: string;
-  /** The request's path and query on this server's origin (the path exactly as sent, not decoded). */
-  readonly url: URL;
-  readonly headers: IncomingHttpHeaders;
-  /**
-   * A route parameter (`:id`) decoded: '' when the route has none of that name, undefined when
-   * its percent-encoding is broken (`%zz`), which each route answers in its own terms.
-   */
-  param(name: string): string | undefined;
-  /** The request itself: its body is read from it (body.ts). */
-  readonly raw: IncomingMessage;
-  /** One header's value; a repeated header is its values joined with `, `. */
-  header(name: string): string | undefined;
-}
-
-/** What a route answers with when a plain object (JSON 200) does not say enough. */
-export class Reply {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  /** A stream is piped; a writer owns the response from its head on (SSE). */
-  readonly body: string | Buffer | Readable | ((res: ServerResponse) => void) | undefined;
-
-  constructor(status: number, headers: Record<string, string>, body?: Reply['body']) {
-    this.status = status;
-    this.headers = headers;
-    this.body = body;
-  }
-}
-
-/** One shape for every error: `{error, ...}`. */
-export class HttpFailure extends Error {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-  readonly headers: Record<string, string>;
-
-  constructor(status: number, error: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(error);
-    this.status = status;
-    this.body = { error, ...extra };
-    this.headers = headers;
-  }
-}
-
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
-  return new Reply(status, { 'content-type': JSON_TYPE, ...headers }, JSON.stringify(body));
+/** h3's error with what our log line says of it, when that is not the message the client reads. */
+export class ApiError extends HTTPError {
+  readonly logDetail: string | undefined;
+  constructor(status: number, message: string, extra: Record<string, unknown>, headers: Record<string, string>, logDetail?: string) {
+    super({ status, message, data: { error: message, ...extra }, headers });
+    this.logDetail = logDetail;
+  }
 }
 
-/** Write a reply after the headers already set on `res` (CORS); a HEAD answer carries no body (Node drops it). */
-export function sendReply(res: ServerResponse, reply: Reply): void {
-  const { body } = reply;
-  if (typeof body === 'function') {
-    for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
-    res.statusCode = reply.status;
-    body(res);
-    return;
+/** Every error the API answers has one shape: `{error: message, ...extra}` (app.ts renders it). */
+export function httpError(
+  status: number,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+  logDetail?: string,
+): HTTPError {
+  return new ApiError(status, message, extra, headers, logDetail);
+}
+
+/** The `{error, ...}` body an HTTPError carries (one made by httpError, or h3's own). */
+export function errorBody(err: HTTPError): Record<string, unknown> {
+  const data = err.data;
+  if (data && typeof data === 'object' && typeof (data as { error?: unknown }).error === 'string') return data as Record<string, unknown>;
+  return { error: err.message };
+}
+
+/** JSON with a status other than 200, or with headers of its own. */
+export function jsonReply(status: number, body: unknown, headers: Record<string, string> = {}): HTTPResponse {
+  return new HTTPResponse(JSON.stringify(body), { status, statusText: reasonPhrase(status), headers: { 'content-type': JSON_TYPE, ...headers } });
+}
+
+/**
+ * The status line's reason phrase. srvx writes the response's statusText as it is, and a web
+ * response's is '' unless given: without this the wire says `HTTP/1.1 404 ` instead of `404 Not Found`.
+ */
+export function reasonPhrase(status: number): string {
+  return STATUS_CODES[status] ?? '';
+}
+
+/** True for a JSON reply made by jsonReply (its body is re-read when secrets are masked). */
+export function isJsonReply(value: unknown): value is HTTPResponse & { body: string } {
+  return value instanceof HTTPResponse && typeof value.body === 'string' && (value.headers.get('content-type') ?? '').includes('application/json');
+}
+
+/**
+ * A route parameter (`:id`) decoded: '' when the route has none of that name, undefined when its
+ * percent-encoding is broken (`%zz`), which each route answers in its own terms.
+ */
+export function routeParam(event: H3Event, name: string): string | undefined {
+  try {
+    return decodeURIComponent(getRouterParam(event, name) ?? '');
+  } catch {
+    return undefined;
   }
-  if (body instanceof Readable) {
-    res.writeHead(reply.status, reply.headers);
-    body.on('error', () => res.destroy());
-    res.on('close', () => body.destroy());
-    body.pipe(res);
-    return;
-  }
-  // With the head written first Node cannot count the body itself (it would send it chunked).
-  res.writeHead(reply.status, { ...reply.headers, 'content-length': String(body === undefined ? 0 : Buffer.byteLength(body)) });
-  res.end(body);
 }
 
 /** One HTTP log line: `404 Not Found GET /x: why`. The logger escapes what the client controls. */

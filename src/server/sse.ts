@@ -1,15 +1,16 @@
-import { type ApiRequest, Reply } from './http.js';
+import { EventStream, type EventStreamMessage, type H3Event } from 'h3';
 
 /**
- * The only SSE writer. Each item becomes exactly one `data: <json>` line and a blank line; the
- * only other thing a stream ever carries is a `: heartbeat` comment after `heartbeatMs` of
- * silence, so proxies keep it open. A client that goes away ends our reading of the source;
- * what that means for the source is the source's business (a chat turn goes on and still lands
- * in history).
+ * The only SSE writer, on h3's EventStream. Each item becomes exactly one `data: <json>` line and
+ * a blank line; the only other thing a stream ever carries is a `: heartbeat` comment after
+ * `heartbeatMs` of silence, so proxies keep it open. A client that goes away ends our reading of
+ * the source; what that means for the source is the source's business (a chat turn goes on and
+ * still lands in history).
  *
- * The response headers go out at once, without a body line (flushHeaders). A queued turn's client and a quiet event feed's EventSource see the response
- * open before the first event, and a client that splits the body on blank lines and parses
- * each block as JSON reads only events (an opening `: accepted` comment broke such clients).
+ * The response head goes out at once, before the first event: a queued turn's client and a quiet
+ * event feed's EventSource see the response open. (No opening comment: a client that splits the
+ * body on blank lines and parses each block as JSON must read only events.) Items that arrive
+ * together (one read of the engine's output often holds several) leave in one write.
  */
 export interface StreamOptions {
   heartbeatMs: number;
@@ -27,68 +28,89 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'x-accel-buffering': 'no',
 };
 
-export function streamJson(request: ApiRequest, source: AsyncIterable<unknown>, opts: StreamOptions): Reply {
-  const headers: Record<string, string> = { ...SSE_HEADERS };
-  if (request.header('connection') === 'keep-alive') headers.connection = 'keep-alive';
-  let finish!: () => void;
-  const finished = new Promise<void>((resolve) => {
-    finish = resolve;
+export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts: StreamOptions): EventStream {
+  const stream = new EventStream(event);
+  event.res.statusText = 'OK'; // the status line's reason phrase (http.ts reasonPhrase)
+  // Served over HTTP/1.1 only (listen.ts): the node response is a ServerResponse.
+  const nodeRes = event.runtime?.node?.res as import('node:http').ServerResponse | undefined;
+  let ended = false;
+  let gone = false;
+  stream.onClosed(() => {
+    if (ended || gone) return;
+    gone = true;
+    opts.onClientGone?.();
   });
-  opts.track?.(finished);
-  return new Reply(200, headers, (res) => {
-    let closed = false;
-    let lastWrite = Date.now();
-    // Events that arrive together (one read of the engine's output often holds several) leave in
-    // one write: the socket is corked until the end of this tick.
-    let corked = false;
-    const uncork = () => {
-      corked = false;
-      res.uncork();
-    };
-    const write = (text: string) => {
-      if (closed) return;
-      lastWrite = Date.now();
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(uncork);
-      }
-      res.write(text);
-    };
-    const clientGone = () => {
-      if (closed) return;
-      closed = true;
-      opts.onClientGone?.();
-    };
-    res.on('close', () => {
-      if (!res.writableFinished) clientGone();
-    });
-    res.flushHeaders();
-
-    const heartbeat = setInterval(
-      () => {
-        if (!closed && Date.now() - lastWrite >= opts.heartbeatMs) write(': heartbeat\n\n');
-      },
-      Math.max(10, Math.floor(opts.heartbeatMs / 3)),
-    );
-    heartbeat.unref();
-
-    void (async () => {
-      try {
-        for await (const item of source) {
-          if (closed) break;
-          write(`data: ${JSON.stringify(opts.redact(item))}\n\n`);
-        }
-      } catch {
-        // a failing source ends its stream; the source reports its own failure
-      } finally {
-        clearInterval(heartbeat);
-        if (!closed) {
-          closed = true;
-          res.end();
-        }
-        finish();
-      }
-    })();
+  // Finished once the response itself has closed: its last bytes are with the socket.
+  const responseClosed = nodeRes ? new Promise<void>((resolve) => nodeRes.once('close', () => resolve())) : Promise.resolve();
+  let sourceDone!: () => void;
+  const sourceEnded = new Promise<void>((resolve) => {
+    sourceDone = resolve;
   });
+  opts.track?.(sourceEnded.then(() => responseClosed));
+  if (nodeRes) sendHeadNow(nodeRes);
+
+  let lastWrite = Date.now();
+  const heartbeat = setInterval(
+    () => {
+      if (!gone && !ended && Date.now() - lastWrite >= opts.heartbeatMs) {
+        lastWrite = Date.now();
+        void stream.pushComment('heartbeat');
+      }
+    },
+    Math.max(10, Math.floor(opts.heartbeatMs / 3)),
+  );
+  heartbeat.unref();
+
+  let batch: EventStreamMessage[] = [];
+  let flushing: NodeJS.Immediate | undefined;
+  const flush = () => {
+    flushing = undefined;
+    if (batch.length === 0 || gone) return;
+    const out = batch;
+    batch = [];
+    lastWrite = Date.now();
+    void stream.push(out);
+  };
+
+  void (async () => {
+    try {
+      for await (const item of source) {
+        if (gone) break;
+        batch.push({ data: JSON.stringify(opts.redact(item)) });
+        flushing ??= setImmediate(flush);
+      }
+    } catch {
+      // a failing source ends its stream; the source reports its own failure
+    } finally {
+      clearInterval(heartbeat);
+      if (flushing) clearImmediate(flushing);
+      flush();
+      ended = true;
+      await stream.close();
+      sourceDone();
+    }
+  })();
+  return stream;
+}
+
+// --- internal ---
+
+/**
+ * h3 hands the stream to the node response (writeHead) once the handler has returned, in the
+ * same turn of the event loop, but Node sends a head only with the first body bytes. The first
+ * event of a queued turn can be minutes away, so the head is flushed on the next turn of the loop.
+ */
+function sendHeadNow(res: import('node:http').ServerResponse): void {
+  setImmediate(() => {
+    // (headersSent is already true once the head exists, sent or not; flushing a sent one writes nothing.)
+    if (!res.destroyed && !res.writableEnded && hasHead(res)) res.flushHeaders();
+  });
+}
+
+/**
+ * True once writeHead has run: the head Node will send exists (Node keeps it in `_header`, as it
+ * has since 0.x; without it flushHeaders would send a default head instead of the stream's).
+ */
+function hasHead(res: import('node:http').ServerResponse): boolean {
+  return typeof (res as unknown as { _header?: unknown })._header === 'string';
 }

@@ -6,7 +6,7 @@ import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskControl } from '../core/scheduler/task-control.js';
 import type { ActivityStore } from '../core/store/types.js';
-import type { ApiRequest } from './http.js';
+import type { H3Event } from 'h3';
 
 /** What the HTTP API is built from: everything it serves is handed in by the composition root. */
 export interface ServerDeps {
@@ -36,12 +36,18 @@ export interface ServerDeps {
 }
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-export type RouteHandler = (request: ApiRequest) => unknown;
+/** An h3 handler: a plain object is answered as JSON (secrets masked); an HTTPResponse or a stream goes as it is. */
+export type RouteHandler = (event: H3Event) => unknown;
+
+export interface RouteOptions {
+  /** The route streams (SSE): its HEAD answers the head only, without running the handler. */
+  stream?: boolean;
+}
 
 /** How route modules add routes: also records methods per path, for 405 answers. */
 export interface RouteTable {
   /** JSON a handler returns (an object, or a JSON Reply) leaves with every secret value masked. */
-  add(method: Method, path: string, handler: RouteHandler): void;
+  add(method: Method, path: string, handler: RouteHandler, opts?: RouteOptions): void;
   /** Register a turn's stream, so shutdown can wait until its last event is written. */
   trackStream(finished: Promise<void>): void;
   /** Mask every secret value in what is about to be sent (streams call it per event). */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AccessOutcome } from '../../core/access/access-admin.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
-import { HttpFailure } from '../http.js';
+import { httpError } from '../http.js';
 
 const codeBody = z.strictObject({ code: z.string().min(1).max(64) });
 const revokeBody = z.strictObject({ id: z.string().min(3).max(512) });
@@ -29,31 +29,31 @@ export function registerAccessRoutes(table: RouteTable, deps: ServerDeps): void 
     };
   });
 
-  table.add('POST', '/api/access/approve', async (request) => {
-    const { code } = await readValidated(request, codeBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/access/approve', async (event) => {
+    const { code } = await readValidated(event, codeBody, { limit: deps.maxBodyBytes });
     const out = answer(await deps.access.approve(code, 'http'));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, approved: isoTimes(out.value), text: out.text };
   });
 
-  table.add('POST', '/api/access/deny', async (request) => {
-    const { code } = await readValidated(request, codeBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/access/deny', async (event) => {
+    const { code } = await readValidated(event, codeBody, { limit: deps.maxBodyBytes });
     const out = answer(await deps.access.deny(code));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, denied: isoTimes(out.value), text: out.text };
   });
 
-  table.add('POST', '/api/access/revoke', async (request) => {
-    const { id } = await readValidated(request, revokeBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/access/revoke', async (event) => {
+    const { id } = await readValidated(event, revokeBody, { limit: deps.maxBodyBytes });
     const out = answer(await deps.access.revoke(id));
     deps.log.info(`access: ${out.text}`);
     return { ok: true, revoked: out.value.map(isoTimes), text: out.text };
   });
 
-  table.add('GET', '/api/access/refusals', async (request) => {
-    const raw = request.url.searchParams.get('limit');
+  table.add('GET', '/api/access/refusals', async (event) => {
+    const raw = event.url.searchParams.get('limit');
     const limit = raw === null ? 50 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1) throw new HttpFailure(400, `expected a positive integer limit, got "${raw}"`);
+    if (!Number.isInteger(limit) || limit < 1) throw httpError(400, `expected a positive integer limit, got "${raw}"`);
     return { refusals: await deps.activity.recentActivity(Math.min(limit, 200), { statuses: ['refused'] }) };
   });
 }
@@ -61,7 +61,7 @@ export function registerAccessRoutes(table: RouteTable, deps: ServerDeps): void 
 // --- internal ---
 
 function answer<T>(out: AccessOutcome<T>): { value: T; text: string } {
-  if (!out.ok) throw new HttpFailure(STATUS[out.reason], out.text, { reason: out.reason });
+  if (!out.ok) throw httpError(STATUS[out.reason], out.text, { reason: out.reason });
   return out;
 }
 

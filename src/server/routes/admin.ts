@@ -6,7 +6,7 @@ import { resolveAssistantPaths } from '../../core/paths.js';
 import { scanSkills } from '../../core/skills/skills.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { readJson, readValidated } from '../body.js';
-import { formatHttpLine, HttpFailure, json } from '../http.js';
+import { formatHttpLine, httpError, jsonReply } from '../http.js';
 
 const sendBody = z.strictObject({
   channel: z.string().min(1),
@@ -23,28 +23,28 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
 
   table.add('GET', '/api/config', () => ({ config: maskSecrets(deps.config.current().raw) }));
 
-  table.add('PATCH', '/api/config', async (request) => {
-    const patch = await readJson(request, { limit: deps.maxBodyBytes });
+  table.add('PATCH', '/api/config', async (event) => {
+    const patch = await readJson(event, { limit: deps.maxBodyBytes });
     try {
       const result = applyConfigPatch(deps.config, patch);
       deps.log.info(`config changed: ${result.changed.join(', ') || '(no effective change)'}${result.needsRestart ? ' (restart needed)' : ''}`);
       return { ok: true, config: result.config, needsRestart: result.needsRestart };
     } catch (err) {
-      if (err instanceof PatchRejected) throw new HttpFailure(400, `invalid configuration change: ${err.message}`, { issues: err.issues });
+      if (err instanceof PatchRejected) throw httpError(400, `invalid configuration change: ${err.message}`, { issues: err.issues });
       throw err;
     }
   });
 
   table.add('GET', '/api/channels', () => ({ channels: deps.channels.list() }));
 
-  table.add('POST', '/api/send', async (request) => {
-    const body = await readValidated(request, sendBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/api/send', async (event) => {
+    const body = await readValidated(event, sendBody, { limit: deps.maxBodyBytes });
     const result = await deps.channels.send(body.channel, body.chatId, body.text);
     if (result.ok) return { ok: true };
     const { ok: _ok, ...rest } = result;
     const status = SEND_STATUS[result.reason];
     deps.log.child('http').info(formatHttpLine(status, 'POST', `/api/send to ${body.channel}`, rest.error));
-    return json(status, rest);
+    return jsonReply(status, rest);
   });
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isSlashCommand } from '../../core/assistant/slash-commands.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
-import { HttpFailure, json } from '../http.js';
+import { httpError, jsonReply } from '../http.js';
 import { streamJson } from '../sse.js';
 import { withFileUrls } from './files.js';
 
@@ -42,13 +42,13 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const log = deps.log.child('http');
 
-  table.add('POST', '/chat', async (request) => {
-    const body = await readValidated(request, chatBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/chat', async (event) => {
+    const body = await readValidated(event, chatBody, { limit: deps.maxBodyBytes });
     const message = body.message ?? '';
-    if (message.trim() === '' && !body.images?.length && !body.files?.length) throw new HttpFailure(400, 'message, images or files is required');
+    if (message.trim() === '' && !body.images?.length && !body.files?.length) throw httpError(400, 'message, images or files is required');
     const key = body.sessionKey ?? 'default';
     if (isSlashCommand(message)) {
-      return json(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true, source: 'http', sender: 'http' }));
+      return jsonReply(200, await deps.assistant.runCommand(message, { sessionKey: key, allowConfigChanges: true, source: 'http', sender: 'http' }));
     }
     const turn = deps.assistant.chat(message, {
       sessionKey: key,
@@ -58,7 +58,7 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
       sender: 'http',
     });
     // The headers go out now (sse.ts): a queued turn's first event can be minutes away.
-    return streamJson(request, withFileUrls(turn, deps.token), {
+    return streamJson(event, withFileUrls(turn, deps.token), {
       heartbeatMs,
       redact: table.redact,
       track: table.trackStream,
@@ -66,12 +66,12 @@ export function registerChatRoutes(table: RouteTable, deps: ServerDeps): void {
     });
   });
 
-  table.add('POST', '/command', async (request) => {
-    const body = await readValidated(request, commandBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/command', async (event) => {
+    const body = await readValidated(event, commandBody, { limit: deps.maxBodyBytes });
     const name = body.command.replace(/^\//, '');
     refuseOwnCommand(deps, name, body.arguments);
     const turn = deps.assistant.command(name, body.arguments, { sessionKey: body.sessionKey ?? 'default', source: 'http', sender: 'http' });
-    return streamJson(request, withFileUrls(turn, deps.token), { heartbeatMs, redact: table.redact, track: table.trackStream });
+    return streamJson(event, withFileUrls(turn, deps.token), { heartbeatMs, redact: table.redact, track: table.trackStream });
   });
 }
 
@@ -86,7 +86,7 @@ function refuseOwnCommand(deps: ServerDeps, name: string, args: string | undefin
   const word = (name.split(/\s+/)[0] ?? '').toLowerCase();
   if (!deps.commands.list().some((c) => c.name === word)) return;
   const line = `/${[name, args].filter(Boolean).join(' ')}`;
-  throw new HttpFailure(
+  throw httpError(
     400,
     `/${word} is a slash command of this service, not a native engine command: send it as a message to POST /chat (${JSON.stringify({ message: line })})`,
     { command: word, chat: { message: line } },

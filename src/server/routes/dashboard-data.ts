@@ -4,7 +4,7 @@ import { engineDefinitions } from '../../core/engines/registry.js';
 import { probeHealth } from '../../core/fleet/health.js';
 import type { ActivityRecord, TimelineBucket } from '../../core/store/types.js';
 import type { RouteTable, ServerDeps } from '../types.js';
-import { HttpFailure } from '../http.js';
+import { httpError } from '../http.js';
 
 /**
  * Read-only data the dashboard's panels need beyond GET /api/status (all behind the token, like
@@ -33,15 +33,15 @@ export function registerDashboardDataRoutes(table: RouteTable, deps: ServerDeps)
     engines: Object.values(engineDefinitions).map((e) => ({ id: e.id, title: e.title, installed: findEngineBinary(e) !== undefined })),
   }));
 
-  table.add('GET', '/api/metrics/timeline', async (request) => {
-    const range = request.url.searchParams.get('range') ?? '24h';
+  table.add('GET', '/api/metrics/timeline', async (event) => {
+    const range = event.url.searchParams.get('range') ?? '24h';
     const preset = TIMELINE_RANGES[range];
-    if (!preset) throw new HttpFailure(400, `unknown range "${range}"`, { ranges: Object.keys(TIMELINE_RANGES) });
+    if (!preset) throw httpError(400, `unknown range "${range}"`, { ranges: Object.keys(TIMELINE_RANGES) });
     return { range, ...(await buildTimeline(deps.activity.activityTimeline.bind(deps.activity), Date.now(), preset.bucketMs, preset.buckets)) };
   });
 
-  table.add('GET', '/api/escalations', async (request) => {
-    const limit = boundedInt(request.url.searchParams.get('limit'), 50, 1, 200);
+  table.add('GET', '/api/escalations', async (event) => {
+    const limit = boundedInt(event.url.searchParams.get('limit'), 50, 1, 200);
     return { escalations: await collectEscalations(deps.activity, limit) };
   });
 
@@ -97,6 +97,6 @@ export async function collectEscalations(store: ServerDeps['activity'], limit: n
 
 function boundedInt(raw: string | null, fallback: number, min: number, max: number): number {
   const n = raw === null ? fallback : Number(raw);
-  if (!Number.isInteger(n)) throw new HttpFailure(400, `expected an integer, got "${raw}"`);
+  if (!Number.isInteger(n)) throw httpError(400, `expected an integer, got "${raw}"`);
   return Math.min(max, Math.max(min, n));
 }

@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import type { FileEvent, StreamEvent } from '../../core/events.js';
 import { presentedToken, tokensMatch } from '../auth.js';
-import { formatHttpLine, HttpFailure, Reply } from '../http.js';
+import { HTTPResponse } from 'h3';
+import { httpError, routeParam } from '../http.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 
 /**
@@ -37,29 +38,25 @@ export async function* withFileUrls(events: AsyncIterable<StreamEvent>, gatewayT
 }
 
 export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
-  const log = deps.log.child('http');
   // The app's token check lets this path through (it takes a file token in the query); the route decides.
-  table.add('GET', `${FILES_PATH}:id/:name`, (request) => {
-    const id = request.param('id') ?? '';
-    const header = presentedToken(request.header('authorization'), request.url, false);
-    const query = request.url.searchParams.get('token');
+  table.add('GET', `${FILES_PATH}:id/:name`, (event) => {
+    const id = routeParam(event, 'id') ?? '';
+    const header = presentedToken(event.req.headers.get('authorization') ?? undefined, event.url, false);
+    const query = event.url.searchParams.get('token');
     const allowed = header !== undefined ? tokensMatch(header, deps.token) : query !== null && tokensMatch(query, signFileId(deps.token, id));
     if (!allowed) {
-      log.info(formatHttpLine(401, 'GET', request.url.pathname, header === undefined && query === null ? 'no token' : 'wrong token'));
-      throw new HttpFailure(
-        401,
-        header === undefined && query === null ? 'missing token' : 'invalid token',
-        {},
-        { 'www-authenticate': 'Bearer realm="service"' },
-      );
+      const none = header === undefined && query === null;
+      throw httpError(401, none ? 'missing token' : 'invalid token', {}, { 'www-authenticate': 'Bearer realm="service"' }, none ? 'no token' : 'wrong token');
     }
-    const name = request.param('name');
-    if (name === undefined) throw new HttpFailure(404, 'no such file');
+    const name = routeParam(event, 'name');
+    if (name === undefined) throw httpError(404, 'no such file');
     const file = deps.assistant.files.open(id, name);
-    if (!file) throw new HttpFailure(404, 'no such file (files are kept for 24 hours)');
-    return new Reply(
-      200,
-      {
+    if (!file) throw httpError(404, 'no such file (files are kept for 24 hours)');
+    // A node stream body: srvx pipes it to the response as it is (no web stream in between).
+    return new HTTPResponse(fs.createReadStream('', { fd: file.fd }) as unknown as ConstructorParameters<typeof HTTPResponse>[0], {
+      status: 200,
+      statusText: 'OK',
+      headers: {
         'content-type': file.mimeType,
         'content-length': String(file.size),
         'content-disposition': `attachment; filename="${file.name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(file.name)}`,
@@ -68,7 +65,6 @@ export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
         // Opened in a browser anyway, a file (an HTML page the agent wrote) runs nothing.
         'content-security-policy': 'sandbox',
       },
-      fs.createReadStream('', { fd: file.fd }),
-    );
+    });
   });
 }

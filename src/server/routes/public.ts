@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RouteTable, ServerDeps } from '../types.js';
-import { HttpFailure, Reply } from '../http.js';
+import { HTTPResponse } from 'h3';
+import { httpError, routeParam } from '../http.js';
 import { readHealth } from '../health.js';
 
 const TYPES: Record<string, string> = {
@@ -24,16 +25,17 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
   const serveFile = (rel: string) => {
     const root = path.resolve(deps.dashboardDir);
     const file = path.resolve(root, rel);
-    if (!file.startsWith(root + path.sep)) throw new HttpFailure(404, 'not found');
+    if (!file.startsWith(root + path.sep)) throw httpError(404, 'not found');
     let body: Buffer;
     try {
       body = fs.readFileSync(file);
     } catch {
-      throw new HttpFailure(404, `no file ${rel}`);
+      throw httpError(404, `no file ${rel}`);
     }
-    return new Reply(
-      200,
-      {
+    return new HTTPResponse(body, {
+      status: 200,
+      statusText: 'OK',
+      headers: {
         'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
         'cache-control': 'no-cache',
         'x-content-type-options': 'nosniff',
@@ -42,14 +44,13 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
         'content-security-policy':
           "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
       },
-      body,
-    );
+    });
   };
   table.add('GET', '/', () => serveFile('index.html'));
   table.add('GET', '/index.html', () => serveFile('index.html'));
-  table.add('GET', '/dashboard/:file', (request) => {
-    const file = request.param('file');
-    if (file === undefined) throw new HttpFailure(404, 'not found'); // `%` not followed by two hex digits names no file
+  table.add('GET', '/dashboard/:file', (event) => {
+    const file = routeParam(event, 'file');
+    if (file === undefined) throw httpError(404, 'not found'); // `%` not followed by two hex digits names no file
     return serveFile(file);
   });
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { APPROVAL_DECISIONS } from '../../core/approvals/approvals.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
-import { HttpFailure } from '../http.js';
+import { httpError } from '../http.js';
 import { sessionKey } from './chat.js';
 
 const approveBody = z.strictObject({ sessionKey: sessionKey.optional(), id: z.string().min(1).max(64), decision: z.enum(APPROVAL_DECISIONS) });
@@ -15,10 +15,10 @@ const approveBody = z.strictObject({ sessionKey: sessionKey.optional(), id: z.st
  * name and whether it is the chat's current one.
  */
 export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void {
-  table.add('GET', '/api/sessions', async (request) => {
-    const raw = request.url.searchParams.get('limit');
+  table.add('GET', '/api/sessions', async (event) => {
+    const raw = event.url.searchParams.get('limit');
     const limit = raw === null ? 100 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new HttpFailure(400, `limit: expected an integer from 1 to 1000, got "${raw}"`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw httpError(400, `limit: expected an integer from 1 to 1000, got "${raw}"`);
     const all = await deps.assistant.sessions.listKeys();
     const iso = (ms: number) => new Date(ms).toISOString();
     return {
@@ -34,22 +34,22 @@ export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void
     };
   });
 
-  table.add('POST', '/reset', async (request) => {
-    const body = await readValidated(request, z.strictObject({ sessionKey }), { limit: deps.maxBodyBytes });
+  table.add('POST', '/reset', async (event) => {
+    const body = await readValidated(event, z.strictObject({ sessionKey }), { limit: deps.maxBodyBytes });
     await deps.assistant.reset(body.sessionKey);
     return { ok: true };
   });
 
-  table.add('POST', '/abort', async (request) => {
-    const body = await readValidated(request, z.strictObject({ sessionKey: sessionKey.optional() }), { limit: deps.maxBodyBytes, allowEmpty: true });
+  table.add('POST', '/abort', async (event) => {
+    const body = await readValidated(event, z.strictObject({ sessionKey: sessionKey.optional() }), { limit: deps.maxBodyBytes, allowEmpty: true });
     return { ok: true, aborted: deps.assistant.abort(body.sessionKey ?? 'default') };
   });
 
-  table.add('POST', '/approve', async (request) => {
-    const body = await readValidated(request, approveBody, { limit: deps.maxBodyBytes });
+  table.add('POST', '/approve', async (event) => {
+    const body = await readValidated(event, approveBody, { limit: deps.maxBodyBytes });
     const key = body.sessionKey ?? 'default';
     const out = deps.assistant.answerApproval({ sessionKey: key, id: body.id, decision: body.decision, privileged: true });
-    if (!out.ok) throw new HttpFailure(404, `no approval ${body.id} is waiting on session ${JSON.stringify(key)} (it may have been answered or timed out)`);
+    if (!out.ok) throw httpError(404, `no approval ${body.id} is waiting on session ${JSON.stringify(key)} (it may have been answered or timed out)`);
     return { ok: true, id: out.request.id, decision: out.decision, tool: out.request.tool, summary: out.request.summary };
   });
 }
