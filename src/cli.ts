@@ -72,8 +72,15 @@ command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channel
   .option('--host <host>', 'bind address (default: gateway.host or 127.0.0.1)')
   .option('-p, --port <port>', 'port (default: SERVICE_PORT, gateway.port or 3000)')
   .option('--token <token>', 'bearer token (default: SERVICE_TOKEN, gateway.token, or a generated one)')
+  .option('--https', 'serve HTTPS with a self-signed certificate made on first use and kept in .service/tls/')
+  .option('--cert <file>', 'serve HTTPS with this certificate (PEM; with --key)')
+  .option('--key <file>', 'the private key of --cert (PEM)')
+  .option('--public', 'listen on every network interface (0.0.0.0) and print the network addresses')
+  .option('--qr', 'print a QR code of the dashboard URL (the network or tunnel URL when there is one)')
+  .option('--qr-token', "put the token in the QR code's link (anyone who sees the code can use the API)")
+  .option('--tunnel', 'open a public URL through a Cloudflare quick tunnel (downloads cloudflared on first use)')
   .action(
-    act(async (opts: { host?: string; port?: string; token?: string }, cmd: Command) => {
+    act(async (opts: import('./commands/gateway.js').GatewayOptions, cmd: Command) => {
       const { runGateway } = await import('./commands/gateway.js');
       return runGateway({ ...opts, dir: dirOf(cmd) }, processIO);
     }),

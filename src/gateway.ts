@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
 import { type ChannelRuntime, createChannelRuntime } from './channels/channel-runtime.js';
@@ -25,6 +25,8 @@ import { createServerApp } from './server/app.js';
 import { resolveGatewayToken, type TokenSource } from './server/auth.js';
 import { createHealthAnswer } from './server/health.js';
 import { listenApp } from './server/listen.js';
+import { resolveTlsFiles } from './server/tls.js';
+import type { Tunnel } from './server/tunnel.js';
 
 /**
  * The gateway's composition root: the one place that builds the running objects, in dependency
@@ -55,6 +57,10 @@ export interface StartGatewayOptions {
   log?: Logger;
   /** Default: process.env (SERVICE_PORT, SERVICE_TOKEN, SERVICE_FLEET_DIR, engine credentials). */
   env?: NodeJS.ProcessEnv;
+  /** Serve HTTPS: with `true` a self-signed certificate made on first use and kept in .service/tls/; or these PEM files. */
+  https?: boolean | { cert: string; key: string };
+  /** Open a public URL through a tunnel once listening; when it cannot open, the gateway goes on locally. */
+  tunnel?: boolean;
 }
 
 export interface Gateway {
@@ -69,6 +75,14 @@ export interface Gateway {
   /** The opened directory (configuration and state), for embedders and tests. */
   directory: AssistantDirectory;
   channels: ChannelRuntime;
+  /** With https: the certificate file, whether it was made by this start, and its SHA-256 fingerprint. */
+  tls?: { certFile: string; made: boolean; fingerprint: string };
+  /** Where the gateway can be reached: the local URL, and on a public bind each network address. */
+  urls(): Promise<Array<{ url: string; type: string }>>;
+  /** Print `url` as a QR code with the URLs it is reached at. */
+  showQr(url: string): Promise<void>;
+  /** With `tunnel`: the public URL once open, or the reason it could not open (the gateway serves locally either way). */
+  tunnel?: Promise<string>;
   /**
    * Stops in the order that loses nothing: leave the fleet and stop the scheduler, stop accepting
    * requests, let running turns finish for `graceMs` (then abort them), flush the last events of
@@ -186,10 +200,31 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // --- start ---
   const answerFirst = createHealthAnswer({ assistant, version, config, token: auth.token });
-  const server = await listenApp(app, { ...bind, answerFirst }).catch(async (err: unknown) => {
+  const tls = opts.https
+    ? closingOnFailure(
+        () => void release(),
+        () => resolveTlsFiles({ stateDir: resolveAssistantPaths(directory.dir).stateDir, ...(typeof opts.https === 'object' ? opts.https : {}) }),
+      )
+    : undefined;
+  const server = await listenApp(app, { ...bind, answerFirst, ...(tls ? { tls } : {}) }).catch(async (err: unknown) => {
     await release();
     throw err;
   });
+  let tunnel: Tunnel | undefined;
+  let stopping = false;
+  const tunnelUrl = opts.tunnel
+    ? import('./server/tunnel.js')
+        .then(({ openTunnel }) => openTunnel(server.url))
+        .then(async (t) => {
+          if (stopping) {
+            await t.close();
+            throw new Error('the gateway stopped before the tunnel opened');
+          }
+          tunnel = t;
+          return t.url;
+        })
+    : undefined;
+  tunnelUrl?.catch(() => undefined); // the caller reads the reason
   lock.describe({ url: server.url });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
   const fleetDatabase = directory.storeTarget.kind === 'postgres' ? directory.storeTarget.url : undefined;
@@ -217,12 +252,14 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // --- stop ---
   const stop = async (graceMs: number): Promise<void> => {
+    stopping = true;
     const left = membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
     process.off('exit', leaveOnExit);
     unwatchTasks();
     scheduler.stop();
     const schedulerStopped = Date.now();
     try {
+      await tunnel?.close().catch((err: unknown) => log.error(`closing the tunnel: ${errorMessage(err)}`));
       server.stopAccepting();
       await assistant.drain(graceMs);
       await streamsFlushed(5_000); // the last events of each turn reach their clients
@@ -248,6 +285,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     assistant,
     directory,
     channels,
+    ...(tls && server.tls
+      ? { tls: { certFile: tls.certFile, made: tls.selfSigned !== undefined, fingerprint: new X509Certificate(server.tls.cert).fingerprint256 } }
+      : {}),
+    urls: () => server.urls(),
+    showQr: (url) => server.showQr(url),
+    ...(tunnelUrl ? { tunnel: tunnelUrl } : {}),
     close: (graceMs = 30_000) => close(graceMs),
   };
 }

@@ -1,6 +1,7 @@
-import { createLogger } from '../core/logger.js';
+import { UsageError } from '../core/errors.js';
+import { createLogger, type Logger } from '../core/logger.js';
 import { resumeOptimizer } from '../core/util/optimizer.js';
-import { startGateway } from '../gateway.js';
+import { type Gateway, startGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
 import type { CommandIO } from './io.js';
 
@@ -9,6 +10,17 @@ export interface GatewayOptions {
   host?: string;
   port?: string;
   token?: string;
+  /** Serve HTTPS (a self-signed certificate kept in .service/tls/, or --cert/--key). */
+  https?: boolean;
+  cert?: string;
+  key?: string;
+  /** Listen on every interface and list the network addresses. */
+  public?: boolean;
+  /** Print a QR code of the dashboard URL; with qrToken the token rides in its fragment. */
+  qr?: boolean;
+  qrToken?: boolean;
+  /** Open a public URL through a tunnel. */
+  tunnel?: boolean;
 }
 
 const TOKEN_SOURCES: Record<TokenSource, string> = {
@@ -25,24 +37,30 @@ const TOKEN_SOURCES: Record<TokenSource, string> = {
  */
 export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<number> {
   const log = createLogger();
+  const bind = resolveBindFlags(opts);
   const gateway = await startGateway({
     dir: opts.dir,
     log,
-    ...(opts.host ? { hostname: opts.host } : {}),
+    ...bind,
     ...(opts.port ? { port: opts.port } : {}),
     ...(opts.token ? { token: opts.token } : {}),
+    ...(opts.https || opts.cert || opts.key ? { https: opts.cert || opts.key ? { cert: opts.cert ?? '', key: opts.key ?? '' } : true } : {}),
+    ...(opts.tunnel ? { tunnel: true } : {}),
   });
   resumeOptimizer();
   const { name, engine } = gateway.assistant.status();
   const ours = gateway.tokenSource === 'generated' || gateway.tokenSource === 'stored';
+  const fragment = `#token=${ours ? gateway.token : '<TOKEN>'}`;
   io.out(
     [
       // The name may hold a ${VAR}: what it resolved to is not printed, like in every log line.
       `${log.redact(name)} (${engine}) is serving on ${gateway.url}`,
       `token: ${ours ? gateway.token : '(hidden: you set it)'}  [from ${TOKEN_SOURCES[gateway.tokenSource]}]`,
-      `dashboard: ${gateway.url}/#token=${ours ? gateway.token : '<TOKEN>'}`,
+      `dashboard: ${gateway.url}/${fragment}`,
+      ...(await describeReach(gateway, opts, log)),
     ].join('\n'),
   );
+  void announceExtras(gateway, opts, io, log);
 
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -56,6 +74,57 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
 }
+
+// --- internal ---
+
+/** --public is the host 0.0.0.0; with --host as well, one of the two is a mistake. */
+function resolveBindFlags(opts: GatewayOptions): { hostname?: string } {
+  if (opts.public && opts.host && opts.host !== '0.0.0.0' && opts.host !== '::') {
+    throw new UsageError(`--public listens on every interface and --host ${opts.host} on one: give one of them`);
+  }
+  if (opts.public) return { hostname: opts.host ?? '0.0.0.0' };
+  return opts.host ? { hostname: opts.host } : {};
+}
+
+/** The lines after the dashboard's: the certificate, and on a public bind the network addresses with a warning. */
+async function describeReach(gateway: Gateway, opts: GatewayOptions, log: Logger): Promise<string[]> {
+  const lines: string[] = [];
+  if (gateway.tls) {
+    const kind = opts.cert ? 'your certificate' : `a self-signed certificate ${gateway.tls.made ? 'made now and kept' : 'kept'} in`;
+    lines.push(`tls: ${kind} ${gateway.tls.certFile} (SHA-256 ${gateway.tls.fingerprint})`);
+    if (!opts.cert) lines.push('     browsers warn about a self-signed certificate: compare the fingerprint, or serve your own with --cert FILE --key FILE');
+  }
+  const network = (await gateway.urls()).filter((u) => u.type === 'network');
+  for (const u of network) lines.push(`network: ${u.url}`);
+  if (isAnyHost(gateway.host)) {
+    log.warn(
+      `listening on every network interface (${gateway.host}): anyone who can reach this machine can open the dashboard and, with the token, use the API${gateway.tls ? '' : '; the token travels unencrypted (add --https)'}`,
+    );
+  }
+  return lines;
+}
+
+/** What arrives after start: the tunnel's URL (or why there is none), then the QR code. */
+async function announceExtras(gateway: Gateway, opts: GatewayOptions, io: CommandIO, log: Logger): Promise<void> {
+  let publicUrl: string | undefined;
+  if (gateway.tunnel) {
+    try {
+      publicUrl = await gateway.tunnel;
+      io.out(`tunnel: ${publicUrl}`);
+      log.warn(`the tunnel makes the API reachable from the internet by anyone with its URL; the token still protects it (dashboard: ${publicUrl}/#token=…)`);
+    } catch (err) {
+      log.error(`tunnel: cannot open a public URL (${err instanceof Error ? err.message : String(err)}); serving locally only, at ${gateway.url}`);
+    }
+  }
+  if (!opts.qr) return;
+  const network = (await gateway.urls()).find((u) => u.type === 'network');
+  const base = publicUrl ?? network?.url ?? gateway.url;
+  if (!publicUrl && !network) log.warn(`the QR code points at ${gateway.url}, which a phone cannot reach: add --public (same network) or --tunnel`);
+  await gateway.showQr(`${base}/${opts.qrToken ? `#token=${gateway.token}` : ''}`);
+  if (!opts.qrToken) io.out('(the QR code carries no token: the dashboard asks for it; --qr-token puts it in the link)');
+}
+
+const isAnyHost = (host: string) => host === '0.0.0.0' || host === '::';
 
 /** Documented default: 30 s; SERVICE_SHUTDOWN_GRACE_MS overrides it (tests use a short one). */
 function graceMs(): number {

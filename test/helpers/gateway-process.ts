@@ -29,7 +29,7 @@ export function startGatewayProcess(dir: string, args: string[] = [], env: NodeJ
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), HANG_MS);
     const check = () => {
-      const m = /serving on (http:\/\/\S+)\n/.exec(out);
+      const m = /serving on (https?:\/\/\S+)\n/.exec(out);
       const t = /^token: (.*)$/m.exec(out);
       if (m?.[1] && t?.[1]) {
         clearTimeout(timer);

@@ -1,0 +1,79 @@
+import { errorMessage } from '../core/errors.js';
+
+/**
+ * `service gateway --tunnel`: a public URL for the local server through listhen's tunnel support,
+ * untun (a Cloudflare quick tunnel run by the cloudflared binary, which untun downloads into the
+ * temp directory on first use). Opened after the server listens and separately from listhen's
+ * `listen({tunnel})`: there a tunnel that cannot open (offline) fails the whole listen after the
+ * port is bound, and the gateway must go on serving locally instead. Loaded only with --tunnel.
+ */
+export interface Tunnel {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** How long cloudflared may take to report its URL before the tunnel counts as failed. */
+const URL_DEADLINE_MS = 60_000;
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+export async function openTunnel(localUrl: string): Promise<Tunnel> {
+  const { startTunnel } = await import('untun');
+  ignoreUntunRejections();
+  // untun 0.2 installs SIGINT/SIGTERM/SIGHUP handlers that stop cloudflared and then exit the
+  // process at once, which would cut the gateway's graceful shutdown short: they are taken off
+  // again, and the gateway closes the tunnel in its own shutdown order.
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  let tunnel: Awaited<ReturnType<typeof startTunnel>>;
+  try {
+    tunnel = await startTunnel({ url: localUrl, verifyTLS: false, acceptCloudflareNotice: true });
+  } finally {
+    for (const s of SIGNALS) for (const l of process.listeners(s)) if (!before.get(s)?.has(l)) process.off(s, l);
+  }
+  if (!tunnel) throw new Error('cloudflared was not installed');
+  const opened = tunnel;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const url = await Promise.race([
+      opened.getURL(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`cloudflared gave no URL within ${URL_DEADLINE_MS / 1000} s`)), URL_DEADLINE_MS);
+      }),
+    ]);
+    return { url, close: () => opened.close() };
+  } catch (err) {
+    await opened.close().catch(() => undefined);
+    throw new Error(oneLine(errorMessage(err)));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// --- internal ---
+
+let ignoring = false;
+
+/**
+ * untun 0.2.2 keeps a promise per tunnel connection that it rejects, with no handler attached,
+ * when cloudflared exits before that connection registered (offline, or stopped early): an
+ * unhandled rejection, which would end the gateway. Those rejections are its own report of what
+ * getURL() already told us; any other unhandled rejection is thrown on, ending the process as
+ * Node does without a handler.
+ */
+function ignoreUntunRejections(): void {
+  if (ignoring) return;
+  ignoring = true;
+  process.on('unhandledRejection', (reason) => {
+    if (reason instanceof Error && reason.message.startsWith('cloudflared exited')) return;
+    throw reason;
+  });
+}
+
+/** cloudflared's last words (untun appends them to its error) as one line: the reason is in them. */
+function oneLine(message: string): string {
+  const lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const reason = [...lines].reverse().find((l) => /\b(ERR|error|failed)\b/i.test(l) && !l.startsWith('cloudflared exited'));
+  return reason && reason !== lines[0] ? `${lines[0]}: ${reason}` : (lines[0] ?? message);
+}
