@@ -26,7 +26,6 @@ import { resolveGatewayToken, type TokenSource } from './server/auth.js';
 import { createHealthAnswer } from './server/health.js';
 import { listenApp } from './server/listen.js';
 import { resolveTlsFiles } from './server/tls.js';
-import type { Tunnel } from './server/tunnel.js';
 
 /**
  * The gateway's composition root: the one place that builds the running objects, in dependency
@@ -210,21 +209,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     await release();
     throw err;
   });
-  let tunnel: Tunnel | undefined;
-  let stopping = false;
-  const tunnelUrl = opts.tunnel
-    ? import('./server/tunnel.js')
-        .then(({ openTunnel }) => openTunnel(server.url))
-        .then(async (t) => {
-          if (stopping) {
-            await t.close();
-            throw new Error('the gateway stopped before the tunnel opened');
-          }
-          tunnel = t;
-          return t.url;
-        })
-    : undefined;
-  tunnelUrl?.catch(() => undefined); // the caller reads the reason
+  // Loaded only with --tunnel (untun and what it brings).
+  const tunnel = opts.tunnel ? (await import('./server/tunnel.js')).startTunnel(server.url) : undefined;
   lock.describe({ url: server.url });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
   const fleetDatabase = directory.storeTarget.kind === 'postgres' ? directory.storeTarget.url : undefined;
@@ -252,7 +238,6 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   // --- stop ---
   const stop = async (graceMs: number): Promise<void> => {
-    stopping = true;
     const left = membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
     process.off('exit', leaveOnExit);
     unwatchTasks();
@@ -290,7 +275,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
       : {}),
     urls: () => server.urls(),
     showQr: (url) => server.showQr(url),
-    ...(tunnelUrl ? { tunnel: tunnelUrl } : {}),
+    ...(tunnel ? { tunnel: tunnel.url } : {}),
     close: (graceMs = 30_000) => close(graceMs),
   };
 }

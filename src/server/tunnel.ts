@@ -12,6 +12,31 @@ export interface Tunnel {
   close(): Promise<void>;
 }
 
+/** A tunnel on its way: its URL once open (or why it could not open), and a close that also stops one still opening. */
+export interface OpeningTunnel {
+  url: Promise<string>;
+  close(): Promise<void>;
+}
+
+export function startTunnel(localUrl: string): OpeningTunnel {
+  let closed = false;
+  const opened = openTunnel(localUrl).then(async (t) => {
+    if (!closed) return t;
+    await t.close();
+    throw new Error('the gateway stopped before the tunnel opened');
+  });
+  const url = opened.then((t) => t.url);
+  url.catch(() => undefined); // the caller reads the reason from `url`
+  return {
+    url,
+    async close() {
+      closed = true;
+      const t = await opened.catch(() => undefined);
+      await t?.close();
+    },
+  };
+}
+
 /** How long cloudflared may take to report its URL before the tunnel counts as failed. */
 const URL_DEADLINE_MS = 60_000;
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { errorMessage } from '../errors.js';
 import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
@@ -10,10 +9,10 @@ import { describeExit } from './parse-helpers.js';
 import { createProcessTree, trackTree, watchTree } from './process-tree.js';
 
 /**
- * The only subprocess code of the project. It spawns an engine CLI in its own process group,
- * feeds its stdout lines to the engine's parser, keeps a bounded stderr tail, enforces the
- * timeout and abort by killing the whole group, and ends every run with exactly one terminal
- * event: `done` or `error`.
+ * The only subprocess code of the project. It starts an engine CLI through execa in its own
+ * process group (execa's timeout, cancel signal and force-kill stop the root), feeds its stdout
+ * lines to the engine's parser, keeps a bounded stderr tail, ends what the run left running (the
+ * process tree), and ends every run with exactly one terminal event: `done` or `error`.
  */
 export interface LineParser {
   /** One stdout line → events. Never throws; unknown lines give []. */
@@ -99,8 +98,7 @@ export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable
 /** `<binary> --version`, first line, bounded so a broken CLI cannot hang `doctor`. */
 export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<{ ok: boolean; text: string }> {
   try {
-    // execa only here and in runCapture (doctor, model listings): a gateway never loads it.
-    const { execa } = await import('execa');
+    const { execa } = await loadExeca();
     const r = await execa(binary, ['--version'], { timeout: timeoutMs, reject: false, stdin: 'ignore', all: true });
     const first =
       (r.all ?? '')
@@ -117,7 +115,7 @@ export async function probeVersion(binary: string, timeoutMs = 15_000): Promise<
 
 /** Run a short helper command of an engine (a model listing) and return its stdout. */
 export async function runCapture(spec: Omit<ProcessSpec, 'signal'>): Promise<{ ok: boolean; stdout: string; message: string }> {
-  const { execa } = await import('execa');
+  const { execa } = await loadExeca();
   const r = await execa(spec.binary, spec.args, {
     cwd: spec.cwd,
     env: spec.env,
@@ -132,6 +130,10 @@ export async function runCapture(spec: Omit<ProcessSpec, 'signal'>): Promise<{ o
 }
 
 // --- internal ---
+
+/** execa is loaded by the first run, not at start: `service --help` or an idle gateway never pays for it. */
+let execaModule: Promise<typeof import('execa')> | undefined;
+const loadExeca = () => (execaModule ??= import('execa'));
 
 async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentEvent) => void): Promise<void> {
   const started = Date.now();
@@ -161,7 +163,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       stop('failed');
     }
   };
-  let stop: (reason: 'timeout' | 'aborted' | 'failed') => void = () => undefined;
+  let stop: (reason: 'aborted' | 'failed') => void = () => undefined;
 
   if (spec.signal?.aborted) {
     emit({ type: 'error', code: 'aborted', message: 'Aborted before the engine started' });
@@ -173,20 +175,34 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     return;
   }
 
-  let child: ChildProcess;
-  try {
-    child = spawn(spec.binary, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      // Its own process group (and session): a timeout or abort signals the whole group.
-      detached: true,
-      // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then EOF.
-      stdio: [parser.conversation || spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-  } catch (err) {
-    // spawn() validates its arguments synchronously (and throws) before anything is started.
-    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${errorMessage(err)}` });
+  // Every stop is a cancel of the root through execa (SIGTERM, SIGKILL forceKillAfterDelay later),
+  // then, once the root has exited, the process tree: what it left running is ended too.
+  const cancel = new AbortController();
+  const { execa } = await loadExeca();
+  const child = execa(spec.binary, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    extendEnv: false,
+    // Its own process group (and session): the tree below finds the group and what left it.
+    detached: true,
+    // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then EOF.
+    ...(parser.conversation ? { stdin: 'pipe' as const } : spec.stdin !== undefined ? { input: spec.stdin } : { stdin: 'ignore' as const }),
+    stdout: 'pipe',
+    stderr: 'pipe',
+    // The output is read as it comes (and bounded) below; execa keeps none of it.
+    buffer: false,
+    reject: false,
+    timeout: spec.timeoutMs,
+    cancelSignal: cancel.signal,
+    killSignal: 'SIGTERM',
+    forceKillAfterDelay: graceMs,
+    windowsHide: true,
+  });
+  if (child.pid === undefined) {
+    // execa reports a process that could not start (ENOENT, EACCES) as a failed result.
+    const r = await child;
+    const why = r.code === 'ENOENT' ? 'not found on PATH' : r.code === 'EACCES' ? 'not allowed to run it (is it executable?)' : r.shortMessage;
+    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${why}` });
     return;
   }
   // An engine that exits without reading its stdin (or dies mid-conversation) must not take this
@@ -194,9 +210,10 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   child.stdin?.on('error', () => undefined);
   child.stdout?.on('error', () => undefined);
   child.stderr?.on('error', () => undefined);
-  if (!parser.conversation && spec.stdin !== undefined) child.stdin?.end(spec.stdin);
 
   const stderr = createTail();
+  // Lines are split here rather than by execa's line-wise transforms: those grow a line without
+  // bound, and an engine printing one endless line must not take the gateway's memory.
   const splitter = createLineSplitter((line) => parse(() => parser.parseLine(line)), {
     onOverflow: (n) => emit({ type: 'warning', message: `dropped an output line longer than ${n} characters` }),
   });
@@ -205,35 +222,25 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
   child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
 
-  const spawned = await new Promise<{ ok: true } | { ok: false; error: NodeJS.ErrnoException | undefined }>((resolve) => {
-    child.once('spawn', () => resolve({ ok: true }));
-    child.on('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, error }));
-  });
-  if (!spawned.ok || child.pid === undefined) {
-    const err = spawned.ok ? undefined : spawned.error;
-    const why = err?.code === 'ENOENT' ? 'not found on PATH' : (err?.message ?? 'no process id');
-    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${why}` });
-    return;
-  }
   const tree = createProcessTree(child.pid);
   const untrack = trackTree(tree);
   // Snapshots while the engine runs: a tool shell re-parented after its parent died is still found.
   spec.onProcesses?.(tree.tracked());
   const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
 
-  let stopReason: 'timeout' | 'aborted' | 'failed' | undefined;
-  let killing: Promise<boolean> | undefined;
+  let stopReason: 'aborted' | 'failed' | undefined;
   const timers: NodeJS.Timeout[] = [];
   stop = (reason) => {
     if (stopReason) return;
     stopReason = reason;
     if (reason === 'aborted' && parser.conversation?.cancel) {
-      // Let the engine wind its turn down (ACP session/cancel) before the group is killed.
+      // Let the engine wind its turn down (ACP session/cancel) before it is stopped.
       parser.conversation.cancel();
-      timers.push(setTimeout(() => (killing = tree.terminate(graceMs)), graceMs));
-    } else killing = tree.terminate(graceMs);
+      timers.push(setTimeout(() => cancel.abort(), graceMs));
+    } else cancel.abort();
   };
   if (parserFailure !== undefined) stop('failed'); // a line arrived (and failed) before the pid was known
+  // The root's exit, not the end of execa's promise: a grandchild holding the output pipe would hold that.
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let ended = false;
   if (parser.conversation) {
@@ -245,16 +252,15 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
         if (ended) return;
         ended = true;
         child.stdin?.end();
-        timers.push(setTimeout(() => (killing ??= tree.terminate(graceMs)), spec.endGraceMs ?? 1_000));
+        timers.push(setTimeout(() => cancel.abort(), spec.endGraceMs ?? 1_000));
       },
     });
   }
-  const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
   const onAbort = () => stop('aborted');
   spec.signal?.addEventListener('abort', onAbort, { once: true });
+  if (spec.signal?.aborted) onAbort(); // while execa loaded
 
   const exit = await exited;
-  clearTimeout(timer);
   for (const t of timers) clearTimeout(t);
   spec.signal?.removeEventListener('abort', onAbort);
 
@@ -262,20 +268,20 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   // processes started by a turn do not outlive it.
   unwatch();
   await waitForEnd(child.stdout, spec.drainMs ?? 1_000);
-  if (killing) await killing;
   await tree.terminate(graceMs);
   child.stdout?.destroy();
   child.stderr?.destroy();
+  const { timedOut } = await child;
   untrack();
   splitter.flush();
 
   const exitInfo: ExitInfo = { ...exit, stderrTail: stderr.text() };
-  if (!stopReason) parse(() => parser.finish(exitInfo));
+  if (!stopReason && !timedOut) parse(() => parser.finish(exitInfo));
   const durationMs = Date.now() - started;
 
   if (stopReason === 'aborted') {
     emit({ type: 'error', code: 'aborted', message: 'Aborted' });
-  } else if (stopReason === 'timeout') {
+  } else if (timedOut) {
     emit({ type: 'error', code: 'timeout', message: TIMEOUT_MESSAGE });
   } else if (parserFailure !== undefined) {
     emit({ type: 'error', code: 'internal', message: parserFailure, kind: 'engine', stderrTail: exitInfo.stderrTail, exitCode: exit.code });
