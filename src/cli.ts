@@ -46,7 +46,7 @@ command('init', 'create an assistant directory from a scenario template')
   .argument('[dir]', 'directory to create the assistant in')
   // Validated by init against the template and engine registries (which list what is available).
   .option('-t, --template <name>', 'scenario template (the templates are listed below)')
-  .option('-e, --engine <engine>', 'engine id (default: the first installed one; an unknown id lists them all)')
+  .option('-e, --engine <engine>', "engine id, or the program's name (claude, codex, …); default: the first installed one; an unknown one lists them all")
   .option('-n, --name <name>', 'assistant name (default: the directory name)')
   .option('-y, --yes', 'never prompt; use defaults for what is not given')
   .option('-f, --force', 'overwrite an existing service.yaml')
@@ -94,7 +94,11 @@ cronSub('list', 'list tasks with their schedule and next run')
   );
 // --json where the action has something to print: `run` its run record and reply, `history` the runs.
 for (const [name, description, json] of [
-  ['run', 'run a task now in this process, print the reply and deliver it to its target', 'print the run as JSON: status, times, cost, delivered, error and the reply'],
+  [
+    'run',
+    'run a task now in this process, print the reply and deliver it to its target',
+    'print the run as JSON: status, times, cost, delivered, error and the reply',
+  ],
   ['enable', 'enable a task in service.yaml', undefined],
   ['disable', 'disable a task in service.yaml', undefined],
   ['del', 'delete a task from service.yaml', undefined],

@@ -321,7 +321,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       const def = getEngine(c.engine);
       const refusal = def.nativeCommands
         ? undefined
-        : `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`;
+        : `${c.engine} (${def.title}) does not support native commands; only engines with a command flag do: ${enginesWith('nativeCommands')}`;
       return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) }, refusal);
     },
     async runCommand(line, opts = {}) {

@@ -43,7 +43,7 @@ describe('service init on a terminal (tmux)', () => {
         term.keys('C-c');
         const screen = await term.waitFor('EXITED-');
         expect(screen, screen).toContain('EXITED-130');
-        expect(screen).not.toMatch(/ExitPromptError|Error:|    at |This is a bug/);
+        expect(screen).not.toMatch(/ExitPromptError|Error:| {4}at |This is a bug/);
       } finally {
         term.close();
       }

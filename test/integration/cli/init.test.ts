@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadServiceConfig } from '../../../src/definitions.js';
+import { engineDefinitions } from '../../../src/core/engines/registry.js';
 import { scanSkills } from '../../../src/core/skills/skills.js';
 import { listTemplates } from '../../../src/core/templates/templates.js';
 import { repoRoot, runCli } from '../../helpers/cli.js';
@@ -51,6 +52,22 @@ describe('service init (spawned for real)', () => {
     // The template's own data files came along (every template has some beyond service.yaml and skills/).
     const own = fs.readdirSync(dir).filter((f) => !['service.yaml', 'skills', '.service', '.gitignore'].includes(f));
     expect(own.length).toBeGreaterThan(0);
+  });
+
+  it("--engine takes the program's name and writes the id, under a comment that lists every engine", async () => {
+    const dir = path.join(testdir(), 'named-bot');
+    const r = await runCli(['init', dir, '--yes', '--engine', 'gemini']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('(Customer support, Gemini CLI)');
+    const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
+    expect(text).toContain('engine: engine_e\n');
+    const comment = text.slice(text.indexOf('# Coding-agent engine'), text.indexOf('engine: engine_e'));
+    for (const def of Object.values(engineDefinitions)) {
+      expect(comment).toMatch(new RegExp(`^#\\s+${def.id}\\s+= ${def.title}${def.aliases.length ? ` \\(${def.aliases.join(', ')}\\)` : ''}$`, 'm'));
+    }
+    const unknown = await runCli(['init', path.join(testdir(), 'x'), '--yes', '--engine', 'claud']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("unknown engine 'claud'; use one of engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude)");
   });
 
   it('uses defaults without a TTY: customer-support, the directory name', async () => {
