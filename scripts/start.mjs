@@ -30,10 +30,24 @@ if (!fs.existsSync(path.join(demo, 'service.yaml'))) {
   run([cli, 'init', demo, '--template', 'customer-support', '--name', 'demo-assistant', '--yes'], 'init');
 }
 
+await noteCommandName();
 exitWithParent();
 // As if `service gateway --dir demo-assistant [args]` had been typed (argv[1] is the CLI, so its hints name it).
 process.argv = [process.execPath, cli, 'gateway', '--dir', demo, ...process.argv.slice(2)];
 await import(pathToFileURL(path.join(root, 'dist', 'cli.js')).href);
+
+/**
+ * What a bare `service` runs in the user's shell (npm put node_modules/.bin on our PATH, not on
+ * theirs): when it is not this CLI (Debian's /usr/sbin/service first on PATH, or nothing linked),
+ * say so with the fix before the gateway's lines, as `service doctor` does.
+ */
+async function noteCommandName() {
+  const { checkOwnCommandName } = await import(pathToFileURL(path.join(root, 'dist', 'core', 'invocation.js')).href);
+  const report = checkOwnCommandName();
+  if (report.ok) return;
+  console.log(`note: ${report.detail}`);
+  if (report.fix) console.log(`      fix: ${report.fix}`);
+}
 
 /** When the process that started us exits, stop the gateway as SIGTERM would. */
 function exitWithParent() {

@@ -9,7 +9,7 @@ import { findEngineBinary } from '../core/engines/detect.js';
 import { engineDefinitions } from '../core/engines/registry.js';
 import { probeVersion } from '../core/engines/runner.js';
 import { ConfigError } from '../core/errors.js';
-import { formatCliCommand } from '../core/invocation.js';
+import { checkOwnCommandName, formatCliCommand } from '../core/invocation.js';
 import { loadServiceConfig } from '../definitions.js';
 import { resolveAssistantPaths } from '../core/paths.js';
 import { describeStoreTarget, openStore, resolveStoreTarget } from '../core/store/open-store.js';
@@ -17,6 +17,8 @@ import type { CommandIO } from './io.js';
 
 interface Check {
   ok: boolean;
+  /** Worth fixing, but nothing fails because of it (printed `warn`, exit code unchanged). */
+  warn?: boolean;
   title: string;
   detail: string;
   fix?: string;
@@ -46,17 +48,27 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
     checks.push(await checkPort(bind.host, bind.port));
   }
 
+  checks.push(checkCommand());
+
   if (opts.json) io.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2));
   else {
     for (const c of checks) {
-      io.out(`${c.ok ? 'pass' : 'FAIL'}  ${c.title}: ${c.detail}`);
-      if (!c.ok && c.fix) io.out(`      fix: ${c.fix}`);
+      io.out(`${c.warn ? 'warn' : c.ok ? 'pass' : 'FAIL'}  ${c.title}: ${c.detail}`);
+      if ((!c.ok || c.warn) && c.fix) io.out(`      fix: ${c.fix}`);
     }
   }
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
 // --- internal ---
+
+/** What a bare `service` runs in the user's shell: a clash with the system's `service` is a warning with the fix. */
+function checkCommand(): Check {
+  const report = checkOwnCommandName();
+  return report.ok
+    ? { ok: true, title: 'command', detail: report.detail }
+    : { ok: true, warn: true, title: 'command', detail: report.detail, ...(report.fix ? { fix: report.fix } : {}) };
+}
 
 async function checkEngine(id: string, loaded: LoadedConfig | undefined): Promise<Check[]> {
   const def = engineDefinitions[id];

@@ -366,6 +366,9 @@ describe('dashboard in chromium', () => {
     await go(page, 'api');
     expect(await text(page, '[data-sample="curl-send"]')).toContain('"channel":"channel_e"');
     expect(await text(page, '[data-sample="embed"]')).toContain(`createAssistant({ dir: "${s.dir}" })`);
+    // How to depend on the package, as it is distributed: the tarball of this version, never the registry's `service`.
+    expect(await text(page, '[data-sample="embed"]')).toContain('npm install /path/to/service/agent-service-0.0.0-test.tgz'); // the version the server reports
+    expect(await text(page, '[data-sample="embed-server"]')).toContain("from 'agent-service'");
     await context?.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
     await page.click('[data-copy="curl-chat"]');
     await expect.poll(() => text(page, '[data-sample="curl-chat"] .copy-note')).toBe('copied');
