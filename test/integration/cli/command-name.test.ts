@@ -97,7 +97,9 @@ describe('the system `service` first on PATH', () => {
     expect(hint(init.stdout, 'doctor')).toBe(`cd unlinked-bot && ${cliPath} doctor`);
     const doctor = await bash(hint(init.stdout, 'doctor'), PATH);
     expect(doctor.stdout).toContain(`warn  command: \`service\` on PATH is ${system}/service, another program`);
-    expect(doctor.stdout).toMatch(/fix: run `npm link` in \S+ \(it puts `service` and `agent-service` in \$\(npm prefix -g\)\/bin\), then type `agent-service`/);
+    expect(doctor.stdout).toMatch(
+      /fix: run `npm link` in \S+ \(it puts `service` and `agent-service` in \$\(npm prefix -g\)\/bin\), then type `agent-service`/,
+    );
     expect(doctor.code).toBe(1); // the engine is missing here; the warning alone would not fail doctor
     expect(doctor.stdout).toMatch(/^FAIL {2}engine_b/m);
   });

@@ -227,7 +227,7 @@ console.log(JSON.stringify({ keys: Object.keys(gateway).sort(), body, tasks, fle
     expect(out).toMatchObject({ fleetWhileUp: 1, fleetAfter: 0 });
   });
 
-  it('is published as agent-service (not the registry\'s unrelated `service`), with the command under both names', () => {
+  it("is published as agent-service (not the registry's unrelated `service`), with the command under both names", () => {
     const installed = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'agent-service', 'package.json'), 'utf8')) as {
       name: string;
       bin: Record<string, string>;
