@@ -495,7 +495,7 @@ describe('dashboard in chromium', () => {
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
   });
 
-  it("an engine whose program is missing: the status panel says turns cannot start, why and the fix; it goes once it is there", async () => {
+  it('an engine whose program is missing: the status panel says turns cannot start, why and the fix; it goes once it is there', async () => {
     s = await startTestServer({ engine: 'engine_a' });
     const agent = path.join(s.standIn.binDir, 'agent');
     const saved = fs.readFileSync(agent);

@@ -52,7 +52,7 @@ export function bundledBinDir(): string {
 
 /** Where a turn finds the engine's program, or why it cannot, with the fix. */
 export type EngineLocation =
-  | { found: true; binary: string; /** The package's bundled copy, on PATH only because npm or npx put it there. */ bundled: boolean }
+  | { found: true; binary: string /** The package's bundled copy, on PATH only because npm or npx put it there. */; bundled: boolean }
   | {
       found: false;
       /** "engine_b (Claude Code): claude is not on PATH; …" */

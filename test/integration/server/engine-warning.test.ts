@@ -38,8 +38,9 @@ describe('an engine whose program is missing', () => {
   });
 
   it("the copy this package bundles (not on the shell's PATH) is named, with the PATH line and the pinned global install", async () => {
-    const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'node_modules', '@anthropic-ai', 'claude-code', 'package.json'), 'utf8')) as { version: string })
-      .version;
+    const version = (
+      JSON.parse(fs.readFileSync(path.join(repoRoot, 'node_modules', '@anthropic-ai', 'claude-code', 'package.json'), 'utf8')) as { version: string }
+    ).version;
     s = await startTestServer({ engine: 'engine_b' });
     fs.rmSync(path.join(s.standIn.binDir, 'claude'));
     const warning = String((await status(s)).engineWarning);
