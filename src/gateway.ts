@@ -9,9 +9,7 @@ import { errorMessage } from './core/errors.js';
 import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
 import { fleetPanelRows, joinFleet, mergeFleetEntries, peerAssistants } from './core/fleet/membership.js';
 import { createSharedFleet, readHostname, resolveHeartbeatMs } from './core/fleet/shared-fleet.js';
-import { describeEngineLocation } from './core/engines/detect.js';
 import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
-import { getEngine } from './core/engines/registry.js';
 import { createLeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
@@ -135,9 +133,9 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
   for (const line of formatAccessNotices({ raw: config.current().raw, config: config.current().config, dir: directory.dir })) log.warn(line);
-  // Which program the engine runs and where it comes from; a missing one is said now, not at the first turn.
-  const engineLine = describeEngineLocation(getEngine(config.current().config.engine), assistant.engine.locate(config.current().config));
-  log[engineLine.level](engineLine.text);
+  // An engine whose program is missing is said now, not at the first turn (and in /api/status).
+  const engineWarning = assistant.engineWarning();
+  if (engineWarning) log.warn(engineWarning);
   const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
   const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Document, isMap, isScalar } from 'yaml';
 import { editConfigText } from '../core/config/write-back.js';
-import { findEngineBinary, findOnPath } from '../core/engines/detect.js';
+import { findEngineBinary, findOnPath, locateEngine } from '../core/engines/detect.js';
 import { engineDefinitions, enginePreference, getEngine } from '../core/engines/registry.js';
 import { AppError } from '../core/errors.js';
-import { formatCliCommand, formatShellWord } from '../core/invocation.js';
+import { formatCliCommand, formatShellWord, removeNpmBinDirs } from '../core/invocation.js';
 import { CONFIG_FILE_NAME, STATE_DIR_NAME, resolveAssistantPaths } from '../core/paths.js';
 import { DEFAULT_TEMPLATE, TEMPLATE_META_FILE, builtinSkillsDir, copyTree, getTemplate, listTemplates } from '../core/templates/templates.js';
 import type { CommandIO } from './io.js';
@@ -59,10 +59,14 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
   const width = Math.max(...next.map(([command]) => command.length));
   const program = initial?.program;
   const missing = program !== undefined && findOnPath([program]) === undefined;
+  // The hints below are typed into a shell: whether the engine starts there (PATH without what npm added).
+  const located = program === undefined ? locateEngine(engine, removeNpmBinDirs(process.env)) : undefined;
+  const notInShell = located && !located.found ? [`Note: ${located.engine}: ${located.problem}`, `      fix: ${located.fix}`] : [];
   io.out(
     [
       `Created assistant "${choices.name}" (${template.title}, ${engine.title}${program ? `: ${program}` : ''}) in ${paths.dir}`,
       ...(missing ? [`Note: ${program} is not on PATH; install it or set ${engine.options?.key}.command in ${CONFIG_FILE_NAME}`] : []),
+      ...notInShell,
       '',
       'Next:',
       ...next.map(([command, why]) => `  ${cd}${command.padEnd(width)}  # ${why}`),

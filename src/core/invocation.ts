@@ -97,6 +97,16 @@ export function formatShellWord(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * PATH as the user's shell has it: npm run-script and npx put node_modules/.bin directories (and
+ * node-gyp's) in front, which the shell the hint is pasted into will not have.
+ */
+export function removeNpmBinDirs(env: NodeJS.ProcessEnv): string {
+  const entries = (env.PATH ?? '').split(path.delimiter);
+  if (env.npm_lifecycle_event === undefined) return entries.join(path.delimiter);
+  return entries.filter((dir) => !/[\\/]node_modules[\\/]\.bin$|node-gyp-bin$/.test(dir)).join(path.delimiter);
+}
+
 // --- internal ---
 
 function currentFacts(): InvocationFacts {
@@ -110,16 +120,6 @@ function currentFacts(): InvocationFacts {
       return file === undefined ? undefined : { file, real: realpathOr(file) };
     },
   };
-}
-
-/**
- * PATH as the user's shell has it: npm run-script and npx put node_modules/.bin directories (and
- * node-gyp's) in front, which the shell the hint is pasted into will not have.
- */
-function removeNpmBinDirs(env: NodeJS.ProcessEnv): string {
-  const entries = (env.PATH ?? '').split(path.delimiter);
-  if (env.npm_lifecycle_event === undefined) return entries.join(path.delimiter);
-  return entries.filter((dir) => !/[\\/]node_modules[\\/]\.bin$|node-gyp-bin$/.test(dir)).join(path.delimiter);
 }
 
 function realpathOr(file: string): string {

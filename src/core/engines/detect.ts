@@ -52,10 +52,17 @@ export function bundledBinDir(): string {
 
 /** Where a turn finds the engine's program, or why it cannot, with the fix. */
 export type EngineLocation =
-  | { found: true; binary: string /** The package's bundled copy, on PATH only because npm or npx put it there. */; bundled: boolean }
+  | {
+      found: true;
+      binary: string;
+      /** The package's bundled copy, on PATH only because npm or npx put it there. */
+      bundled: boolean;
+    }
   | {
       found: false;
-      /** "engine_b (Claude Code): claude is not on PATH; …" */
+      /** The engine, as messages name it: "engine_b (Claude Code)". */
+      engine: string;
+      /** "claude is not on PATH; …" */
       problem: string;
       fix: string;
       /** The package's bundled copy, which a shell's PATH lacks. */
@@ -71,42 +78,53 @@ export function locateEngine(def: EngineDefinition, envPath: string | undefined,
   if (named) {
     return {
       found: false,
-      problem: `${who}: the configured program ${named} is not installed, not executable or not on PATH`,
+      engine: who,
+      problem: `the configured program ${named} is not installed, not executable or not on PATH`,
       fix: `install ${named} or set ${def.options?.key}.command in service.yaml`,
     };
   }
-  const global = def.npmPackage ? `npm install -g ${def.npmPackage}` : "install it with the vendor's installer";
   const bundled = findOnPath(def.binaries, bundledBinDir());
   if (bundled) {
     const version = bundledVersion(def);
     return {
       found: false,
+      engine: who,
       bundled,
-      problem: `${who}: ${path.basename(bundled)} is not on PATH; this package bundles it (${bundled}${version ? `, ${version}` : ''}), which npm scripts such as \`npm start\` put on PATH and a shell does not`,
-      fix: `for this shell: export PATH="${bundledBinDir()}:$PATH"; for every shell: ${global}${version && def.npmPackage ? `@${version}` : ''}`,
+      problem: `${path.basename(bundled)} is not on PATH; this package bundles it (${bundled}${version ? `, ${version}` : ''}), which npm scripts such as \`npm start\` put on PATH and a shell does not`,
+      fix: formatBundledFix(def),
     };
   }
-  return { found: false, problem: `${who}: ${def.binaries.join(' / ')} not found on PATH`, fix: global };
+  return { found: false, engine: who, problem: `${def.binaries.join(' / ')} not found on PATH`, fix: globalInstall(def) };
+}
+
+/** How to reach the copy this package bundles from a shell: the PATH line, or a global install of the same version. */
+export function formatBundledFix(def: EngineDefinition): string {
+  const version = bundledVersion(def);
+  return `for this shell: export PATH="${bundledBinDir()}:$PATH"; for every shell: ${globalInstall(def)}${version && def.npmPackage ? `@${version}` : ''}`;
 }
 
 /** One line for a missing engine, as a turn's error, the gateway's start warning and /api/status say it. */
-export function describeMissingEngine(missing: { problem: string; fix: string }): string {
-  return `${missing.problem} (fix: ${missing.fix})`;
+export function describeMissingEngine(missing: { engine: string; problem: string; fix: string }): string {
+  return `${missing.engine}: ${missing.problem} (fix: ${missing.fix})`;
 }
 
 /**
- * The gateway's start line about its engine: the program a turn runs and where it comes from, or
- * (a warning) why none can start and the fix.
+ * Which program the engine runs and where it comes from, for `npm start` to print: a copy this
+ * package bundles is on PATH there only because npm put it there, which a shell does not.
  */
-export function describeEngineLocation(def: EngineDefinition, location: EngineLocation): { level: 'info' | 'warn'; text: string } {
-  if (!location.found) return { level: 'warn', text: describeMissingEngine(location) };
-  const from = location.bundled
-    ? ', the copy this package bundles: npm scripts (npm start) and npx put it on PATH, a shell does not (`service doctor` there says how to add it)'
+export function describeEngineSource(def: EngineDefinition, location: EngineLocation): string {
+  if (!location.found) return describeMissingEngine(location);
+  const bundled = location.bundled
+    ? ': the copy this package bundles, which npm scripts put on PATH and a shell does not (`service doctor` there says how to reach it)'
     : '';
-  return { level: 'info', text: `engine ${def.id} (${def.title}): ${location.binary}${from}` };
+  return `engine ${def.id} (${def.title}): ${location.binary}${bundled}`;
 }
 
 // --- internal ---
+
+function globalInstall(def: EngineDefinition): string {
+  return def.npmPackage ? `npm install -g ${def.npmPackage}` : "install it with the vendor's installer";
+}
 
 function sameFolder(a: string, b: string): boolean {
   const real = (p: string) => {

@@ -202,6 +202,12 @@ describe('the README set-up from a clean copy, /usr/sbin on PATH', { timeout: 2 
       expect(out).toContain(`note: \`service\` on PATH is ${sbin}/service, another program (on Debian and Ubuntu, the init-script tool); \`agent-service\``);
       expect(out).toContain(`      fix: type \`agent-service\` wherever the docs say \`service\`, or put ${path.join(prefix, 'bin')} first in PATH`);
       expect(out.indexOf('note: `service`')).toBeLessThan(out.indexOf('serving on'));
+      // Where the demo's engine comes from: the CLI npm install bundled, which npm put on PATH and a shell lacks;
+      // init's note says so for the shell, with the fix.
+      expect(out).toContain(
+        `engine engine_b (Claude Code): ${clone}/node_modules/.bin/claude: the copy this package bundles, which npm scripts put on PATH and a shell does not`,
+      );
+      expect(out).toContain('Note: engine_b (Claude Code): claude is not on PATH; this package bundles it');
     } finally {
       for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
       if (child.exitCode === null) child.kill('SIGKILL');

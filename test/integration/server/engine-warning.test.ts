@@ -51,7 +51,7 @@ describe('an engine whose program is missing', () => {
     );
   });
 
-  it('service gateway warns when it starts, and otherwise says which program its engine runs', async () => {
+  it('service gateway warns when it starts, and says nothing of a program it finds', async () => {
     const bare = [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter);
     const missing = testdir({ 'service.yaml': 'name: no-engine\nengine: cursor\n' });
     const g = await startGatewayProcess(missing, [], { PATH: bare });
@@ -65,8 +65,7 @@ describe('an engine whose program is missing', () => {
     const found = testdir({ 'service.yaml': 'name: with-engine\nengine: engine_a\n' });
     const h = await startGatewayProcess(found, [], { PATH: `${bin}${path.delimiter}${bare}` });
     try {
-      expect(h.output()).toContain(`engine engine_a (Cursor agent CLI): ${bin}/agent`);
-      expect(h.output()).not.toContain('not found on PATH');
+      expect(h.output()).not.toContain('engine_a (Cursor agent CLI)');
     } finally {
       await h.stop();
     }
