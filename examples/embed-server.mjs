@@ -2,12 +2,16 @@
 // the HTTP/SSE API and the dashboard around it (no IM channels, no scheduler: embed-gateway.mjs
 // runs everything `service gateway` runs).
 //
-//   npm install service
-//   service init my-assistant --yes
+// The package is `agent-service`, not on the npm registry (`npm install service` would fetch an
+// unrelated package). Install it from a tarball of the checkout, or by its path (a link):
+//
+//   (cd /path/to/service && npm pack)    # after its `npm install`: writes agent-service-0.1.0.tgz
+//   npm install /path/to/service/agent-service-0.1.0.tgz      # or: npm install /path/to/service
+//   npx agent-service init my-assistant --yes
 //   node embed-server.mjs my-assistant       # SERVICE_PORT / SERVICE_TOKEN are honoured
 //
 // Stop it with Ctrl-C: running turns get 30 s to finish, then the assistant is closed.
-import { createAssistant, startServer } from 'service';
+import { createAssistant, startServer } from 'agent-service';
 
 const dir = process.argv[2] ?? '.';
 const bot = createAssistant({ dir });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The second half of `npm run build`: the command line (dist/cli.js, as tsc emitted it, with every
 // module it imports lazily) bundled into dist/bundle/, which bin/service.js runs. The library
-// (dist/index.js, what `import ... from 'service'` loads) stays as tsc emitted it.
+// (dist/index.js, what `import ... from 'agent-service'` loads) stays as tsc emitted it.
 //
 // Why: a gateway used to load about 250 modules at start (ours, and zod's, whose entry loads every
 // one of its locales). Measured on the same machine: 59 MiB resident at idle instead of 62.4, about

@@ -30,10 +30,45 @@ if (!fs.existsSync(path.join(demo, 'service.yaml'))) {
   run([cli, 'init', demo, '--template', 'customer-support', '--name', 'demo-assistant', '--yes'], 'init');
 }
 
+await noteCommandName();
+await noteEngineSource();
 exitWithParent();
 // As if `service gateway --dir demo-assistant [args]` had been typed (argv[1] is the CLI, so its hints name it).
 process.argv = [process.execPath, cli, 'gateway', '--dir', demo, ...process.argv.slice(2)];
 await import(pathToFileURL(path.join(root, 'dist', 'cli.js')).href);
+
+/**
+ * What a bare `service` runs in the user's shell (npm put node_modules/.bin on our PATH, not on
+ * theirs): when it is not this CLI (Debian's /usr/sbin/service first on PATH, or nothing linked),
+ * say so with the fix before the gateway's lines, as `service doctor` does.
+ */
+async function noteCommandName() {
+  const { checkOwnCommandName } = await import(pathToFileURL(path.join(root, 'dist', 'core', 'invocation.js')).href);
+  const report = checkOwnCommandName();
+  if (report.ok) return;
+  console.log(`note: ${report.detail}`);
+  if (report.fix) console.log(`      fix: ${report.fix}`);
+}
+
+/**
+ * Which program the demo's engine runs and where it comes from: in a checkout usually the copy
+ * npm install bundled in node_modules/.bin, which npm put on our PATH and a shell lacks.
+ */
+async function noteEngineSource() {
+  const dist = (file) => import(pathToFileURL(path.join(root, 'dist', ...file.split('/'))).href);
+  const [{ loadServiceConfig }, { getEngine }, { locateEngine, describeEngineSource }] = await Promise.all([
+    dist('definitions.js'),
+    dist('core/engines/registry.js'),
+    dist('core/engines/detect.js'),
+  ]);
+  try {
+    const { config } = loadServiceConfig(demo);
+    const def = getEngine(config.engine);
+    console.log(describeEngineSource(def, locateEngine(def, process.env.PATH, { config, dir: demo })));
+  } catch {
+    // An invalid service.yaml: the gateway says what is wrong with it.
+  }
+}
 
 /** When the process that started us exits, stop the gateway as SIGTERM would. */
 function exitWithParent() {

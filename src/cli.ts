@@ -13,6 +13,9 @@ const version = (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.js
 
 loadDotEnv();
 
+/** 128 + SIGINT: how a shell reports a command ended by Ctrl-C. */
+const EXIT_INTERRUPTED = 130;
+
 /** Exit code of the command that ran; commands return it instead of exiting. */
 let exitCode = 0;
 const act =
@@ -43,7 +46,7 @@ command('init', 'create an assistant directory from a scenario template')
   .argument('[dir]', 'directory to create the assistant in')
   // Validated by init against the template and engine registries (which list what is available).
   .option('-t, --template <name>', 'scenario template (the templates are listed below)')
-  .option('-e, --engine <engine>', 'engine id (default: the first installed one; an unknown id lists them all)')
+  .option('-e, --engine <engine>', "engine id, or the program's name (claude, codex, …); default: the first installed one; an unknown one lists them all")
   .option('-n, --name <name>', 'assistant name (default: the directory name)')
   .option('-y, --yes', 'never prompt; use defaults for what is not given')
   .option('-f, --force', 'overwrite an existing service.yaml')
@@ -96,22 +99,26 @@ cronSub('list', 'list tasks with their schedule and next run')
       return runCron({ action: 'list', dir: dirOf(cmd), json: opts.json }, processIO);
     }),
   );
-for (const [name, description] of [
-  ['run', 'run a task now in this process, print the reply and deliver it to its target'],
-  ['enable', 'enable a task in service.yaml'],
-  ['disable', 'disable a task in service.yaml'],
-  ['del', 'delete a task from service.yaml'],
-  ['history', 'show the last runs of a task'],
+// --json where the action has something to print: `run` its run record and reply, `history` the runs.
+for (const [name, description, json] of [
+  [
+    'run',
+    'run a task now in this process, print the reply and deliver it to its target',
+    'print the run as JSON: status, times, cost, delivered, error and the reply',
+  ],
+  ['enable', 'enable a task in service.yaml', undefined],
+  ['disable', 'disable a task in service.yaml', undefined],
+  ['del', 'delete a task from service.yaml', undefined],
+  ['history', 'show the last runs of a task', 'print the last 100 runs as JSON (ISO times in UTC, every field)'],
 ] as const) {
-  cronSub(name, description)
-    .argument('<id>', 'task id')
-    .option('--json', 'print JSON (history)')
-    .action(
-      act(async (id: string, opts: { json?: boolean }, cmd: Command) => {
-        const { runCron } = await import('./commands/cron.js');
-        return runCron({ action: name, id, dir: dirOf(cmd), json: opts.json }, processIO);
-      }),
-    );
+  const sub = cronSub(name, description).argument('<id>', 'task id');
+  if (json) sub.option('--json', json);
+  sub.action(
+    act(async (id: string, opts: { json?: boolean }, cmd: Command) => {
+      const { runCron } = await import('./commands/cron.js');
+      return runCron({ action: name, id, dir: dirOf(cmd), json: opts.json }, processIO);
+    }),
+  );
 }
 
 const access = command('access', 'who may use the assistant from the channels: pairing codes, approvals');
@@ -240,6 +247,9 @@ function reportError(err: unknown): number {
     // commander already printed usage or the version; keep its exit code (0 for --help/--version).
     return err.exitCode;
   }
+  // Ctrl-C at a prompt (@inquirer/prompts rejects with ExitPromptError): the user's choice, not a
+  // failure. Nothing was written yet (init asks everything first); 130 is what a shell reports for SIGINT.
+  if (err instanceof Error && err.name === 'ExitPromptError') return EXIT_INTERRUPTED;
   if (err instanceof AppError) {
     processIO.err(`error: ${err.message}`);
     if (err.hint) processIO.err(`hint: ${err.hint}`);

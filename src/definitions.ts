@@ -10,7 +10,8 @@ import { checkTaskSchedules } from './core/scheduler/cron.js';
  */
 export function configParts(): ConfigSchemaParts {
   const engineOptions = Object.fromEntries(Object.values(engineDefinitions).flatMap((e) => (e.options ? [[e.options.key, e.options.schema]] : [])));
-  return { engines: engineIds, channels: channelOptionSchemas(), engineOptions };
+  const engineNames = Object.values(engineDefinitions).map(({ id, title, aliases }) => ({ id, title, aliases }));
+  return { engines: engineIds, engineNames, channels: channelOptionSchemas(), engineOptions };
 }
 
 /** Checks beyond the schema, contributed by their owners: each engine's (a model format...) and the scheduler's (cron syntax). */

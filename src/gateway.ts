@@ -146,6 +146,9 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
   const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
   for (const line of formatAccessNotices({ raw: config.current().raw, config: config.current().config, dir: directory.dir })) log.warn(line);
+  // An engine whose program is missing is said now, not at the first turn (and in /api/status).
+  const engineWarning = assistant.engineWarning();
+  if (engineWarning) log.warn(engineWarning);
   const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
   const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({

@@ -2,7 +2,7 @@
  * The package's exports: the embedding API (src/embedding.ts) and the public types.
  *
  * @example
- * import { createAssistant, startServer } from 'service';
+ * import { createAssistant, startServer } from 'agent-service';
  * const bot = createAssistant({ dir: './my-assistant' });
  * const server = await startServer(bot, { port: 0 });
  * console.log(server.url, server.token);

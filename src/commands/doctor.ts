@@ -1,30 +1,31 @@
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import fs from 'node:fs';
+import path from 'node:path';
 import { channelDefinitions } from '../channels/registry.js';
-import type { LoadedConfig } from '../core/config/load.js';
-import { resolveGatewayBind } from '../core/config/bind.js';
-import { findEngineBinary } from '../core/engines/detect.js';
-import { engineDefinitions } from '../core/engines/registry.js';
-import { probeVersion } from '../core/engines/runner.js';
+import { type LoadedConfig, parseYaml } from '../core/config/load.js';
+import { engineDefinitions, getEngine, resolveEngineId } from '../core/engines/registry.js';
+import type { EngineDefinition } from '../core/engines/types.js';
 import { ConfigError } from '../core/errors.js';
-import { formatCliCommand } from '../core/invocation.js';
+import { checkOwnCommandName, formatCliCommand } from '../core/invocation.js';
 import { loadServiceConfig } from '../definitions.js';
 import { resolveAssistantPaths } from '../core/paths.js';
 import { describeStoreTarget, openStore, resolveStoreTarget } from '../core/store/open-store.js';
+import { checkEngine, listInstalledEngines } from './doctor-engine.js';
+import { checkGatewayPort } from './doctor-gateway.js';
 import type { CommandIO } from './io.js';
 
-interface Check {
+/** One line of the report: `pass`, `warn` (worth fixing, fails nothing) or `FAIL`, with the fix. */
+export interface DoctorCheck {
   ok: boolean;
+  /** Worth fixing, but nothing fails because of it (printed `warn`, exit code unchanged). */
+  warn?: boolean;
   title: string;
   detail: string;
   fix?: string;
 }
 
-/** `service doctor`: every check prints pass/fail with the fix; exit 1 on any failure. */
+/** `service doctor`: every check prints pass/warn/FAIL with the fix; exit 1 on any failure. */
 export async function runDoctor(opts: { dir: string; json?: boolean }, io: CommandIO): Promise<number> {
-  const checks: Check[] = [];
+  const checks: DoctorCheck[] = [];
   let loaded: LoadedConfig | undefined;
   try {
     loaded = loadServiceConfig(opts.dir);
@@ -36,21 +37,22 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
     checks.push({ ok: false, title: 'service.yaml', detail, fix: err instanceof ConfigError ? `edit ${err.file}` : `run \`${formatCliCommand('init')}\`` });
   }
 
-  const engineIds = loaded ? [loaded.config.engine] : Object.keys(engineDefinitions);
-  for (const id of engineIds) checks.push(...(await checkEngine(id, loaded)));
-  if (loaded) checks.push(listInstalledEngines());
+  // Without a valid file, only an engine the file names clearly is checked: one problem, one FAIL line.
+  const engine = loaded ? getEngine(loaded.config.engine) : engineNamedIn(opts.dir);
+  if (engine) checks.push(...(await checkEngine(engine, loaded)));
+  checks.push(listInstalledEngines());
   if (loaded) {
     checks.push(...checkChannels(loaded));
     checks.push(await checkStore(loaded));
-    const bind = resolveGatewayBind(loaded.config, {});
-    checks.push(await checkPort(bind.host, bind.port));
+    checks.push(...(await checkGatewayPort(loaded)));
   }
+  checks.push(checkCommand());
 
   if (opts.json) io.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2));
   else {
     for (const c of checks) {
-      io.out(`${c.ok ? 'pass' : 'FAIL'}  ${c.title}: ${c.detail}`);
-      if (!c.ok && c.fix) io.out(`      fix: ${c.fix}`);
+      io.out(`${c.warn ? 'warn' : c.ok ? 'pass' : 'FAIL'}  ${c.title}: ${c.detail}`);
+      if ((!c.ok || c.warn) && c.fix) io.out(`      fix: ${c.fix}`);
     }
   }
   return checks.every((c) => c.ok) ? 0 : 1;
@@ -58,48 +60,28 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
 
 // --- internal ---
 
-async function checkEngine(id: string, loaded: LoadedConfig | undefined): Promise<Check[]> {
-  const def = engineDefinitions[id];
-  if (!def) return [];
-  const configured = loaded ? { config: loaded.config, dir: loaded.dir } : undefined;
-  const named = configured && def.configuredBinary?.(configured.config);
-  const bin = findEngineBinary(def, undefined, configured);
-  const install = named
-    ? `install ${named} or set ${def.options?.key}.command in service.yaml`
-    : def.npmPackage
-      ? `npm install -g ${def.npmPackage}`
-      : "install it with the vendor's installer";
-  if (!bin) {
-    return [{ ok: false, title: `${id} (${def.title})`, detail: `${named ?? def.binaries.join(' / ')} not found on PATH`, fix: install }];
+/** The engine a file that does not validate names (an id or a program's name), when it parses at all. */
+function engineNamedIn(dir: string): EngineDefinition | undefined {
+  try {
+    const file = resolveAssistantPaths(dir).configFile;
+    const raw = parseYaml(fs.readFileSync(file, 'utf8'), file).toJS() as { engine?: unknown } | null;
+    const id = typeof raw?.engine === 'string' ? resolveEngineId(raw.engine) : undefined;
+    return id === undefined ? undefined : engineDefinitions[id];
+  } catch {
+    return undefined;
   }
-  // A configured program (any ACP agent) need not know --version; the ones this engine knows do.
-  const unknownProgram = named !== undefined && !def.binaries.includes(path.basename(named));
-  const version = unknownProgram ? undefined : await probeVersion(bin);
-  const checks: Check[] = [
-    !version
-      ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} (version not probed: not a program this engine knows)` }
-      : version.ok
-        ? { ok: true, title: `${id} (${def.title})`, detail: `${bin} ${version.text}` }
-        : { ok: false, title: `${id} (${def.title})`, detail: `${bin}: ${version.text}`, fix: `reinstall: ${install}` },
-  ];
-  if (loaded) {
-    const cred = def.credentialStatus({ config: loaded.config, env: process.env, home: os.homedir() });
-    checks.push({ ok: cred.ok, title: `${id} credentials`, detail: cred.detail, ...(cred.ok ? {} : { fix: cred.detail.replace(/^no credentials: /, '') }) });
-  }
-  return checks;
 }
 
-/** Every engine whose CLI is on PATH, so a user choosing another one sees what is installed. */
-function listInstalledEngines(): Check {
-  const found = Object.values(engineDefinitions).flatMap((def) => {
-    const bin = findEngineBinary(def);
-    return bin ? [`${def.id} (${def.title}: ${path.basename(bin)})`] : [];
-  });
-  return { ok: true, title: 'engines on PATH', detail: found.length > 0 ? found.join(', ') : 'none' };
+/** What a bare `service` runs in the user's shell: a clash with the system's `service` is a warning with the fix. */
+function checkCommand(): DoctorCheck {
+  const report = checkOwnCommandName();
+  return report.ok
+    ? { ok: true, title: 'command', detail: report.detail }
+    : { ok: true, warn: true, title: 'command', detail: report.detail, ...(report.fix ? { fix: report.fix } : {}) };
 }
 
-function checkChannels(loaded: LoadedConfig): Check[] {
-  return Object.entries(loaded.config.channels).map(([name, opts]): Check => {
+function checkChannels(loaded: LoadedConfig): DoctorCheck[] {
+  return Object.entries(loaded.config.channels).map(([name, opts]): DoctorCheck => {
     const def = channelDefinitions[name];
     const moduleId = def ? def.sdkPackage : String((opts as { _adapter?: string })._adapter);
     const found = def ? canImport(moduleId) : customAdapterExists(moduleId, loaded.dir);
@@ -129,7 +111,7 @@ function customAdapterExists(spec: string, dir: string): boolean {
 }
 
 /** The state store: the SQLite file needs nothing; a PostgreSQL store is connected to and migrated, as a start would. */
-async function checkStore(loaded: LoadedConfig): Promise<Check> {
+async function checkStore(loaded: LoadedConfig): Promise<DoctorCheck> {
   const target = resolveStoreTarget(loaded.config, process.env, resolveAssistantPaths(loaded.dir).database);
   if (target.kind === 'sqlite') return { ok: true, title: 'state store', detail: `SQLite ${target.file}` };
   const store = openStore(target);
@@ -146,19 +128,4 @@ async function checkStore(loaded: LoadedConfig): Promise<Check> {
   } finally {
     await store.close();
   }
-}
-
-function checkPort(host: string, port: number): Promise<Check> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      resolve({
-        ok: false,
-        title: 'gateway port',
-        detail: `${host}:${port} is not free (${err.code})`,
-        fix: 'stop what uses it (maybe a running gateway), or set gateway.port / SERVICE_PORT',
-      }),
-    );
-    server.listen(port, host, () => server.close(() => resolve({ ok: true, title: 'gateway port', detail: `${host}:${port} is free` })));
-  });
 }

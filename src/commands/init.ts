@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { type Document, isMap, isScalar } from 'yaml';
 import { editConfigText } from '../core/config/write-back.js';
-import { findEngineBinary, findOnPath } from '../core/engines/detect.js';
+import { findEngineBinary, findOnPath, locateEngine } from '../core/engines/detect.js';
 import { engineDefinitions, enginePreference, getEngine } from '../core/engines/registry.js';
 import { AppError } from '../core/errors.js';
-import { formatCliCommand, formatShellWord } from '../core/invocation.js';
+import { formatCliCommand, formatShellWord, removeNpmBinDirs } from '../core/invocation.js';
 import { CONFIG_FILE_NAME, STATE_DIR_NAME, resolveAssistantPaths } from '../core/paths.js';
 import { DEFAULT_TEMPLATE, TEMPLATE_META_FILE, builtinSkillsDir, copyTree, getTemplate, listTemplates } from '../core/templates/templates.js';
 import type { CommandIO } from './io.js';
@@ -39,7 +40,9 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
   const templateYaml = fs.readFileSync(path.join(template.dir, CONFIG_FILE_NAME), 'utf8');
   const yaml = editConfigText(templateYaml, paths.configFile, (doc) => {
     doc.set('name', choices.name);
-    doc.set('engine', choices.engine);
+    // The id, whatever name was given (`--engine claude`), with every engine listed above it.
+    doc.set('engine', engine.id);
+    describeEnginesAbove(doc);
     if (engine.options && initial) doc.set(engine.options.key, initial.block);
   });
   fs.writeFileSync(paths.configFile, yaml);
@@ -56,10 +59,14 @@ export async function runInit(opts: InitOptions, io: CommandIO): Promise<number>
   const width = Math.max(...next.map(([command]) => command.length));
   const program = initial?.program;
   const missing = program !== undefined && findOnPath([program]) === undefined;
+  // The hints below are typed into a shell: whether the engine starts there (PATH without what npm added).
+  const located = program === undefined ? locateEngine(engine, removeNpmBinDirs(process.env)) : undefined;
+  const notInShell = located && !located.found ? [`Note: ${located.engine}: ${located.problem}`, `      fix: ${located.fix}`] : [];
   io.out(
     [
       `Created assistant "${choices.name}" (${template.title}, ${engine.title}${program ? `: ${program}` : ''}) in ${paths.dir}`,
       ...(missing ? [`Note: ${program} is not on PATH; install it or set ${engine.options?.key}.command in ${CONFIG_FILE_NAME}`] : []),
+      ...notInShell,
       '',
       'Next:',
       ...next.map(([command, why]) => `  ${cd}${command.padEnd(width)}  # ${why}`),
@@ -104,6 +111,18 @@ async function chooseOptions(opts: InitOptions, io: CommandIO, defaultName: stri
     }));
   const name = opts.name ?? (await input({ message: 'Assistant name', default: defaults.name }));
   return { template, engine, name };
+}
+
+/** The comment above `engine:`: every engine of the registry, its program and the name it may be given instead. */
+function describeEnginesAbove(doc: Document): void {
+  const pair = isMap(doc.contents) ? doc.contents.items.find((p) => isScalar(p.key) && p.key.value === 'engine') : undefined;
+  if (!pair || !isScalar(pair.key)) return;
+  const defs = Object.values(engineDefinitions);
+  const width = Math.max(...defs.map((d) => d.id.length));
+  pair.key.commentBefore = [
+    ' Coding-agent engine that runs every turn: an id below, or the name in brackets:',
+    ...defs.map((d) => `   ${d.id.padEnd(width)} = ${d.title}${d.aliases.length ? ` (${d.aliases.join(', ')})` : ''}`),
+  ].join('\n');
 }
 
 function ensureGitignore(file: string): void {

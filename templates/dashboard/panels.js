@@ -18,6 +18,8 @@ export async function showPublicStatus() {
 
 export function renderStatusExtras(status) {
   $('f-turns').textContent = status.turns ? `${status.turns.running} running, ${status.turns.waiting} waiting` : '–';
+  // Empty when the engine can start (.error:empty is not shown).
+  $('engine-warning').textContent = status.engineWarning ? `Turns cannot start: ${status.engineWarning}` : '';
 }
 
 /** Each channel as its config key beside the platform's name (`channel_d · Slack`), with its state. */

@@ -2,8 +2,11 @@
 // them ($SERVICE_TOKEN): samples get copied into scripts, tickets and screenshots.
 import { $, el } from './api.js';
 
-function samples({ origin, dir, channel }) {
+function samples({ origin, dir, channel, version }) {
   const q = (s) => JSON.stringify(s);
+  // How to depend on the package: it is not on the npm registry (whose `service` is another package).
+  const install = `// npm install /path/to/service/agent-service-${version ?? '<version>'}.tgz  (made by \`npm pack\` in the service checkout)
+// or: npm install /path/to/service  (a link to the checkout). Not \`npm install service\`: that is an unrelated package.`;
   return [
     {
       id: 'curl-chat',
@@ -56,8 +59,9 @@ events.onmessage = (e) => console.log(JSON.parse(e.data));`,
     },
     {
       id: 'embed',
-      title: 'Node.js: the same assistant in your own process (npm package "service")',
-      code: `import { createAssistant } from 'service';
+      title: 'Node.js: the same assistant in your own process (the package "agent-service")',
+      code: `${install}
+import { createAssistant } from 'agent-service';
 
 const bot = createAssistant({ dir: ${q(dir || './my-assistant')} });
 for await (const event of bot.chat('Hello', { sessionKey: 'user-42' })) {
@@ -69,7 +73,8 @@ await bot.close();`,
     {
       id: 'embed-server',
       title: 'Node.js: this API and dashboard from your own program (startServer; startGateway runs channels and tasks too)',
-      code: `import { createAssistant, startServer } from 'service';
+      code: `${install}
+import { createAssistant, startServer } from 'agent-service';
 
 const bot = createAssistant({ dir: ${q(dir || './my-assistant')} });
 // port: SERVICE_PORT or 3000; token: SERVICE_TOKEN or the one in .service/gateway-token
@@ -95,7 +100,7 @@ async function copy(text) {
 
 export function renderSamples(status) {
   const connected = (status.channels ?? []).find((c) => c.status === 'connected');
-  const list = samples({ origin: location.origin, dir: status.dir, channel: connected?.type ?? 'channel_a' });
+  const list = samples({ origin: location.origin, dir: status.dir, channel: connected?.type ?? 'channel_a', version: status.version });
   $('samples').replaceChildren(
     ...list.map((s) => {
       const code = el('code', { text: s.code });

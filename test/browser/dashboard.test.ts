@@ -366,6 +366,9 @@ describe('dashboard in chromium', () => {
     await go(page, 'api');
     expect(await text(page, '[data-sample="curl-send"]')).toContain('"channel":"channel_e"');
     expect(await text(page, '[data-sample="embed"]')).toContain(`createAssistant({ dir: "${s.dir}" })`);
+    // How to depend on the package, as it is distributed: the tarball of this version, never the registry's `service`.
+    expect(await text(page, '[data-sample="embed"]')).toContain('npm install /path/to/service/agent-service-0.0.0-test.tgz'); // the version the server reports
+    expect(await text(page, '[data-sample="embed-server"]')).toContain("from 'agent-service'");
     await context?.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
     await page.click('[data-copy="curl-chat"]');
     await expect.poll(() => text(page, '[data-sample="curl-chat"] .copy-note')).toBe('copied');
@@ -490,6 +493,27 @@ describe('dashboard in chromium', () => {
     }
     expect(yaml()).toContain('oauthToken: sk-oauth-very-secret');
     expect(problems.filter((p) => !p.includes('400'))).toEqual([]);
+  });
+
+  it('an engine whose program is missing: the status panel says turns cannot start, why and the fix; it goes once it is there', async () => {
+    s = await startTestServer({ engine: 'engine_a' });
+    const agent = path.join(s.standIn.binDir, 'agent');
+    const saved = fs.readFileSync(agent);
+    fs.rmSync(agent);
+    const { page, problems } = await open(`${s.url}/`);
+    await page.locator('#f-engine').filter({ hasText: 'engine_a' }).waitFor();
+    expect(await page.locator('#engine-warning').isVisible()).toBe(false); // locked: /api/status is behind the token
+    await page.fill('#token-input', TEST_TOKEN);
+    await page.click('#token-form button');
+    await expect.poll(() => page.locator('#engine-warning').isVisible()).toBe(true);
+    expect(await text(page, '#engine-warning')).toBe(
+      "Turns cannot start: engine_a (Cursor agent CLI): agent / cursor-agent not found on PATH (fix: install it with the vendor's installer)",
+    );
+    fs.writeFileSync(agent, saved, { mode: 0o755 });
+    await page.reload();
+    await page.locator('#f-turns').filter({ hasText: 'running' }).waitFor();
+    expect(await page.locator('#engine-warning').isVisible()).toBe(false);
+    expect(problems).toEqual([]);
   });
 
   it('persona boundaries read as a list, one item each, markup as text; edited one per line', async () => {

@@ -4,6 +4,7 @@ import { type AnswerOutcome, type AnswerRequest, createApprovals, type TurnAppro
 import { maskSecretValues } from '../config/secrets.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
+import { describeMissingEngine } from '../engines/detect.js';
 import { enginesWith, getEngine } from '../engines/registry.js';
 import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.js';
 import type { Completion, StreamEvent } from '../events.js';
@@ -80,6 +81,8 @@ export interface Assistant {
   /** Whether a slash command line is answered at once (/stop, /allow, /deny), not queued behind the session's turn. */
   runsAtOnce(line: string): boolean;
   status(): AssistantStatus;
+  /** Why the configured engine cannot start (its program is not found), with the fix; undefined when it can. */
+  engineWarning(): string | undefined;
   onActivity(listener: (record: ActivityRecord) => void): () => void;
   recentActivity(limit: number): Promise<ActivityRecord[]>;
   metrics(): Promise<Metrics>;
@@ -312,6 +315,10 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     engine,
     sessions,
     files: sentFiles,
+    engineWarning() {
+      const located = engine.locate(deps.config.current().config);
+      return located.found ? undefined : describeMissingEngine(located);
+    },
     chat(message, opts = {}) {
       const shown = (text: string) => (text.trim() !== '' ? text : opts.images?.length ? '(image)' : opts.files?.length ? '(file)' : text);
       return startTurn(shown(message), { ...opts, ...(opts.messageText !== undefined ? { messageText: shown(opts.messageText) } : {}) });
@@ -321,7 +328,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       const def = getEngine(c.engine);
       const refusal = def.nativeCommands
         ? undefined
-        : `${c.engine} (${def.title}) does not support native commands; only engines with a command flag (${enginesWith('nativeCommands')}) do`;
+        : `${c.engine} (${def.title}) does not support native commands; only engines with a command flag do: ${enginesWith('nativeCommands')}`;
       return startTurn(`/${name} ${args ?? ''}`.trim(), opts, { name, ...(args ? { arguments: args } : {}) }, refusal);
     },
     async runCommand(line, opts = {}) {

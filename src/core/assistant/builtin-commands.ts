@@ -1,6 +1,6 @@
 import { mergePatch } from '../config/write-back.js';
 import type { ConfigSource } from '../config/source.js';
-import { engineDefinitions } from '../engines/registry.js';
+import { describeEngineIds, engineDefinitions, resolveEngineId } from '../engines/registry.js';
 import { scanSkills } from '../skills/skills.js';
 import { type CommandTable, commandResult, type SlashCommand } from './slash-commands.js';
 
@@ -41,11 +41,13 @@ export function createBuiltinCommands(deps: BuiltinCommandDeps): SlashCommand[] 
       changesConfig: (args) => args.length > 0,
       run: async ([name]) => {
         const current = deps.config.current().config.engine;
-        const all = Object.values(engineDefinitions).map((e) => `${e.id} (${e.title})`);
-        if (!name) return commandResult(`Engine: ${current}\nAvailable: ${all.join(', ')}`, { engine: current });
-        if (!engineDefinitions[name]) return commandResult(`Unknown engine "${name}". Available: ${all.join(', ')}`, { error: 'unknown_engine' });
-        deps.config.edit(mergePatch({ engine: name }, deps.env));
-        return commandResult(`Engine switched to ${name}; the next turn starts a new ${name} session.`, { engine: name });
+        const title = (id: string) => engineDefinitions[id]?.title ?? id;
+        if (!name) return commandResult(`Engine: ${current} (${title(current)})\nAvailable: ${describeEngineIds()}`, { engine: current });
+        // A program's name (`claude`) is accepted; service.yaml gets the id.
+        const id = resolveEngineId(name);
+        if (!id) return commandResult(`Unknown engine "${name}". Available: ${describeEngineIds()}`, { error: 'unknown_engine' });
+        deps.config.edit(mergePatch({ engine: id }, deps.env));
+        return commandResult(`Engine switched to ${id} (${title(id)}); the next turn starts a new ${id} session.`, { engine: id });
       },
     },
     {

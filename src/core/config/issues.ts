@@ -33,6 +33,8 @@ function formatIssue(issue: z.core.$ZodIssue, path: Array<string | number>): str
       return [got === 'undefined' ? `${at}: required (${issue.expected})` : `${at}: expected ${issue.expected}, got ${got}`];
     }
     case 'invalid_value': {
+      // A message written in the schema (the engine's, naming each program) says it all.
+      if (isCustom(issue.message)) return [`${at}: ${issue.message}`];
       const options = issue.values.map(String).join('|');
       if (issue.input === undefined) return [`${at}: required (one of ${options})`];
       const got = isSecretPath(path) ? describeType(issue.input) : JSON.stringify(issue.input);

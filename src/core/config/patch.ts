@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { placeholderNames, resolvePlaceholders } from './env.js';
+import { withEngineIds } from './engine-names.js';
 import { formatIssues, formatPath } from './issues.js';
 import { type LoadedConfig, parseYaml } from './load.js';
 import { createConfigSchema, isExtensionKey } from './schema.js';
@@ -50,7 +51,8 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
     throw new PatchRejected([{ path: '(root)', message: 'expected an object of settings to change' }]);
   }
-  const body = patch as Record<string, unknown>;
+  // Engine names (`claude`) become ids before anything else: the file is written with the id.
+  const body = withEngineIds(patch as Record<string, unknown>, source.parts.engineNames ?? []);
   const leaves = leafPaths(body);
   if (leaves.length === 0) throw new PatchRejected([{ path: '(root)', message: 'nothing to change' }]);
 

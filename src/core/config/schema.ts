@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeEngineChoices, type EngineName, resolveEngineName, withEngineKeys } from './engine-names.js';
 
 /**
  * The one schema of service.yaml. It is built from the engine ids and the channel option schemas
@@ -7,6 +8,8 @@ import { z } from 'zod';
  */
 export interface ConfigSchemaParts {
   engines: readonly [string, ...string[]];
+  /** Each engine's program and the other names `engine` accepts for it (`claude` for engine_b); messages name the program beside each id. */
+  engineNames?: readonly EngineName[];
   /** channel key → schema of that channel's block (strict objects). */
   channels: Readonly<Record<string, z.ZodType<Record<string, unknown>>>>;
   /**
@@ -26,6 +29,21 @@ export interface ConfigSchemaOptions {
 
 export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}) {
   const f = fieldBuilders(opts.coerceScalars ?? false);
+
+  // An engine id, or a name for one (the program's: `claude`), read as the id.
+  const engineNames = parts.engineNames ?? parts.engines.map((id) => ({ id, title: id, aliases: [] }));
+  const choices = describeEngineChoices(engineNames);
+  const engineId = z.preprocess(
+    (v) => resolveEngineName(v, engineNames) ?? v,
+    z.enum(parts.engines, {
+      error: (iss) => (iss.input === undefined ? `required (one of ${choices})` : `expected one of ${choices}, got ${JSON.stringify(iss.input)}`),
+    }),
+  );
+  const byEngine = <T extends z.ZodType>(value: T) =>
+    z.preprocess(
+      (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? withEngineKeys(v as Record<string, unknown>, engineNames) : v),
+      z.partialRecord(z.enum(parts.engines), value),
+    );
 
   const permissions = z.strictObject({
     allowedPaths: z.array(z.string()).optional(),
@@ -122,7 +140,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     );
   const provider = z.strictObject({
     ...providerEndpoint,
-    models: z.partialRecord(z.enum(parts.engines), z.string()).optional(),
+    models: byEngine(z.string()).optional(),
     fallback: fallback.optional(),
     failoverThreshold: f.int(1).default(3),
   });
@@ -168,7 +186,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
 
   return z.strictObject({
     name: z.string().min(1),
-    engine: z.enum(parts.engines),
+    engine: engineId,
     model: z.string().min(1).optional(),
     skipPermissions: f.bool().default(true),
     // With skipPermissions false: how long a person has to answer an engine's permission request (then it is denied).

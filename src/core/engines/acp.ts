@@ -54,6 +54,7 @@ const knownAgent = (command: string | undefined) => KNOWN_AGENTS.find((a) => a.b
 export const acpAgent: EngineDefinition = {
   id: 'acp',
   title: 'ACP agent',
+  aliases: [],
   binaries: KNOWN_AGENTS.map((a) => a.binary),
   nativeCommands: false,
   honoursPermissions: false,

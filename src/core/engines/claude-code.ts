@@ -16,6 +16,7 @@ const DOCUMENTED_MODELS = ['sonnet', 'opus', 'haiku', 'opusplan', 'sonnet[1m]'];
 export const claudeCode: EngineDefinition = {
   id: 'engine_b',
   title: 'Claude Code',
+  aliases: ['claude'],
   binaries: ['claude'],
   npmPackage: '@anthropic-ai/claude-code',
   nativeCommands: false,

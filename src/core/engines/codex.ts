@@ -39,6 +39,7 @@ const optionsOf = (turn: EngineTurn): CodexOptions => readEngineOptions(turn.con
 export const codex: EngineDefinition = {
   id: 'engine_d',
   title: 'Codex CLI',
+  aliases: ['codex'],
   binaries: ['codex'],
   npmPackage: '@openai/codex',
   nativeCommands: false,

@@ -22,6 +22,7 @@ const RULES_FILE = path.join('.cursor', 'rules', 'service-assistant.mdc');
 export const cursorAgent: EngineDefinition = {
   id: 'engine_a',
   title: 'Cursor agent CLI',
+  aliases: ['cursor'],
   binaries: ['agent', 'cursor-agent'],
   nativeCommands: false,
   honoursPermissions: true,

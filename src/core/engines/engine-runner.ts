@@ -6,7 +6,7 @@ import type { AgentEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { createSkillScanner, type Skill } from '../skills/skills.js';
 import { renderAssistantContext, type PeerAssistant } from './context.js';
-import { findEngineBinary } from './detect.js';
+import { describeMissingEngine, type EngineLocation, locateEngine } from './detect.js';
 import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
@@ -52,6 +52,8 @@ export interface EngineRunner {
   listModels(config: ServiceConfig): Promise<ModelListing>;
   /** Write the context file and engine files without running a turn (start-up, config changes). */
   prepare(config: ServiceConfig): Skill[];
+  /** Where a turn would find the engine's program (this runner's PATH), or why it cannot, with the fix. */
+  locate(config: ServiceConfig): EngineLocation;
 }
 
 export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
@@ -75,11 +77,12 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
 
   async function* run(req: EngineTurnRequest): AsyncIterable<AgentEvent> {
     const engine = getEngine(req.config.engine);
-    const binary = findEngineBinary(engine, env.PATH, { config: req.config, dir: deps.dir });
-    if (!binary) {
-      yield { type: 'error', code: 'spawn_failed', message: notInstalled(engine, req.config), kind: 'engine' };
+    const located = locateEngine(engine, env.PATH, { config: req.config, dir: deps.dir });
+    if (!located.found) {
+      yield { type: 'error', code: 'spawn_failed', message: describeMissingEngine(located), kind: 'engine' };
       return;
     }
+    const binary = located.binary;
     try {
       prepare(req.config);
     } catch (err) {
@@ -185,21 +188,15 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     prepare,
     async listModels(config) {
       const engine = getEngine(config.engine);
-      const binary = findEngineBinary(engine, env.PATH, { config, dir: deps.dir });
-      if (!binary) throw new Error(notInstalled(engine, config));
-      return engine.listModels({ binary, dir: deps.dir, env: { ...env, HOME: env.HOME ?? os.homedir() } });
+      const located = locateEngine(engine, env.PATH, { config, dir: deps.dir });
+      if (!located.found) throw new Error(describeMissingEngine(located));
+      return engine.listModels({ binary: located.binary, dir: deps.dir, env: { ...env, HOME: env.HOME ?? os.homedir() } });
     },
+    locate: (config) => locateEngine(getEngine(config.engine), env.PATH, { config, dir: deps.dir }),
   };
 }
 
 // --- internal ---
-
-function notInstalled(engine: EngineDefinition, config: ServiceConfig): string {
-  const named = engine.configuredBinary?.(config);
-  if (named) return `${engine.id} (${engine.title}): the configured program ${named} is not installed, not executable or not on PATH`;
-  const how = engine.npmPackage ? `npm install -g ${engine.npmPackage}` : "the vendor's installer";
-  return `${engine.id} (${engine.title}): ${engine.binaries.join(' / ')} is not installed or not on PATH (install it with ${how})`;
-}
 
 /**
  * Hold a resumed run's events back until it produces content. If it ends first with

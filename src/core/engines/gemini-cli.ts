@@ -15,6 +15,7 @@ const DOCUMENTED_MODELS = ['auto', 'pro', 'flash', 'flash-lite', 'gemini-2.5-pro
 export const geminiCli: EngineDefinition = {
   id: 'engine_e',
   title: 'Gemini CLI',
+  aliases: ['gemini'],
   binaries: ['gemini'],
   npmPackage: '@google/gemini-cli',
   nativeCommands: false,

@@ -37,6 +37,7 @@ const ASKED_PERMISSIONS = { bash: 'ask', edit: 'ask', webfetch: 'ask' } as const
 export const opencode: EngineDefinition = {
   id: 'engine_c',
   title: 'OpenCode',
+  aliases: ['opencode'],
   binaries: ['opencode'],
   npmPackage: 'opencode-ai',
   nativeCommands: true,

@@ -15,6 +15,7 @@ const API_ERROR_TEXT = /^\[API Error: (?:(\d{3})\s)?/;
 export const qwenCode: EngineDefinition = {
   id: 'engine_f',
   title: 'Qwen Code',
+  aliases: ['qwen'],
   binaries: ['qwen'],
   npmPackage: '@qwen-code/qwen-code',
   nativeCommands: false,

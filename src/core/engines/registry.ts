@@ -1,3 +1,4 @@
+import { describeEngine, describeEngineChoices, resolveEngineName } from '../config/engine-names.js';
 import { AppError } from '../errors.js';
 import { acpAgent } from './acp.js';
 import { claudeCode } from './claude-code.js';
@@ -21,16 +22,29 @@ export const engineIds = Object.keys(engineDefinitions) as [string, ...string[]]
  */
 export const enginePreference: readonly string[] = [claudeCode, codex, opencode, geminiCli, qwenCode, cursorAgent, acpAgent].map((e) => e.id);
 
-/** Ids of the engines with a capability, for messages ("only engine_x does"). */
+/** The id an engine name stands for: an id, or a program's name (`claude` → engine_b); undefined for neither. */
+export function resolveEngineId(name: string): string | undefined {
+  return resolveEngineName(name, Object.values(engineDefinitions));
+}
+
+/** Every engine id with its program and aliases, for messages that list them. */
+export function describeEngineIds(): string {
+  return describeEngineChoices(Object.values(engineDefinitions));
+}
+
+/** The engines with a capability, each with its program, for messages ("only engine_c (OpenCode) does"). */
 export function enginesWith(capability: 'nativeCommands' | 'honoursPermissions'): string {
-  return Object.values(engineDefinitions)
+  const all = Object.values(engineDefinitions);
+  return all
     .filter((e) => e[capability])
-    .map((e) => e.id)
+    .map((e) => describeEngine(e.id, all))
     .join(', ');
 }
 
-export function getEngine(id: string): EngineDefinition {
-  const def = engineDefinitions[id];
-  if (!def) throw new AppError('engine_unknown', `unknown engine '${id}', available: ${engineIds.join(', ')}`);
+/** The definition of an engine id or name; an unknown one is an error listing them all. */
+export function getEngine(name: string): EngineDefinition {
+  const id = resolveEngineId(name);
+  const def = id === undefined ? undefined : engineDefinitions[id];
+  if (!def) throw new AppError('engine_unknown', `unknown engine '${name}'; use one of ${describeEngineIds()}`);
   return def;
 }

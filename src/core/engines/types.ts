@@ -17,6 +17,11 @@ export interface EngineDefinition {
   /** The real program, for humans. */
   readonly title: string;
   /**
+   * Other names accepted for `engine` (in service.yaml, `--engine`, `/engine`, PATCH): the
+   * program's own name, as people call it (`claude`). What is written back is always `id`.
+   */
+  readonly aliases: readonly string[];
+  /**
    * Executable names looked up on PATH, in order of preference. For an engine that runs a program
    * named in service.yaml (`configuredBinary`), the programs it knows to work with.
    */

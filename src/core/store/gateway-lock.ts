@@ -16,8 +16,9 @@ export interface GatewayLock {
   release(): void;
 }
 
-interface HolderInfo {
+export interface HolderInfo {
   pid: number;
+  /** Where it serves, once it listens. */
   url?: string;
   startedAt: string;
 }
@@ -52,6 +53,21 @@ export function acquireGatewayLock(stateDir: string): GatewayLock {
       db.close(); // ends the transaction: the lock is free
     },
   };
+}
+
+/**
+ * What `.service/gateway.json` says of the directory's gateway: written when the lock is taken,
+ * removed when it is released. A gateway killed with SIGKILL leaves it behind, so a reader checks
+ * that the pid still runs (and that the URL answers) before trusting it. Never touches the lock.
+ */
+export function readGatewayHolder(stateDir: string): HolderInfo | undefined {
+  try {
+    const info = JSON.parse(fs.readFileSync(path.join(stateDir, 'gateway.json'), 'utf8')) as Partial<HolderInfo>;
+    if (typeof info.pid !== 'number' || !Number.isInteger(info.pid)) return undefined;
+    return { pid: info.pid, startedAt: String(info.startedAt ?? ''), ...(typeof info.url === 'string' ? { url: info.url } : {}) };
+  } catch {
+    return undefined;
+  }
 }
 
 // --- internal ---

@@ -53,9 +53,12 @@ export async function buildStatus(deps: ServerDeps): Promise<Record<string, unkn
   const s = deps.assistant.status();
   const [metrics, recentMessages, budget] = await Promise.all([deps.assistant.metrics(), deps.assistant.recentActivity(20), budgetOf(deps)]);
   const skills = scanSkills(resolveAssistantPaths(deps.config.current().dir).skillsDir).skills;
+  const engineWarning = deps.assistant.engineWarning();
   return {
     name: s.name,
     engine: s.engine,
+    // Beyond the spec's record: why the engine cannot start (its program is missing) and the fix; absent when it can.
+    ...(engineWarning === undefined ? {} : { engineWarning }),
     model: s.model,
     version: deps.version,
     uptime: s.uptime,

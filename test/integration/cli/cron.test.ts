@@ -94,6 +94,18 @@ describe('service cron (spawned for real)', () => {
     expect(silent.runs[0]).toMatchObject({ status: 'silent' });
     const plain = await runCli(['cron', 'run', 'plain', '-d', dir], { env });
     expect(plain).toMatchObject({ code: 0, stdout: 'ECHO: hello\nTURN: 1\n' });
+    // --json: the run record with the reply, as `cron run --help` says.
+    const json = await runCli(['cron', 'run', 'plain', '--json', '-d', dir], { env });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ taskId: 'plain', status: 'completed', reply: 'ECHO: hello\nTURN: 1' });
+  });
+
+  it('--help says what --json prints for run and history, and the actions without output take none', async () => {
+    const help = async (action: string) => (await runCli(['cron', action, '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(await help('run')).toMatch(/--json\s+print the run as JSON: status, times, cost, delivered, error and the reply/);
+    expect(await help('history')).toMatch(/--json\s+print the last 100 runs as JSON/);
+    for (const action of ['enable', 'disable', 'del']) expect(await help(action)).not.toContain('--json');
+    expect(await help('run')).not.toContain('(history)');
   });
 
   it('list shows tasks with next runs; enable/disable/del round trip keeps comments and placeholders', async () => {

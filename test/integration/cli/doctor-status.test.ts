@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { bundledBinDir } from '../../../src/core/engines/detect.js';
+import { repoRoot, runCli } from '../../helpers/cli.js';
+import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
 
 /** PATH without node_modules/.bin (npm test puts the real engine CLIs there). */
@@ -37,11 +39,78 @@ describe('service doctor', () => {
   });
 
   it('fails without the engine on PATH and says how to install it', async () => {
-    const dir = testdir({ 'service.yaml': minimalYaml('engine_d') });
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_a') });
+    const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('FAIL  engine_a (Cursor agent CLI): agent / cursor-agent not found on PATH');
+    expect(r.stdout).toContain("fix: install it with the vendor's installer");
+  });
+
+  it('an engine only this package bundles (node_modules/.bin, which npm scripts put on PATH): named, with the PATH line and the global install', async () => {
+    const bundled = bundledBinDir();
+    const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'node_modules', '@openai', 'codex', 'package.json'), 'utf8')) as { version: string })
+      .version;
+    const dir = testdir({ 'service.yaml': minimalYaml('codex') });
     const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, OPENAI_API_KEY: '' } });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('FAIL  engine_d (Codex CLI): codex not found on PATH');
-    expect(r.stdout).toContain('fix: npm install -g @openai/codex');
+    expect(r.stdout).toContain(
+      `FAIL  engine_d (Codex CLI): codex is not on PATH; this package bundles it (${bundled}/codex, ${version}), which npm scripts such as \`npm start\` put on PATH and a shell does not`,
+    );
+    expect(r.stdout).toContain(`      fix: for this shell: export PATH="${bundled}:$PATH"; for every shell: npm install -g @openai/codex@${version}`);
+    expect(r.stdout).toMatch(
+      new RegExp(`^pass {2}engines on PATH: none; bundled with this package in ${bundled}, not on PATH: .*engine_d \\(Codex CLI: codex\\)`, 'm'),
+    );
+
+    // The fix as printed: doctor then finds it, says it is the bundled copy, and the engine check passes.
+    // (npm_lifecycle_event unset: run from a shell, not from npm or npx, which would account for the folder on PATH)
+    const fixed = await runCli(['doctor', '-d', dir], {
+      env: { PATH: `${bundled}${path.delimiter}${bareEnvPath}`, HOME: dir, OPENAI_API_KEY: 'k', npm_lifecycle_event: undefined },
+    });
+    expect(fixed.stdout, fixed.stdout).toMatch(new RegExp(`^pass {2}engine_d \\(Codex CLI\\): ${bundled}/codex .*\\(the copy this package bundles\\)$`, 'm'));
+    expect(fixed.stdout).not.toContain('engine_d (Codex CLI): codex is not on PATH');
+  });
+
+  it('inside npm scripts (the bundled folder on PATH): a warning that a shell will not find it, with the fix', async () => {
+    const bundled = bundledBinDir();
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_d') });
+    const r = await runCli(['doctor', '-d', dir], {
+      env: { PATH: `${bundled}${path.delimiter}${bareEnvPath}`, npm_lifecycle_event: 'start', HOME: dir, OPENAI_API_KEY: 'k', SERVICE_PORT: '' },
+    });
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^warn {2}engine_d \\(Codex CLI\\): ${bundled}/codex .*: the copy this package bundles, on PATH here only because npm or npx put it there`,
+        'm',
+      ),
+    );
+    expect(r.stdout).toContain(`      fix: for this shell: export PATH="${bundled}:$PATH"`);
+  });
+
+  it("beside this assistant's own running gateway: says it runs (its lock's record, /health) instead of failing on the port", async () => {
+    const port = await freePort();
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', `gateway: { port: ${port} }\n`) });
+    const bin = standInEngine('claude', '9.9.9 (Claude Code)');
+    const env = { PATH: `${bin}${path.delimiter}${bareEnvPath}`, ANTHROPIC_API_KEY: 'k', HOME: dir, SERVICE_PORT: '' };
+    const doctor = () => runCli(['doctor', '-d', dir], { env });
+    const g = await startGatewayProcess(dir, ['--port', String(port)], env);
+    try {
+      const r = await doctor();
+      expect(r.stdout).toContain(`pass  gateway: running: this assistant's gateway serves 127.0.0.1:${port} (pid ${g.child.pid}, ${g.url}, answers /health)`);
+      expect(r.stdout).not.toMatch(/^FAIL/m);
+      expect(r.code).toBe(0);
+    } finally {
+      await g.stop();
+    }
+    expect((await doctor()).stdout).toContain(`pass  gateway port: 127.0.0.1:${port} is free`);
+
+    // Started on another port (--port 0): the configured one is free, and the running gateway is named.
+    const other = await startGatewayProcess(dir, [], env);
+    try {
+      const r = await doctor();
+      expect(r.stdout).toContain(`pass  gateway port: 127.0.0.1:${port} is free`);
+      expect(r.stdout).toContain(`pass  gateway: running: this assistant's gateway serves ${other.url} (pid ${other.child.pid})`);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('fails on missing credentials, an occupied port and a missing custom adapter', async () => {
@@ -73,13 +142,28 @@ describe('service doctor', () => {
     }
   });
 
-  it('fails on an invalid service.yaml and checks every engine', async () => {
+  it('an invalid service.yaml is one FAIL line naming the problem, not one per engine', async () => {
+    const ALL =
+      'engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude), engine_c (OpenCode, alias opencode), engine_d (Codex CLI, alias codex), engine_e (Gemini CLI, alias gemini), engine_f (Qwen Code, alias qwen), acp (ACP agent)';
+    const fails = (out: string) => out.split('\n').filter((l) => l.startsWith('FAIL'));
     const dir = testdir({ 'service.yaml': 'name: x\nengine: nope\n' });
     const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('FAIL  service.yaml: engine: expected one of engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp, got "nope"');
-    for (const id of ['engine_a', 'engine_b', 'engine_c', 'engine_d', 'engine_e', 'engine_f', 'acp']) expect(r.stdout).toContain(`FAIL  ${id} `);
-    expect(r.stdout).toContain('FAIL  acp (ACP agent): gemini / qwen / claude-code-acp / codex-acp not found on PATH');
+    expect(fails(r.stdout)).toEqual([`FAIL  service.yaml: engine: expected one of ${ALL}, got "nope"`]);
+    expect(r.stdout).toContain(`      fix: edit ${dir}/service.yaml`);
+
+    fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: x\nengine: engine_b\nchannels:\n  - a: [\n');
+    const malformed = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    expect(malformed.code).toBe(1);
+    expect(fails(malformed.stdout)).toEqual([expect.stringMatching(/^FAIL {2}service\.yaml: line 5, column 1: /)]);
+
+    // A file that is valid YAML with a clear engine: that engine is still checked.
+    fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: x\nengine: cursor\ntimeout: soon\n');
+    const other = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    expect(fails(other.stdout)).toEqual([
+      'FAIL  service.yaml: timeout: expected number, got string',
+      'FAIL  engine_a (Cursor agent CLI): agent / cursor-agent not found on PATH',
+    ]);
   });
 
   it('acp: checks the program acp.command names (a path relative to the assistant), and lists the engines on PATH', async () => {
@@ -98,7 +182,7 @@ describe('service doctor', () => {
     fs.writeFileSync(path.join(dir, 'service.yaml'), minimalYaml('acp', 'acp:\n  command: no-such-agent\n'));
     const missing = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, SERVICE_PORT: '' } });
     expect(missing.code).toBe(1);
-    expect(missing.stdout).toContain('FAIL  acp (ACP agent): no-such-agent not found on PATH');
+    expect(missing.stdout).toContain('FAIL  acp (ACP agent): the configured program no-such-agent is not installed, not executable or not on PATH');
     expect(missing.stdout).toContain('fix: install no-such-agent or set acp.command in service.yaml');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * What a new user meets: the README's set-up run in a clean copy of the repository, in shells whose
- * PATH holds /usr/sbin (where Debian keeps its own `service`), before and after npm's bin directory.
+ * PATH holds a system `service` (a stand-in for Debian's /usr/sbin/service, so the clash is the same
+ * on every machine), before and after npm's bin directory.
  *
  * The copy holds every file git tracks or would track (the working tree as a clone of it would
  * have it: no dist/, no node_modules/). One part of the README's `npm install` is stood in for:
@@ -21,17 +22,18 @@ import { HANG_MS, poll, until } from '../../helpers/wait.js';
 
 /** Deadline of a step that builds (tsc) or runs npm: only a hang gets near it on a busy two-core machine. */
 const BUILD_MS = 5 * 60_000;
-const SYSTEM_SERVICE = '/usr/sbin/service';
 
 let root: string;
 let clone: string;
 let prefix: string;
 let work: string;
+/** Where the stand-in for the system's `service` lives (first of the system directories on PATH). */
+let sbin: string;
 let baseEnv: NodeJS.ProcessEnv;
 
 /** PATH with npm's global bin directory ahead of /usr/sbin (a user prefix, nvm) or behind it (Debian's npm as root: /usr/bin). */
 const pathWithNpmBin = (where: 'first' | 'last') => {
-  const system = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+  const system = [sbin, '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
   if (!system.includes(path.dirname(process.execPath))) system.push(path.dirname(process.execPath));
   const bin = path.join(prefix, 'bin');
   return (where === 'first' ? [bin, ...system] : [...system, bin]).join(path.delimiter);
@@ -87,6 +89,9 @@ beforeAll(async () => {
   work = path.join(root, 'work');
   fs.mkdirSync(work);
   fs.mkdirSync(path.join(root, 'home'));
+  sbin = path.join(root, 'sbin');
+  fs.mkdirSync(sbin);
+  fs.writeFileSync(path.join(sbin, 'service'), '#!/bin/sh\necho "$1: unrecognized service" >&2\nexit 1\n', { mode: 0o755 });
   copyWorkingTree(repoRoot, clone);
   fs.symlinkSync(fs.realpathSync(path.join(repoRoot, 'node_modules')), path.join(clone, 'node_modules'));
   // A user's environment, not ours: nothing of the `npm test` that runs this file (npm_* variables) leaks in.
@@ -126,11 +131,9 @@ describe('the README set-up from a clean copy, /usr/sbin on PATH', { timeout: 2 
 
   it('/usr/sbin ahead of the npm bin directory (Debian): `npx service` is this CLI, and the hints say `npx service`', async () => {
     const PATH = pathWithNpmBin('last');
-    if (fs.existsSync(SYSTEM_SERVICE)) {
-      // Why the README documents `npx service`: here a bare `service` is the system's.
-      const bare = await bash('command -v service', { cwd: work, path: PATH });
-      expect(bare.stdout.trim()).not.toBe(path.join(prefix, 'bin', 'service'));
-    }
+    // Why the package has a second name: here a bare `service` is the system's.
+    const bare = await bash('command -v service', { cwd: work, path: PATH });
+    expect(bare.stdout.trim()).toBe(path.join(sbin, 'service'));
     const version = await bash('npx service --version', { cwd: work, path: PATH });
     expect(version).toMatchObject({ code: 0, stdout: '0.1.0\n' });
 
@@ -146,12 +149,29 @@ describe('the README set-up from a clean copy, /usr/sbin on PATH', { timeout: 2 
     expect(missing.stderr).toContain('hint: run `npx service init` there');
   });
 
-  it('run by its path (`node bin/service.js`, /usr/sbin ahead): the hints name that path, which works from the new directory', async () => {
+  it('/usr/sbin ahead: `agent-service` is this CLI under a name nothing else has, and the hints of any form say it', async () => {
     const PATH = pathWithNpmBin('last');
-    const init = await bash(`node ${clone}/bin/service.js init path-bot --yes`, { cwd: work, path: PATH });
+    expect(await bash('agent-service --version', { cwd: work, path: PATH })).toMatchObject({ code: 0, stdout: '0.1.0\n' });
+    for (const [command, bot] of [
+      ['agent-service', 'spare-bot'],
+      [`node ${clone}/bin/service.js`, 'path-bot'],
+    ]) {
+      const init = await bash(`${command} init ${bot} --yes`, { cwd: work, path: PATH });
+      expect(init.code, init.stderr).toBe(0);
+      const doctor = hintFor(init.stdout, 'doctor');
+      expect(doctor).toBe(`cd ${bot} && agent-service doctor`);
+      const r = await bash(doctor, { cwd: work, path: PATH });
+      expectOurDoctor(r);
+      expect(r.stdout).toContain(`warn  command: \`service\` on PATH is ${sbin}/service, another program`);
+    }
+  });
+
+  it('run by its path with nothing linked on PATH: the hints name that path, which works from the new directory', async () => {
+    const PATH = pathWithNpmBin('last').replace(`:${path.join(prefix, 'bin')}`, '');
+    const init = await bash(`node ${clone}/bin/service.js init unlinked-bot --yes`, { cwd: work, path: PATH });
     expect(init.code, init.stderr).toBe(0);
     const doctor = hintFor(init.stdout, 'doctor');
-    expect(doctor).toBe(`cd path-bot && ${clone}/bin/service.js doctor`);
+    expect(doctor).toBe(`cd unlinked-bot && ${clone}/bin/service.js doctor`);
     expectOurDoctor(await bash(doctor, { cwd: work, path: PATH }));
   });
 
@@ -178,6 +198,16 @@ describe('the README set-up from a clean copy, /usr/sbin on PATH', { timeout: 2 
       await until(() => started.every((pid) => !isAlive(pid)), HANG_MS, `every process npm start began to exit:\n${out}`, 100);
       expect(await isPortFree(port)).toBe(true);
       expect(out).toContain('SIGTERM: shutting down');
+      // Before the gateway's lines: what a bare `service` is in the user's shell, and the fix.
+      expect(out).toContain(`note: \`service\` on PATH is ${sbin}/service, another program (on Debian and Ubuntu, the init-script tool); \`agent-service\``);
+      expect(out).toContain(`      fix: type \`agent-service\` wherever the docs say \`service\`, or put ${path.join(prefix, 'bin')} first in PATH`);
+      expect(out.indexOf('note: `service`')).toBeLessThan(out.indexOf('serving on'));
+      // Where the demo's engine comes from: the CLI npm install bundled, which npm put on PATH and a shell lacks;
+      // init's note says so for the shell, with the fix.
+      expect(out).toContain(
+        `engine engine_b (Claude Code): ${clone}/node_modules/.bin/claude: the copy this package bundles, which npm scripts put on PATH and a shell does not`,
+      );
+      expect(out).toContain('Note: engine_b (Claude Code): claude is not on PATH; this package bundles it');
     } finally {
       for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
       if (child.exitCode === null) child.kill('SIGKILL');
@@ -193,6 +223,7 @@ function copyWorkingTree(from: string, to: string): void {
   for (const rel of list.split('\0').filter(Boolean)) {
     const src = path.join(from, rel);
     if (!fs.existsSync(src)) continue; // deleted in the working tree
+    if (fs.statSync(src).isDirectory()) continue; // a symlink to a folder (a worktree's node_modules): linked below
     const dst = path.join(to, rel);
     fs.mkdirSync(path.dirname(dst), { recursive: true });
     fs.copyFileSync(src, dst);

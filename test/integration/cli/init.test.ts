@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadServiceConfig } from '../../../src/definitions.js';
+import { bundledBinDir } from '../../../src/core/engines/detect.js';
+import { engineDefinitions } from '../../../src/core/engines/registry.js';
 import { scanSkills } from '../../../src/core/skills/skills.js';
 import { listTemplates } from '../../../src/core/templates/templates.js';
 import { repoRoot, runCli } from '../../helpers/cli.js';
@@ -51,6 +53,46 @@ describe('service init (spawned for real)', () => {
     // The template's own data files came along (every template has some beyond service.yaml and skills/).
     const own = fs.readdirSync(dir).filter((f) => !['service.yaml', 'skills', '.service', '.gitignore'].includes(f));
     expect(own.length).toBeGreaterThan(0);
+  });
+
+  it("--engine takes the program's name and writes the id, under a comment that lists every engine", async () => {
+    const dir = path.join(testdir(), 'named-bot');
+    const r = await runCli(['init', dir, '--yes', '--engine', 'gemini']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('(Customer support, Gemini CLI)');
+    const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
+    expect(text).toContain('engine: engine_e\n');
+    const comment = text.slice(text.indexOf('# Coding-agent engine'), text.indexOf('engine: engine_e'));
+    for (const def of Object.values(engineDefinitions)) {
+      expect(comment).toMatch(new RegExp(`^#\\s+${def.id}\\s+= ${def.title}${def.aliases.length ? ` \\(${def.aliases.join(', ')}\\)` : ''}$`, 'm'));
+    }
+    const unknown = await runCli(['init', path.join(testdir(), 'x'), '--yes', '--engine', 'claud']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("unknown engine 'claud'; use one of engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude)");
+  });
+
+  it('an engine the shell cannot start: a note before the hints, with the fix (the PATH line for the bundled copy, or the global install)', async () => {
+    const bare = [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter);
+    const bundled = bundledBinDir();
+    const shell = { npm_lifecycle_event: undefined, npm_command: undefined };
+    const r = await runCli(['init', path.join(testdir(), 'a'), '--yes', '--engine', 'codex'], { env: { ...shell, PATH: bare } });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[1]).toMatch(new RegExp(`^Note: engine_d \\(Codex CLI\\): codex is not on PATH; this package bundles it \\(${bundled}/codex, `));
+    expect(lines[2]).toMatch(new RegExp(`^ {6}fix: for this shell: export PATH="${bundled}:\\$PATH"; for every shell: npm install -g @openai/codex@\\S+$`));
+    expect(lines.indexOf('Next:')).toBeGreaterThan(2);
+    // Started from npm (npm start's init): npm's PATH is not the shell's, so the note is there too.
+    const npm = await runCli(['init', path.join(testdir(), 'b'), '--yes', '--engine', 'codex'], {
+      env: { PATH: `${bundled}:${bare}`, npm_lifecycle_event: 'start' },
+    });
+    expect(npm.stdout).toContain('Note: engine_d (Codex CLI): codex is not on PATH');
+    // On the shell's own PATH: no note.
+    const onPath = await runCli(['init', path.join(testdir(), 'c'), '--yes', '--engine', 'codex'], { env: { ...shell, PATH: `${bundled}:${bare}` } });
+    expect(onPath.stdout).not.toContain('Note:');
+    const vendor = await runCli(['init', path.join(testdir(), 'd'), '--yes', '--engine', 'cursor'], { env: { ...shell, PATH: bare } });
+    expect(vendor.stdout).toContain(
+      "Note: engine_a (Cursor agent CLI): agent / cursor-agent not found on PATH\n      fix: install it with the vendor's installer\n",
+    );
   });
 
   it('uses defaults without a TTY: customer-support, the directory name', async () => {

@@ -209,8 +209,21 @@ describe('slash commands', () => {
   it('/engine lists every engine; switching to acp needs its acp block, and a refused switch changes nothing', async () => {
     const t = createTestAssistant();
     expect((await t.assistant.runCommand('/engine')).text).toBe(
-      'Engine: engine_b\nAvailable: engine_a (Cursor agent CLI), engine_b (Claude Code), engine_c (OpenCode), engine_d (Codex CLI), engine_e (Gemini CLI), engine_f (Qwen Code), acp (ACP agent)',
+      'Engine: engine_b (Claude Code)\nAvailable: engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude), engine_c (OpenCode, alias opencode), engine_d (Codex CLI, alias codex), engine_e (Gemini CLI, alias gemini), engine_f (Qwen Code, alias qwen), acp (ACP agent)',
     );
+    // The program's name is taken and the id written; a name that is no engine (not even an Object key) changes nothing.
+    expect(await t.assistant.runCommand('/engine qwen')).toMatchObject({
+      engine: 'engine_f',
+      text: expect.stringContaining('switched to engine_f (Qwen Code)'),
+    });
+    expect(fs.readFileSync(path.join(t.dir, 'service.yaml'), 'utf8')).toContain('engine: engine_f\n');
+    for (const name of ['claud', 'constructor']) {
+      expect(await t.assistant.runCommand(`/engine ${name}`)).toMatchObject({
+        error: 'unknown_engine',
+        text: expect.stringContaining('engine_b (Claude Code, alias claude)'),
+      });
+    }
+    expect(t.config.current().config.engine).toBe('engine_f');
     expect((await t.assistant.runCommand('/engine engine_e')).engine).toBe('engine_e');
     expect(await t.assistant.runCommand('/engine acp')).toMatchObject({
       error: 'command_failed',

@@ -105,6 +105,29 @@ function trackIntervals(): Set<unknown> {
   return live;
 }
 
+/** setTimeout handles of one delay from now on: how many were pending at once, at most. */
+function trackTimeouts(ms: number): { maxPending: number } {
+  const pending = new Set<unknown>();
+  const tally = { maxPending: 0 };
+  const realSet = globalThis.setTimeout;
+  const realClear = globalThis.clearTimeout;
+  vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: (...a: unknown[]) => void, delay?: number, ...args: unknown[]) => {
+    if (delay !== ms) return realSet(fn, delay, ...args);
+    const t: ReturnType<typeof setTimeout> = realSet(() => {
+      pending.delete(t);
+      fn(...args);
+    }, delay);
+    pending.add(t);
+    tally.maxPending = Math.max(tally.maxPending, pending.size);
+    return t;
+  }) as typeof setTimeout);
+  vi.spyOn(globalThis, 'clearTimeout').mockImplementation(((t?: ReturnType<typeof setTimeout>) => {
+    pending.delete(t);
+    realClear(t);
+  }) as typeof clearTimeout);
+  return tally;
+}
+
 beforeEach(async () => {
   vi.spyOn(console, 'info').mockImplementation(() => undefined); // SDK prints 'connect success' unconditionally
   vi.spyOn(console, 'warn').mockImplementation(() => undefined);
@@ -417,16 +440,25 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
         return this;
       }
     }
-    const c = new BrokenTicket({ ...config(), reconnectMs: 50 });
+    const RETRY_MS = 37; // a delay nothing else in play uses, so its timers are the retries
+    const retries = trackTimeouts(RETRY_MS);
+    const c = new BrokenTicket({ ...config(), reconnectMs: RETRY_MS, maxReconnectMs: RETRY_MS });
+    (c as unknown as DWInternals).reconnectInterval = RETRY_MS; // the SDK's own retries, were they on
     client = c;
+    let failures = 0;
+    c.on('gateway-error', () => failures++);
     await c.connect();
-    await new Promise((r) => setTimeout(r, 400));
-    // Plain DWClient: 'error' and 'close' each schedule connect(), so attempts go 1, 3, 7, 15… (measured: 127 in 360 ms,
-    // and disconnect() does not stop it because _connect() resets userDisconnect). Guarded: about one per 50 ms.
-    expect(fake.stats.opens).toBeLessThanOrEqual(10);
+    await until(() => failures >= 6);
+    // Plain DWClient: 'error' and 'close' each schedule connect(), so every failure leaves two retries
+    // pending and they go 1, 3, 7, 15… (measured: 127 in 360 ms). Guarded: one retry at a time.
+    expect(retries.maxPending).toBe(1);
+    expect(fake.stats.opens).toBeGreaterThanOrEqual(failures);
     await c.stop();
+    // Closing the fake ends every socket, so whatever request was on the wire at stop() has been counted;
+    // then no timer and no socket is left that could start another attempt.
+    await fake.close();
     const opens = fake.stats.opens;
-    await new Promise((r) => setTimeout(r, 150));
+    expect(await openHandles({ servers: false })).toEqual([]);
     expect(fake.stats.opens).toBe(opens);
   });
 

@@ -18,6 +18,8 @@ import { testdir } from '../../helpers/testdir.js';
  */
 let work: string;
 let project: string;
+/** The tarball `npm pack` made (agent-service-<version>.tgz). */
+let tarball: string;
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -53,6 +55,7 @@ beforeAll(async () => {
   expect(packed.code, packed.stderr).toBe(0);
   const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   if (!info) throw new Error(`npm pack said: ${packed.stdout}`);
+  tarball = info.filename;
   const files = info.files.map((f) => f.path);
   expect(files).toEqual(
     expect.arrayContaining([
@@ -82,7 +85,7 @@ beforeAll(async () => {
     { cwd: project },
   );
   expect(installed.code, `${installed.stdout}\n${installed.stderr}`).toBe(0);
-  expect(fs.lstatSync(path.join(project, 'node_modules', 'service')).isDirectory()).toBe(true); // unpacked, not a link to this checkout
+  expect(fs.lstatSync(path.join(project, 'node_modules', 'agent-service')).isDirectory()).toBe(true); // unpacked, not a link to this checkout
   linkDependency('@types/node'); // for the TypeScript consumer (npm would have pruned it as extraneous)
 }, 180_000);
 
@@ -100,7 +103,7 @@ async function runInProject(name: string, source: string, env: NodeJS.ProcessEnv
 
 describe('the packed package, installed into a project of its own', () => {
   it('the command line runs from its bundle: what it still imports is node or a dependency of the package, and installed it answers a turn', async () => {
-    const installed = path.join(project, 'node_modules', 'service');
+    const installed = path.join(project, 'node_modules', 'agent-service');
     const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     // Inlined by scripts/bundle.mjs: importing them at run time would mean they were not.
     const inlined = ['commander', 'yaml', 'zod', 'h3', 'srvx', 'rou3'];
@@ -139,7 +142,7 @@ describe('the packed package, installed into a project of its own', () => {
     const { dir, standIn } = writeTestAssistant();
     const out = await runInProject(
       'serve.mjs',
-      `import { createAssistant, startServer } from 'service';
+      `import { createAssistant, startServer } from 'agent-service';
 const bot = createAssistant({ dir: process.env.ASSISTANT_DIR });
 const server = await startServer(bot, { port: 0, token: 'pack-token-0123456789' });
 const chat = await fetch(server.url + '/chat', {
@@ -154,11 +157,11 @@ const tasks = await (await fetch(server.url + '/api/tasks', { headers: { authori
 await server.close();
 const afterClose = await fetch(server.url + '/health').then(() => 'answered', () => 'refused');
 await bot.close();
-console.log(JSON.stringify({ url: server.url, port: server.port, hostname: server.hostname, token: server.token, type: chat.headers.get('content-type'), body, health, unauthorised, tasks, afterClose, resolved: import.meta.resolve('service') }));
+console.log(JSON.stringify({ url: server.url, port: server.port, hostname: server.hostname, token: server.token, type: chat.headers.get('content-type'), body, health, unauthorised, tasks, afterClose, resolved: import.meta.resolve('agent-service') }));
 `,
       { ...standIn.env, ASSISTANT_DIR: dir },
     );
-    expect(out.resolved).toBe(`file://${path.join(project, 'node_modules', 'service', 'dist', 'index.js')}`);
+    expect(out.resolved).toBe(`file://${path.join(project, 'node_modules', 'agent-service', 'dist', 'index.js')}`);
     expect(out).toMatchObject({ hostname: '127.0.0.1', token: 'pack-token-0123456789', type: 'text/event-stream', unauthorised: 401, afterClose: 'refused' });
     expect(out.port).toBeGreaterThan(0);
     expect(out.url).toBe(`http://127.0.0.1:${out.port}`);
@@ -171,7 +174,7 @@ console.log(JSON.stringify({ url: server.url, port: server.port, hostname: serve
 
   it('startServer defaults: SERVICE_PORT and SERVICE_TOKEN; without them a token generated once into .service/gateway-token (0600) and reused', async () => {
     const { dir, standIn } = writeTestAssistant();
-    const source = `import { createAssistant, startServer } from 'service';
+    const source = `import { createAssistant, startServer } from 'agent-service';
 const bot = createAssistant({ dir: process.env.ASSISTANT_DIR });
 const server = await startServer(bot);
 const status = (await fetch(server.url + '/api/status', { headers: { authorization: 'Bearer ' + server.token } })).status;
@@ -204,7 +207,7 @@ console.log(JSON.stringify({ port: server.port, token: server.token, status }));
     const out = await runInProject(
       'gateway.mjs',
       `import fs from 'node:fs';
-import { startGateway } from 'service';
+import { startGateway } from 'agent-service';
 const gateway = await startGateway({ dir: process.env.ASSISTANT_DIR, port: 0, token: 'gw-token-0123456789', log: { debug() {}, info() {}, warn() {}, error() {}, child() { return this; }, addSecrets() {} } });
 const auth = { authorization: 'Bearer ' + gateway.token };
 const body = await (await fetch(gateway.url + '/chat', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'through the gateway' }) })).text();
@@ -222,6 +225,24 @@ console.log(JSON.stringify({ keys: Object.keys(gateway).sort(), body, tasks, fle
     });
     expect(out.tasks).toMatchObject({ scheduled: true, tasks: [{ id: 't1', nextRun: expect.any(String) }] });
     expect(out).toMatchObject({ fleetWhileUp: 1, fleetAfter: 0 });
+  });
+
+  it("is published as agent-service (not the registry's unrelated `service`), with the command under both names", () => {
+    const installed = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'agent-service', 'package.json'), 'utf8')) as {
+      name: string;
+      bin: Record<string, string>;
+    };
+    expect(installed.name).toBe('agent-service');
+    expect(installed.bin).toEqual({ service: 'bin/service.js', 'agent-service': 'bin/service.js' });
+    const { version } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    expect(tarball).toBe(`agent-service-${version}.tgz`);
+    // The examples say how to depend on it as this test does: the tarball `npm pack` makes, installed by path.
+    for (const example of ['embed-server.mjs', 'embed-gateway.mjs']) {
+      const text = fs.readFileSync(path.join(repoRoot, 'examples', example), 'utf8');
+      expect(text, example).toContain('npm pack');
+      expect(text, example).toContain(`npm install /path/to/service/${tarball}`);
+      expect(text, example).not.toMatch(/^\/\/\s+npm install service\b/m); // never as a command to type
+    }
   });
 
   it.each([
@@ -267,7 +288,7 @@ console.log(JSON.stringify({ keys: Object.keys(gateway).sort(), body, tasks, fle
   it('its types: a strict TypeScript consumer compiles against the .d.ts (and wrong options are type errors)', async () => {
     fs.writeFileSync(
       path.join(project, 'consumer.ts'),
-      `import { createAssistant, startGateway, startServer, type ServerHandle, type ServerOptions, type StreamEvent } from 'service';
+      `import { createAssistant, startGateway, startServer, type ServerHandle, type ServerOptions, type StreamEvent } from 'agent-service';
 const bot = createAssistant({ dir: '.' });
 const options: ServerOptions = { port: 0, token: 'x', hostname: '127.0.0.1' };
 const server: ServerHandle = await startServer(bot, options);

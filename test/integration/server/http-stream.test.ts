@@ -199,6 +199,24 @@ describe('PATCH /api/config', () => {
     expect(((await res.json()) as { needsRestart: boolean }).needsRestart).toBe(restart);
   });
 
+  it("takes a program's name for engine and provider.models, and writes the id", async () => {
+    s = await startTestServer({ yaml: 'timeout: 60\n' });
+    const res = await s.api('/api/config', { method: 'PATCH', json: { engine: 'codex', provider: { models: { claude: 'opus' } } } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { config: Record<string, unknown> }).config).toMatchObject({
+      engine: 'engine_d',
+      provider: { models: { engine_b: 'opus' } },
+    });
+    const file = fs.readFileSync(path.join(s.dir, 'service.yaml'), 'utf8');
+    expect(file).toContain('engine: engine_d\n');
+    expect(file).toContain('engine_b: opus');
+    expect(file).not.toMatch(/codex|claude/);
+    const bad = await s.api('/api/config', { method: 'PATCH', json: { engine: 'claud' } });
+    expect(bad.status).toBe(400);
+    const issue = ((await bad.json()) as { issues: Array<{ path: string; message: string }> }).issues[0];
+    expect(issue).toMatchObject({ path: 'engine', message: expect.stringContaining('engine_b (Claude Code, alias claude)') });
+  });
+
   it('rejects unknown fields and wrong types with their paths; the file is untouched', async () => {
     s = await startTestServer({ yaml: 'timeout: 60\n' });
     const before = fs.readFileSync(path.join(s.dir, 'service.yaml'), 'utf8');

@@ -94,7 +94,7 @@ describe('config defaults from a minimal service.yaml', () => {
 
   it('requires name and engine', () => {
     expect(problemsOf('model: x\n')).toEqual([
-      'engine: required (one of engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp)',
+      'engine: required (one of engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude), engine_c (OpenCode, alias opencode), engine_d (Codex CLI, alias codex), engine_e (Gemini CLI, alias gemini), engine_f (Qwen Code, alias qwen), acp (ACP agent))',
       'name: required (string)',
     ]);
   });
@@ -102,7 +102,12 @@ describe('config defaults from a minimal service.yaml', () => {
 
 describe('config validation messages', () => {
   const enums: Array<[string, string, string, string]> = [
-    ['engine: engine_x', 'engine', 'engine_a|engine_b|engine_c|engine_d|engine_e|engine_f|acp', 'engine_x'],
+    [
+      'engine: engine_x',
+      'engine',
+      'engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude), engine_c (OpenCode, alias opencode), engine_d (Codex CLI, alias codex), engine_e (Gemini CLI, alias gemini), engine_f (Qwen Code, alias qwen), acp (ACP agent)',
+      'engine_x',
+    ],
     ['codex: { mode: wild }', 'codex.mode', 'unrestricted|safe', 'wild'],
     ['codex: { sandbox: none }', 'codex.sandbox', 'read-only|workspace-write|danger-full-access', 'none'],
     ['codex: { approval: maybe }', 'codex.approval', 'untrusted|on-request|never', 'maybe'],
@@ -161,6 +166,23 @@ describe('config validation messages', () => {
   it('checks cron expressions once the rest is valid', () => {
     expect(problemsOf(minimalYaml('engine_b', 'tasks:\n  - { id: a, name: A, schedule: "every day", prompt: p }\n'))).toEqual([
       'tasks[0].schedule: expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got 2',
+    ]);
+  });
+
+  it("takes a program's name for an engine id: in engine and as a key of provider.models", () => {
+    const names = { cursor: 'engine_a', claude: 'engine_b', opencode: 'engine_c', codex: 'engine_d', gemini: 'engine_e', qwen: 'engine_f' };
+    for (const [name, id] of Object.entries(names)) expect(load(minimalYaml(name)).config.engine).toBe(id);
+    const { config, raw } = load(minimalYaml('claude', 'provider:\n  models: { codex: gpt-5, engine_c: a/b }\n'));
+    expect(config.provider?.models).toEqual({ engine_d: 'gpt-5', engine_c: 'a/b' });
+    expect(raw.engine).toBe('claude'); // the file is read, not rewritten
+  });
+
+  it('an unknown engine lists every id with its program and alias', () => {
+    expect(problemsOf(minimalYaml('claud'))).toEqual([
+      'engine: expected one of engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude), engine_c (OpenCode, alias opencode), engine_d (Codex CLI, alias codex), engine_e (Gemini CLI, alias gemini), engine_f (Qwen Code, alias qwen), acp (ACP agent), got "claud"',
+    ]);
+    expect(problemsOf('name: x\n')).toEqual([
+      expect.stringMatching(/^engine: required \(one of engine_a \(Cursor agent CLI, alias cursor\), .*acp \(ACP agent\)\)$/),
     ]);
   });
 
