@@ -66,11 +66,16 @@ export function createSilentLogger(): Logger {
   return createLogger({ level: 'silent' });
 }
 
-// C0 controls but tab, DEL, C1 controls, and the Unicode line and paragraph separators.
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/g;
+// C0 controls but tab, DEL, C1 controls, the Unicode line and paragraph separators, and the
+// invisible and direction-changing characters (zero-width ones, bidi marks, embeddings,
+// overrides and isolates), which can make a line read as something else than it holds.
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r' };
 
-/** `\n`, `\r` as written in source; other control characters as `\xNN` / `\uNNNN`. */
+/**
+ * `\n`, `\r` as written in source; other control characters (and invisible or direction-changing
+ * ones) as `\xNN` / `\uNNNN`. For every value from a chat that reaches a log or a terminal.
+ */
 export function escapeControl(text: string): string {
   return text.replace(CONTROL, (c) => {
     const named = NAMED[c];
