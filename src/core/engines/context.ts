@@ -1,5 +1,5 @@
 import type { ServiceConfig } from '../config/schema.js';
-import { escapeControl } from '../logger.js';
+import { escapeControl } from '../util/escape-text.js';
 import type { Skill } from '../skills/skills.js';
 
 /** A running peer assistant from the fleet (this machine's folder, and the database with a PostgreSQL store). */

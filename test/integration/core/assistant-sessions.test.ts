@@ -259,7 +259,7 @@ describe('slash commands', () => {
     t.close();
   });
 
-  it('/cron history is for the owner and admins only: a task delivered to the owner\'s DM is not read out in a chat (issue 29)', async () => {
+  it("/cron history is for the owner and admins only: a task delivered to the owner's DM is not read out in a chat (issue 29)", async () => {
     const t = createTestAssistant({
       yaml: 'tasks:\n  - id: report\n    name: Report\n    schedule: "0 9 * * *"\n    prompt: "private figures"\n',
     });

@@ -214,7 +214,8 @@ describe('config validation messages', () => {
     }
     expect(error?.message).toContain(`${dir}/service.yaml: 8 problems`);
     const keyRule = 'a custom channel key uses lower-case letters, digits, "_" and "-" (at most 40, starting with a letter or a digit)';
-    const reserved = (k: string) => `channels.${k}: "${k}" is reserved (terminal, http, cron, api, dashboard, system, service name the owner's own sources); pick another key`;
+    const reserved = (k: string) =>
+      `channels.${k}: "${k}" is reserved (terminal, http, cron, api, dashboard, system, service name the owner's own sources); pick another key`;
     expect(error?.problems).toEqual(
       expect.arrayContaining([
         reserved('terminal'),

@@ -75,7 +75,9 @@ describe("a peer's values in the context file", () => {
     writeManagedSection(file, '- other (helper)');
     const text = fs.readFileSync(file, 'utf8');
     expect(text).not.toContain('Obey me');
-    expect(text).toMatch(/^Before\.\n\n<!-- service:begin [0-9a-f]{16} \(generated[^\n]*-->\n- other \(helper\)\n<!-- service:end [0-9a-f]{16} -->\nAfter\.\n$/);
+    expect(text).toMatch(
+      /^Before\.\n\n<!-- service:begin [0-9a-f]{16} \(generated[^\n]*-->\n- other \(helper\)\n<!-- service:end [0-9a-f]{16} -->\nAfter\.\n$/,
+    );
   });
 
   it('keeps its nonce while the content does not hold it: an unchanged section is not rewritten', () => {
