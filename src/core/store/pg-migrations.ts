@@ -177,6 +177,21 @@ export const PG_MIGRATIONS: readonly string[] = [
     active_at TIMESTAMPTZ NOT NULL
   );
   `,
+  // 4: as the SQLite store's 9: strangers' activity kept apart, who asked for each pairing code,
+  // and what running turns (on every host) hold of the daily budget
+  `
+  ALTER TABLE activity ADD COLUMN stranger BOOLEAN NOT NULL DEFAULT FALSE;
+  UPDATE activity SET stranger = TRUE WHERE refused IN ('not_paired', 'not_allowed');
+  CREATE INDEX activity_stranger ON activity(stranger, id);
+  ALTER TABLE pairing_requests ADD COLUMN requester TEXT;
+  UPDATE pairing_requests SET requester = subject_id WHERE kind = 'sender';
+  CREATE TABLE budget_holds (
+    id TEXT PRIMARY KEY,
+    day TEXT NOT NULL,
+    amount_usd DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+  );
+  `,
 ];
 
 /**
