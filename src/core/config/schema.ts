@@ -175,6 +175,8 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     admins: z.array(accessId(false)).default([]),
     rateLimit: z.strictObject({ messages: f.int(0).default(20), perSeconds: f.num(0).default(60) }).prefault({}),
     dailyBudgetUsd: f.num(0, true).default(0),
+    // What a running turn holds of the daily budget (core/access/budget-holds.ts); 0 = the most a recent turn cost.
+    reservePerTurnUsd: f.num(0, true).default(0),
   });
 
   const gateway = z.strictObject({

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
 import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
-import { writeTestAssistant } from '../../helpers/assistant.js';
+import { formatLocalDay } from '../../../src/core/util/local-day.js';
+import { collect, completionOf, createTestAssistant, writeTestAssistant } from '../../helpers/assistant.js';
 import { runCli } from '../../helpers/cli.js';
 import { usePgCluster } from '../../helpers/pg-cluster.js';
 import { parseSseStrict, startTestServer } from '../../helpers/server.js';
@@ -50,6 +51,30 @@ describe('an assistant on a PostgreSQL store', () => {
       }
     } finally {
       await s.stop();
+      delete process.env.TEST_PG_URL;
+    }
+  });
+});
+
+describe('the daily budget on two hosts sharing the store (issue 29)', () => {
+  it("turns starting together on two gateways see each other's holds: the day ends at most one turn over the cap", async () => {
+    process.env.TEST_PG_URL = url;
+    const yaml = 'store:\n  url: ${TEST_PG_URL}\n  schema: budget_two_hosts\naccess:\n  dailyBudgetUsd: 0.05\n';
+    const hosts = [createTestAssistant({ yaml }), createTestAssistant({ yaml })];
+    try {
+      const turns = hosts.flatMap((h, n) =>
+        Array.from({ length: 6 }, (_, i) =>
+          collect(h.assistant.chat('SLEEP:200 hi', { sessionKey: `host${n}:${i}`, source: 'channel_e', waitForCapacity: true })),
+        ),
+      );
+      const done = (await Promise.all(turns)).map(completionOf);
+      const ran = hosts[0]!.standIn.runs().length + hosts[1]!.standIn.runs().length;
+      const spent = await hosts[0]!.store.dailyCost(formatLocalDay(Date.now()));
+      expect(spent).toBeCloseTo(ran * 0.0123);
+      expect(spent).toBeLessThanOrEqual(0.05 + 0.0123 + 1e-9);
+      expect(done.filter((c) => c.message?.includes('The daily budget is spent'))).toHaveLength(12 - ran);
+    } finally {
+      await Promise.all(hosts.map((h) => h.close()));
       delete process.env.TEST_PG_URL;
     }
   });

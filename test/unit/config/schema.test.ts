@@ -53,6 +53,7 @@ describe('config defaults from a minimal service.yaml', () => {
       admins: [],
       rateLimit: { messages: 20, perSeconds: 60 },
       dailyBudgetUsd: 0,
+      reservePerTurnUsd: 0,
     });
   });
 
