@@ -6,7 +6,7 @@ import { probeHealth, type HealthProbe } from '../core/fleet/health.js';
 import { createFleetDirectory, resolveFleetDir } from '../core/fleet/fleet-directory.js';
 import { mergeFleetEntries } from '../core/fleet/membership.js';
 import { readHostname, resolveFleetDatabaseUrl } from '../core/fleet/shared-fleet.js';
-import { formatSafeUrl } from '../core/store/pg-client.js';
+import { formatSafeUrl } from '../core/config/secrets.js';
 import { createPgFleetTable, formatFleetError } from '../core/store/pg-fleet.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';

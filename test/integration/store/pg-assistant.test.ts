@@ -6,6 +6,7 @@ import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
 import { formatLocalDay } from '../../../src/core/util/local-day.js';
 import { collect, completionOf, createTestAssistant, writeTestAssistant } from '../../helpers/assistant.js';
 import { runCli } from '../../helpers/cli.js';
+import { testdir } from '../../helpers/testdir.js';
 import { usePgCluster } from '../../helpers/pg-cluster.js';
 import { parseSseStrict, startTestServer } from '../../helpers/server.js';
 import { activity } from '../../unit/store/store-contract.js';
@@ -53,6 +54,46 @@ describe('an assistant on a PostgreSQL store', () => {
       await s.stop();
       delete process.env.TEST_PG_URL;
     }
+  });
+});
+
+describe('a password in the store URL, in either form (issue 29)', () => {
+  const password = 'pg-query-pass-8472';
+  const withQuery = () => `${url}?password=${password}`;
+
+  it('SERVICE_STORE_URL is masked like store.url: in turn text, activity records and /api/status', async () => {
+    process.env.SERVICE_STORE_URL = withQuery();
+    const s = await startTestServer({ yaml: 'store:\n  schema: masked_env\n' });
+    try {
+      const events = parseSseStrict(
+        await (await s.api('/chat', { json: { message: `the password is ${password}, the URL ${withQuery()}`, sessionKey: 'k' } })).text(),
+      );
+      expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
+      expect(JSON.stringify(events)).not.toContain(password);
+      expect(JSON.stringify(events)).toContain('********');
+      expect(JSON.stringify(await s.store.recentActivity(5))).not.toContain(password);
+      const status = await (await s.api('/api/status')).text();
+      expect(status).toContain('the password is ********');
+      expect(status).not.toContain(password);
+    } finally {
+      await s.stop();
+      delete process.env.SERVICE_STORE_URL;
+    }
+  });
+
+  it('service doctor, service fleet ls and service store migrate never print it', async () => {
+    const { dir } = writeTestAssistant({ yaml: 'store:\n  schema: masked_cli\n' });
+    const doctor = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: withQuery() } });
+    expect(doctor.stdout).toMatch(/pass {2}state store: PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+\?password=\*\*\* \(schema masked_cli\)/);
+    const fleet = await runCli(['fleet', 'ls', '--store', withQuery()], { env: { SERVICE_FLEET_DIR: testdir() } });
+    expect(fleet.stdout).toContain('?password=***');
+    const fleetJson = await runCli(['fleet', 'ls', '--json', '--store', withQuery()], { env: { SERVICE_FLEET_DIR: testdir() } });
+    const sqlite = createSqliteStore(path.join(dir, '.service', 'state.db'));
+    await sqlite.close();
+    const migrate = await runCli(['store', 'migrate', '--to', withQuery(), '-d', dir]);
+    expect(migrate.code).toBe(0);
+    expect(migrate.stdout).toContain('?password=***');
+    for (const r of [doctor, fleet, fleetJson, migrate]) expect(r.stdout + r.stderr).not.toContain(password);
   });
 });
 
