@@ -71,9 +71,10 @@ command('chat', 'talk to the assistant in the terminal')
 command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channels, run scheduled tasks')
   .option('--host <host>', 'bind address (default: gateway.host or 127.0.0.1)')
   .option('-p, --port <port>', 'port (default: SERVICE_PORT, gateway.port or 3000)')
-  .option('--token <token>', 'bearer token (default: SERVICE_TOKEN, gateway.token, or a generated one)')
+  .option('--token <token>', 'bearer token (visible to other users in ps: prefer SERVICE_TOKEN or --token-file)')
+  .option('--token-file <path>', "read the bearer token from this file's first line (default: SERVICE_TOKEN, gateway.token, or a generated one)")
   .action(
-    act(async (opts: { host?: string; port?: string; token?: string }, cmd: Command) => {
+    act(async (opts: { host?: string; port?: string; token?: string; tokenFile?: string }, cmd: Command) => {
       const { runGateway } = await import('./commands/gateway.js');
       return runGateway({ ...opts, dir: dirOf(cmd) }, processIO);
     }),

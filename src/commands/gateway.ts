@@ -3,16 +3,18 @@ import { resumeOptimizer } from '../core/util/optimizer.js';
 import { startGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
 import type { CommandIO } from './io.js';
+import { readTokenOption } from './token-option.js';
 
 export interface GatewayOptions {
   dir: string;
   host?: string;
   port?: string;
   token?: string;
+  tokenFile?: string;
 }
 
 const TOKEN_SOURCES: Record<TokenSource, string> = {
-  flag: '--token',
+  flag: '--token or --token-file',
   env: 'SERVICE_TOKEN',
   config: 'gateway.token in service.yaml',
   stored: '.service/gateway-token (generated earlier)',
@@ -25,12 +27,13 @@ const TOKEN_SOURCES: Record<TokenSource, string> = {
  */
 export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<number> {
   const log = createLogger();
+  const token = readTokenOption(opts, io);
   const gateway = await startGateway({
     dir: opts.dir,
     log,
     ...(opts.host ? { hostname: opts.host } : {}),
     ...(opts.port ? { port: opts.port } : {}),
-    ...(opts.token ? { token: opts.token } : {}),
+    ...(token ? { token } : {}),
   });
   resumeOptimizer();
   const { name, engine } = gateway.assistant.status();
