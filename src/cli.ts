@@ -140,9 +140,11 @@ store
   .option('-d, --dir <path>', 'assistant directory')
   .requiredOption('--to <url>', 'postgres://user:password@host:5432/database')
   .option('--schema <name>', 'schema on the server (default: store.schema, else assistant_<name>)')
+  .option('--role [name]', 'then give the assistant a database role of its own, owning only its schema (default name: the schema)')
+  .option('--print-sql', 'print the SQL that makes that role, for a database administrator; change nothing')
   .option('--json', 'print JSON')
   .action(
-    act(async (opts: { to: string; schema?: string; json?: boolean }, cmd: Command) => {
+    act(async (opts: { to: string; schema?: string; role?: string | boolean; printSql?: boolean; json?: boolean }, cmd: Command) => {
       const { runStoreMigrate } = await import('./commands/store.js');
       return runStoreMigrate({ ...opts, dir: dirOf(cmd) }, processIO);
     }),
