@@ -14,8 +14,8 @@ import type { BudgetState } from './budget.js';
  *
  * What a turn holds (`access.reservePerTurnUsd`, 0 = automatic):
  * - configured: that amount;
- * - automatic: the most any of the last RECENT_TURNS turns cost (read from the activity once,
- *   then followed as turns end here);
+ * - automatic: the most any of the last RECENT_TURNS turns that ran cost (read from the activity
+ *   once, then followed as turns end here); with an engine that reports no cost, 0;
  * - automatic with no turn known yet: the whole cap, so the first turns run one at a time until
  *   one has told what a turn costs.
  * A turn that finds the budget held, not spent, waits for a hold to be let go (here at once, on
@@ -46,9 +46,17 @@ const HOLD_MARGIN_MS = 60_000;
 export function createBudgetGuard(deps: BudgetGuardDeps): BudgetGuard {
   let recent: Promise<number[]> | undefined;
   const recentCosts = () => {
+    // Turns that ran (a refusal before the engine started took no time and cost nothing: it says
+    // nothing about what a turn costs).
     recent ??= deps.store
-      .recentActivity(RECENT_TURNS, { statuses: ['completed', 'silent', 'failed', 'aborted'] })
-      .then((records) => records.map((r) => r.costUsd).reverse())
+      .recentActivity(RECENT_TURNS * 3, { statuses: ['completed', 'silent', 'failed', 'aborted'] })
+      .then((records) =>
+        records
+          .filter((r) => r.durationMs > 0)
+          .slice(0, RECENT_TURNS)
+          .map((r) => r.costUsd)
+          .reverse(),
+      )
       .catch(() => []);
     return recent;
   };

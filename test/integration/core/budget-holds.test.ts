@@ -78,6 +78,21 @@ describe('the daily budget when turns start', () => {
     expect(completionOf(await collect(t.assistant.chat('later', { sessionKey: 'me', source: 'terminal' }))).status).toBe('completed');
   });
 
+  it('refusals that never ran (busy, bad input) say nothing about what a turn costs: they do not shrink the hold to 0', async () => {
+    const a = createTestAssistant({ yaml: 'maxConcurrent: 10\naccess:\n  dailyBudgetUsd: 0.05\n' });
+    t = a;
+    await a.store.recordActivity(activity({ ts: new Date().toISOString(), source: 'http', costUsd: 0.02, durationMs: 900 }));
+    for (let i = 0; i < 30; i++) {
+      await a.store.recordActivity(activity({ ts: new Date().toISOString(), status: 'failed', error: 'Server busy', costUsd: 0, durationMs: 0 }));
+    }
+    const turns = Array.from({ length: 6 }, (_, i) =>
+      collect(a.assistant.chat('SLEEP:300 hi', { sessionKey: `b${i}`, source: 'http', waitForCapacity: true })),
+    );
+    await Promise.all(turns);
+    expect(await a.store.dailyCost(today())).toBeLessThanOrEqual(0.05 + TURN_COST + 1e-9);
+    expect(a.standIn.runs().length).toBeLessThanOrEqual(3);
+  });
+
   it('a turn waiting for room is stopped by an abort like any queued turn, and holds nothing after', async () => {
     t = createTestAssistant({ yaml: 'access:\n  dailyBudgetUsd: 1\n  reservePerTurnUsd: 1\n' });
     const first = collect(t.assistant.chat('SLEEP:600 first', { sessionKey: 'a', source: 'http' }));
