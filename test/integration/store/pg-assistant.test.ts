@@ -245,6 +245,22 @@ describe('one database role per assistant (issue 29)', () => {
     expect(doctorAdmin.stdout).not.toContain('store role: can write no other');
   });
 
+  it('service fleet ls shows the shared fleet table escaped: any assistant of the database can write a row', async () => {
+    const fleet = createPgFleetTable({ url });
+    const forged = 'evil\u001b[2J\nNAME  ROLE\u202e';
+    const row = { format: FLEET_ENTRY_FORMAT, name: forged, role: 'x\ny', engine: 'engine_b', host: '127.0.0.1', port: 2, url: 'http://127.0.0.1:2', pid: 2 };
+    await fleet.beat({ ...row, startedAt: new Date().toISOString(), version: '0', dir: '/x', hostname: 'h2' }, 60_000);
+    try {
+      const listed = await runCli(['fleet', 'ls', '--store', url], { env: { SERVICE_FLEET_DIR: testdir() } });
+      expect(listed.stdout).not.toMatch(/[\u001b\u202e]/);
+      expect(listed.stdout).toContain('evil\\x1b[2J\\nNAME  ROLE\\u202e');
+      expect(listed.stdout.match(/^NAME/gm)).toHaveLength(1);
+    } finally {
+      await fleet.remove({ hostname: 'h2', pid: 2, port: 2 });
+      await fleet.close();
+    }
+  });
+
   it('--print-sql prints the script for a database administrator and changes nothing', async () => {
     const { dir } = writeTestAssistant({ yaml: 'store:\n  schema: assistant_gamma\n' });
     const printed = await runCli(['store', 'migrate', '--to', url, '--print-sql', '-d', dir]);
