@@ -74,7 +74,8 @@ command('chat', 'talk to the assistant in the terminal')
 command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channels, run scheduled tasks')
   .option('--host <host>', 'bind address (default: gateway.host or 127.0.0.1)')
   .option('-p, --port <port>', 'port (default: SERVICE_PORT, gateway.port or 3000)')
-  .option('--token <token>', 'bearer token (default: SERVICE_TOKEN, gateway.token, or a generated one)')
+  .option('--token <token>', 'bearer token (visible to other users in ps: prefer SERVICE_TOKEN or --token-file)')
+  .option('--token-file <path>', "read the bearer token from this file's first line (default: SERVICE_TOKEN, gateway.token, or a generated one)")
   .option('--https', 'serve HTTPS with a self-signed certificate made on first use and kept in .service/tls/')
   .option('--cert <file>', 'serve HTTPS with this certificate (PEM; with --key)')
   .option('--key <file>', 'the private key of --cert (PEM)')
@@ -153,9 +154,11 @@ store
   .option('-d, --dir <path>', 'assistant directory')
   .requiredOption('--to <url>', 'postgres://user:password@host:5432/database')
   .option('--schema <name>', 'schema on the server (default: store.schema, else assistant_<name>)')
+  .option('--role [name]', 'then give the assistant a database role of its own, owning only its schema (default name: the schema)')
+  .option('--print-sql', 'print the SQL that makes that role, for a database administrator; change nothing')
   .option('--json', 'print JSON')
   .action(
-    act(async (opts: { to: string; schema?: string; json?: boolean }, cmd: Command) => {
+    act(async (opts: { to: string; schema?: string; role?: string | boolean; printSql?: boolean; json?: boolean }, cmd: Command) => {
       const { runStoreMigrate } = await import('./commands/store.js');
       return runStoreMigrate({ ...opts, dir: dirOf(cmd) }, processIO);
     }),

@@ -11,7 +11,7 @@ import { contextBefore, conversationKeyOf, decide, groupPrompt, sessionKeyOf } f
 import { splitMessage } from './split.js';
 import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
-import type { InboundMessage } from './types.js';
+import type { ChannelAdapter, InboundMessage } from './types.js';
 
 /**
  * Incoming channel messages → the chat core → replies. `accept` is what adapters call: it is
@@ -78,9 +78,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
         if (msg.chatType === 'group')
           await deps.store.appendGroupMessage({ chatKey: chat, ts: now(), sender: cfg.persona?.displayName ?? cfg.name, text, fromBot: true });
       };
-      const say = async (text: string) => {
-        for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) await onSent(await adapter.reply(msg.replyTarget, part), part);
-      };
+      const say = sayIn(adapter, msg, onSent);
       // Access first (an unpaired group hears only a pairing reply, and only when it mentions the
       // bot), then group policy, then the rate limit on what the bot is about to answer.
       const access = await deps.access.admit(msg, say);
@@ -162,16 +160,41 @@ export function createBridge(deps: BridgeDeps): Bridge {
     }
   }
 
+  /**
+   * A stranger's message (screened as such before anything was written): answered by the access
+   * gate (a pairing code once per code), and nothing of it kept: no ledger entry, no known chat,
+   * no group context. One approved meanwhile is taken in like any message.
+   */
+  async function answerStranger(msg: InboundMessage, key: string): Promise<void> {
+    try {
+      const adapter = await deps.adapters.whenRunning(msg.channel, ADAPTER_WAIT_MS);
+      if (!adapter) {
+        log.warn(`${msg.channel} is not running; a stranger's message ${msg.messageId} is dropped`);
+        return;
+      }
+      const access = await deps.access.admit(
+        msg,
+        sayIn(adapter, msg, async (s) => deps.sent.note(msg.channel, s?.messageId)),
+      );
+      if (access.admitted && (await intake(msg, key))) await process(msg, key);
+    } catch (err) {
+      log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`);
+    }
+  }
+
   return {
     async accept(msg) {
       if (deps.sent.has(msg.channel, msg.messageId)) return; // our own message coming back
       const key = sessionKeyOf(msg);
       // Intake is ordered per chat like processing: the lane is taken before the first await, so
       // two messages of one chat are processed in arrival order however their store writes finish.
-      const taken = intake(msg, key);
+      // Strangers are screened first: over their limits nothing at all is written.
+      const taken = deps.access.screen(msg).then((how) => (how === 'known' ? intake(msg, key).then((fresh) => (fresh ? how : 'drop')) : how));
       // /stop, /allow and /deny must reach the turn running on this key, not wait behind it.
       enqueue(deps.assistant.runsAtOnce(msg.text) ? `${key} (at once)` : key, async () => {
-        if (await taken) await process(msg, key);
+        const how = await taken;
+        if (how === 'known') await process(msg, key);
+        else if (how === 'stranger') await answerStranger(msg, key);
       });
       await taken;
     },
@@ -226,6 +249,17 @@ export function createBridge(deps: BridgeDeps): Bridge {
     }
     return true;
   }
+}
+
+/** Answer in the message's chat: split under the platform's limit after rendering, each part noted by `onSent`. */
+function sayIn(
+  adapter: Pick<ChannelAdapter, 'limit' | 'render' | 'reply'>,
+  msg: InboundMessage,
+  onSent: (sent: { messageId: string } | undefined, text: string) => Promise<void>,
+): (text: string) => Promise<void> {
+  return async (text) => {
+    for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) await onSent(await adapter.reply(msg.replyTarget, part), part);
+  };
 }
 
 function parsePayload(payload: string): InboundMessage | undefined {

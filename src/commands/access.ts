@@ -7,6 +7,7 @@ import { resolveAssistantPaths } from '../core/paths.js';
 import { openStore, resolveStoreTarget } from '../core/store/open-store.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
+import { escapeControl, escapeJsonForTerminal } from '../core/util/escape-text.js';
 import { formatTable } from '../core/util/text-table.js';
 
 export interface AccessOptions {
@@ -35,7 +36,8 @@ export async function runAccess(opts: AccessOptions, io: CommandIO): Promise<num
     if (opts.action === 'list') {
       const listing = await admin.list();
       const budget = await readBudget(store, listing.dailyBudgetUsd, Date.now());
-      if (opts.json) io.out(JSON.stringify({ ...listing, todayCostUsd: budget.todayCostUsd }, null, 2));
+      // Names and ids come from chats (a stranger picks their display name): shown escaped.
+      if (opts.json) io.out(escapeJsonForTerminal(JSON.stringify({ ...listing, todayCostUsd: budget.todayCostUsd }, null, 2)));
       else io.out(formatListing(listing, budget.todayCostUsd).join('\n'));
       return 0;
     }
@@ -53,11 +55,11 @@ async function act(admin: AccessAdmin, opts: AccessOptions, io: CommandIO): Prom
   if (!out.ok) {
     throw new AppError(
       `access_${out.reason}`,
-      out.text,
+      escapeControl(out.text),
       out.reason === 'not_found' ? { hint: `\`${formatCliCommand('access list')}\` shows what there is` } : {},
     );
   }
-  io.out(opts.json ? JSON.stringify({ ok: true, text: out.text }) : out.text);
+  io.out(opts.json ? escapeJsonForTerminal(JSON.stringify({ ok: true, text: out.text })) : escapeControl(out.text));
   return 0;
 }
 
@@ -68,10 +70,10 @@ function formatListing(l: AccessListing, todayCostUsd: number): string[] {
       : formatTable(
           ['ID', 'FROM', 'NAME', 'APPROVED'],
           rows.map((e) => [
-            e.id,
+            escapeControl(e.id),
             e.source === 'config' ? 'service.yaml' : 'pairing',
-            e.label ?? '',
-            e.approvedAt ? `${formatTime(e.approvedAt)} by ${e.approvedBy}` : '',
+            escapeControl(e.label ?? ''),
+            e.approvedAt ? `${formatTime(e.approvedAt)} by ${escapeControl(e.approvedBy ?? '')}` : '',
           ]),
         ).map((line) => `  ${line}`.trimEnd());
   const pending =
@@ -79,7 +81,12 @@ function formatListing(l: AccessListing, todayCostUsd: number): string[] {
       ? ['  (none)']
       : formatTable(
           ['CODE', 'FOR', 'NAME', 'AGE'],
-          l.pending.map((p) => [p.code, `${p.kind === 'chat' ? 'group' : 'sender'} ${p.subject}`, p.label ?? '', formatAge(Date.now() - p.createdAt)]),
+          l.pending.map((p) => [
+            p.code,
+            `${p.kind === 'chat' ? 'group' : 'sender'} ${escapeControl(p.subject)}`,
+            escapeControl(p.label ?? ''),
+            formatAge(Date.now() - p.createdAt),
+          ]),
         ).map((line) => `  ${line}`.trimEnd());
   const rate = l.rateLimit.messages > 0 ? `${l.rateLimit.messages} messages per ${l.rateLimit.perSeconds} s per sender` : 'none';
   const budget = l.dailyBudgetUsd > 0 ? `$${l.dailyBudgetUsd.toFixed(2)} a day` : 'none';
@@ -92,7 +99,7 @@ function formatListing(l: AccessListing, todayCostUsd: number): string[] {
     'Allowed group chats',
     ...entries(l.chats),
     'Admins',
-    ...(l.admins.length === 0 ? ['  (none)'] : l.admins.map((a) => `  ${a}`)),
+    ...(l.admins.length === 0 ? ['  (none)'] : l.admins.map((a) => `  ${escapeControl(a)}`)),
     'Pending pairing codes (valid for 1 hour)',
     ...pending,
     ...(l.pending.length > 0 ? ['', `Approve one with: ${formatCliCommand('access approve <CODE>')}`] : []),

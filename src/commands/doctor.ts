@@ -11,6 +11,7 @@ import { resolveAssistantPaths } from '../core/paths.js';
 import { describeStoreTarget, openStore, resolveStoreTarget } from '../core/store/open-store.js';
 import { checkEngine, listInstalledEngines } from './doctor-engine.js';
 import { checkGatewayPort } from './doctor-gateway.js';
+import { findWritableOtherSchemas } from '../core/store/pg-roles.js';
 import type { CommandIO } from './io.js';
 
 /** One line of the report: `pass`, `warn` (worth fixing, fails nothing) or `FAIL`, with the fix. */
@@ -43,7 +44,7 @@ export async function runDoctor(opts: { dir: string; json?: boolean }, io: Comma
   checks.push(listInstalledEngines());
   if (loaded) {
     checks.push(...checkChannels(loaded));
-    checks.push(await checkStore(loaded));
+    checks.push(...(await checkStore(loaded)));
     checks.push(...(await checkGatewayPort(loaded)));
   }
   checks.push(checkCommand());
@@ -110,22 +111,45 @@ function customAdapterExists(spec: string, dir: string): boolean {
   return fs.existsSync(path.join(dir, 'node_modules', spec)) || canImport(spec);
 }
 
-/** The state store: the SQLite file needs nothing; a PostgreSQL store is connected to and migrated, as a start would. */
-async function checkStore(loaded: LoadedConfig): Promise<DoctorCheck> {
+/**
+ * The state store: the SQLite file needs nothing; a PostgreSQL store is connected to and migrated,
+ * as a start would, and its role is checked for write access to other assistants' schemas.
+ */
+async function checkStore(loaded: LoadedConfig): Promise<DoctorCheck[]> {
   const target = resolveStoreTarget(loaded.config, process.env, resolveAssistantPaths(loaded.dir).database);
-  if (target.kind === 'sqlite') return { ok: true, title: 'state store', detail: `SQLite ${target.file}` };
+  if (target.kind === 'sqlite') return [{ ok: true, title: 'state store', detail: `SQLite ${target.file}` }];
   const store = openStore(target);
   try {
     await store.ready();
-    return { ok: true, title: 'state store', detail: `PostgreSQL ${describeStoreTarget(target)}: connected, schema up to date` };
   } catch (err) {
-    return {
-      ok: false,
-      title: 'state store',
-      detail: (err as Error).message,
-      fix: 'check store.url / SERVICE_STORE_URL (user, password, host, database) and that the server accepts connections from this host',
-    };
+    return [
+      {
+        ok: false,
+        title: 'state store',
+        detail: (err as Error).message,
+        fix: 'check store.url / SERVICE_STORE_URL (user, password, host, database) and that the server accepts connections from this host',
+      },
+    ];
   } finally {
     await store.close();
+  }
+  return [{ ok: true, title: 'state store', detail: `PostgreSQL ${describeStoreTarget(target)}: connected, schema up to date` }, await checkStoreRole(target)];
+}
+
+/** Whether the store's role could write another assistant's schema (it should own its own only). */
+async function checkStoreRole(target: { url: string; schema: string }): Promise<DoctorCheck> {
+  const title = 'store role';
+  try {
+    const others = await findWritableOtherSchemas(target.url, target.schema);
+    if (others.length === 0) return { ok: true, title, detail: `can write no other assistant's schema` };
+    return {
+      ok: true,
+      warn: true,
+      title,
+      detail: `the role of store.url can write other assistants' schemas (${others.join(', ')}): with its password, any of them can be changed, its approvals too`,
+      fix: `give each assistant a role of its own: \`${formatCliCommand('store migrate --to <admin url> --role')}\` (or \`--print-sql\` for your database administrator)`,
+    };
+  } catch (err) {
+    return { ok: true, warn: true, title, detail: `could not check what the role may write: ${(err as Error).message}` };
   }
 }

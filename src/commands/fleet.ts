@@ -6,7 +6,8 @@ import { probeHealth, type HealthProbe } from '../core/fleet/health.js';
 import { createFleetDirectory, resolveFleetDir } from '../core/fleet/fleet-directory.js';
 import { mergeFleetEntries } from '../core/fleet/membership.js';
 import { readHostname, resolveFleetDatabaseUrl } from '../core/fleet/shared-fleet.js';
-import { formatSafeUrl } from '../core/store/pg-client.js';
+import { formatSafeUrl } from '../core/config/secrets.js';
+import { escapeControl } from '../core/util/escape-text.js';
 import { createPgFleetTable, formatFleetError } from '../core/store/pg-fleet.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
@@ -59,7 +60,8 @@ export async function runFleetList(opts: FleetListOptions, io: CommandIO): Promi
     return 0;
   }
   const header = ['NAME', 'ROLE', 'ENGINE', 'HOST', 'URL', 'PID', 'UP', 'HEALTH'];
-  const table = [header, ...rows.map(describeRow)];
+  // Rows of the shared fleet table are written by any assistant of the database: shown escaped.
+  const table = [header, ...rows.map((r) => describeRow(r).map(escapeControl))];
   const widths = header.map((_, col) => Math.max(...table.map((r) => (r[col] ?? '').length)));
   for (const r of table) io.out(r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join('  '));
   return 0;

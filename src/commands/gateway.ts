@@ -4,6 +4,7 @@ import { resumeOptimizer } from '../core/util/optimizer.js';
 import { type Gateway, startGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
 import type { CommandIO } from './io.js';
+import { readTokenOption } from './token-option.js';
 
 export interface GatewayOptions {
   dir: string;
@@ -21,10 +22,11 @@ export interface GatewayOptions {
   qrToken?: boolean;
   /** Open a public URL through a tunnel. */
   tunnel?: boolean;
+  tokenFile?: string;
 }
 
 const TOKEN_SOURCES: Record<TokenSource, string> = {
-  flag: '--token',
+  flag: '--token or --token-file',
   env: 'SERVICE_TOKEN',
   config: 'gateway.token in service.yaml',
   stored: '.service/gateway-token (generated earlier)',
@@ -38,12 +40,13 @@ const TOKEN_SOURCES: Record<TokenSource, string> = {
 export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<number> {
   const log = createLogger();
   const bind = resolveBindFlags(opts);
+  const token = readTokenOption(opts, io);
   const gateway = await startGateway({
     dir: opts.dir,
     log,
     ...bind,
     ...(opts.port ? { port: opts.port } : {}),
-    ...(opts.token ? { token: opts.token } : {}),
+    ...(token ? { token } : {}),
     ...(opts.https || opts.cert || opts.key ? { https: opts.cert || opts.key ? { cert: opts.cert ?? '', key: opts.key ?? '' } : true } : {}),
     ...(opts.tunnel ? { tunnel: true } : {}),
   });

@@ -1,3 +1,5 @@
+import { escapeControl } from './util/escape-text.js';
+
 /**
  * Leveled logger to stderr. Children add a `[prefix]`; every line goes through redaction of the
  * secret values of the loaded config, so a token can never reach a log file, and then through
@@ -64,18 +66,4 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
 /** A logger that drops everything (tests, embedding). */
 export function createSilentLogger(): Logger {
   return createLogger({ level: 'silent' });
-}
-
-// C0 controls but tab, DEL, C1 controls, and the Unicode line and paragraph separators.
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/g;
-const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r' };
-
-/** `\n`, `\r` as written in source; other control characters as `\xNN` / `\uNNNN`. */
-export function escapeControl(text: string): string {
-  return text.replace(CONTROL, (c) => {
-    const named = NAMED[c];
-    if (named) return named;
-    const code = c.charCodeAt(0);
-    return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
-  });
 }

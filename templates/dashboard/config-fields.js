@@ -83,6 +83,7 @@ export const CONFIG_GROUPS = [
       f('access.rateLimit.messages', 'int', { help: 'per sender; 0 = no limit' }),
       f('access.rateLimit.perSeconds', 'number'),
       f('access.dailyBudgetUsd', 'number', { help: '0 = no cap' }),
+      f('access.reservePerTurnUsd', 'number', { help: 'what a running turn holds of the daily budget; 0 = the most a recent turn cost' }),
     ],
   },
   {

@@ -22,11 +22,27 @@ export interface RateLimiter {
 /** Senders tracked at once before idle ones are forgotten. */
 const SWEEP_AT = 1_000;
 
-export function createRateLimiter(now: () => number = Date.now): RateLimiter {
+/**
+ * `maxKeys`: at most this many keys are tracked; past it the least recently seen are forgotten
+ * (their next message counts afresh). For keys anyone can make up (strangers' ids), so a flood
+ * of new ones cannot grow the table without end.
+ */
+export function createRateLimiter(now: () => number = Date.now, opts: { maxKeys?: number } = {}): RateLimiter {
   const senders = new Map<string, { hits: number[]; quietUntil: number }>();
+  let sweptAt = Number.NEGATIVE_INFINITY;
 
+  // Idle senders are looked for at most four times a window (a pass reads every sender); the
+  // table's cap is kept on every message, oldest first (a pass stops at the first it keeps).
   const sweep = (t: number, windowMs: number) => {
-    for (const [key, s] of senders) if ((s.hits.at(-1) ?? 0) <= t - 2 * windowMs && s.quietUntil <= t) senders.delete(key);
+    if (senders.size >= SWEEP_AT && t - sweptAt >= windowMs / 4) {
+      sweptAt = t;
+      for (const [key, s] of senders) if ((s.hits.at(-1) ?? 0) <= t - 2 * windowMs && s.quietUntil <= t) senders.delete(key);
+    }
+    if (opts.maxKeys === undefined) return;
+    for (const key of senders.keys()) {
+      if (senders.size < opts.maxKeys) break;
+      senders.delete(key);
+    }
   };
 
   return {
@@ -35,8 +51,10 @@ export function createRateLimiter(now: () => number = Date.now): RateLimiter {
       const t = now();
       const at = arrived !== undefined && Number.isFinite(arrived) ? Math.min(arrived, t) : t;
       const windowMs = limit.perSeconds * 1000;
-      if (senders.size >= SWEEP_AT) sweep(t, windowMs);
+      sweep(t, windowMs);
       const s = senders.get(key) ?? { hits: [], quietUntil: 0 };
+      // Re-inserted: the map's order is the order keys were last seen (the oldest are forgotten first).
+      senders.delete(key);
       senders.set(key, s);
       // Hits this old cannot be in the window of any message arriving from now on (a late one included).
       s.hits = s.hits.filter((h) => h > t - 2 * windowMs);

@@ -11,6 +11,12 @@ export const PAIRING_CODE_LENGTH = 8;
 export const PAIRING_TTL_MS = 3_600_000;
 /** Live codes per channel; past it, unknown senders are told to try again later. */
 export const MAX_PENDING_PER_CHANNEL = 3;
+/**
+ * Live codes one person may have asked for on a channel (for themselves in a direct chat, or for
+ * a group they mentioned the bot in): fewer than the channel's, so one account cannot take every
+ * slot; the next request waits until the owner answered (or the hour ran out).
+ */
+export const MAX_PENDING_PER_REQUESTER = 1;
 
 /** `random(n)` returns an integer in [0, n); injectable for tests. */
 export function generatePairingCode(random: (n: number) => number = randomInt): string {

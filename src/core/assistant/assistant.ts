@@ -1,4 +1,5 @@
 import { type BudgetState, formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
+import { createBudgetGuard } from '../access/budget-holds.js';
 import { createApprovalCommands } from '../approvals/approval-commands.js';
 import { type AnswerOutcome, type AnswerRequest, createApprovals, type TurnApprovals } from '../approvals/approvals.js';
 import { maskSecretValues } from '../config/secrets.js';
@@ -17,6 +18,7 @@ import { createSentFiles, type SentFiles } from '../files/sent-files.js';
 import type {
   ActivityRecord,
   ActivityStore,
+  BudgetStore,
   ChatSessionStore,
   CoordinationStore,
   FailoverStore,
@@ -48,7 +50,7 @@ import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js'
 export interface AssistantDeps {
   dir: string;
   config: ConfigSource;
-  store: SessionStore & ChatSessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore;
+  store: SessionStore & ChatSessionStore & HistoryStore & ActivityStore & FailoverStore & RunningTurnStore & BudgetStore;
   log: Logger;
   version: string;
   /** The slash-command table; the assistant adds its built-ins, other modules (the scheduler) add theirs. */
@@ -174,8 +176,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       const pre = await inOrder(opts.chatKey ?? key, async () => {
         await pruning;
         if (opts.chatKey !== undefined) key = await sessions.resolve(opts.chatKey);
-        // Without a cap (0) nothing is refused: today's spending is not read for nothing.
-        const budget = isBudgeted(source) && deps.config.current().config.access.dailyBudgetUsd > 0 ? await budgetNow() : undefined;
+        const budget = budgeted(source) ? await budgetNow() : undefined;
         if (budget?.reached) return { spent: true as const, budget };
         return { spent: false as const, admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal) : Promise.resolve(queue.admit(key)) };
       });
@@ -187,6 +188,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       let turnRecord: TurnRecord | undefined;
       let turnApprovals: TurnApprovals | undefined;
       let unlockKey: (() => Promise<void>) | undefined;
+      let releaseHold: ((costUsd?: number) => Promise<void>) | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
       if (opts.signal?.aborted) ctl.abort();
@@ -204,6 +206,11 @@ export function createAssistant(deps: AssistantDeps): Assistant {
           else if (!ctl.signal.aborted)
             return log(rejectTurn(`cannot take session ${key} from the assistant's other gateways: ${locked.error.message}`, emit), 0);
         }
+        // The budget once more, now that the turn starts: turns queued together were all let in
+        // while the day had room; each holds its share while it runs (budget-holds.ts).
+        const held = budgeted(source) && !ctl.signal.aborted ? await budgetGuard.hold(ctl.signal) : undefined;
+        if (held?.status === 'spent') return log(rejectTurn(formatBudgetRefusal(held.budget), emit), 0, 'over_budget');
+        if (held?.status === 'held') releaseHold = held.release;
         // Starting a turn holds this thread for milliseconds (database writes, workspace files, the
         // fork of the engine). Requests sent together with this one (a burst on one key) reach us
         // over a few milliseconds: they are taken first, so every queued stream opens at once,
@@ -245,7 +252,11 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         const reply = outcome.completion.finalText;
         if (reply && !overtaken()) await deps.store.appendHistory({ key, role: 'assistant', text: reply, ts: now() });
         await log(outcome.completion, outcome.costUsd);
+        // Its cost is counted now (the record above): the hold can go.
+        await releaseHold?.(outcome.costUsd);
+        releaseHold = undefined;
       } finally {
+        await releaseHold?.();
         turnApprovals?.close();
         await turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
@@ -268,6 +279,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   };
 
   const budgetNow = () => readBudget(deps.store, deps.config.current().config.access.dailyBudgetUsd, now());
+  // Without a cap (0) nothing is refused or held: today's spending is not read for nothing.
+  const budgeted = (source: string) => isBudgeted(source) && deps.config.current().config.access.dailyBudgetUsd > 0;
+  const budgetGuard = createBudgetGuard({ store: deps.store, config: deps.config, now });
 
   const abort = (key: string) => {
     const ctl = running.get(key);

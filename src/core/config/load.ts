@@ -6,7 +6,7 @@ import { CONFIG_FILE_NAME, resolveAssistantPaths } from '../paths.js';
 import { formatMissing, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
 import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
-import { collectSecretEnvValues, collectSecretValues } from './secrets.js';
+import { collectSecretEnvValues, collectSecretValues, collectUrlSecrets } from './secrets.js';
 import { findUnsafeValues } from './unsafe-values.js';
 
 export interface LoadedConfig {
@@ -90,7 +90,15 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
   const resolved = resolvePlaceholders(raw, env);
   const value = resolved.value;
   // Collected before disabled channels are dropped: their literal secrets are still secrets.
-  const secretValues = new Set([...resolved.substituted, ...collectSecretValues(value), ...collectSecretEnvValues(env)]);
+  // The store URL's password too, from the file or SERVICE_STORE_URL, in either form (`user:pw@`, `?password=`).
+  const storeUrl = (value.store as { url?: unknown } | undefined)?.url;
+  const secretValues = new Set([
+    ...resolved.substituted,
+    ...collectSecretValues(value),
+    ...collectSecretEnvValues(env),
+    ...collectUrlSecrets(typeof storeUrl === 'string' ? storeUrl : undefined),
+    ...collectUrlSecrets(env.SERVICE_STORE_URL?.trim()),
+  ]);
   for (const m of resolved.missing) {
     const [top, channel] = m.path;
     if (top === 'channels' && typeof channel === 'string') {

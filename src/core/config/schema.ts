@@ -27,6 +27,25 @@ export interface ConfigSchemaOptions {
   coerceScalars?: boolean;
 }
 
+/**
+ * Turn sources that are not channels (`source` in activity records, metrics, the daily budget's
+ * owner runs): a custom channel named so would pass for the owner (`terminal` is never refused
+ * by the budget) or mix its records with theirs.
+ */
+export const RESERVED_CHANNEL_KEYS: readonly string[] = ['terminal', 'http', 'cron', 'api', 'dashboard', 'system', 'service'];
+
+/**
+ * A custom channel key: lower-case letters, digits, `_` and `-`, starting with a letter or a
+ * digit (entries such as `allow: ["<channel>:<id>"]` split at the first `:`), and not reserved.
+ */
+export function checkCustomChannelKey(key: string): string | undefined {
+  if (RESERVED_CHANNEL_KEYS.includes(key)) return `"${key}" is reserved (${RESERVED_CHANNEL_KEYS.join(', ')} name the owner's own sources); pick another key`;
+  if (!/^[a-z0-9][a-z0-9_-]{0,39}$/.test(key)) {
+    return 'a custom channel key uses lower-case letters, digits, "_" and "-" (at most 40, starting with a letter or a digit)';
+  }
+  return undefined;
+}
+
 export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}) {
   const f = fieldBuilders(opts.coerceScalars ?? false);
 
@@ -87,7 +106,20 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
   });
 
   const knownChannels = Object.fromEntries(Object.entries(parts.channels).map(([key, schema]) => [key, schema.optional()]));
-  const channels = z.object(knownChannels).catchall(customAdapter);
+  const channels = z
+    .object(knownChannels)
+    .catchall(customAdapter)
+    .superRefine(
+      (value, ctx) => {
+        for (const key of Object.keys(value ?? {})) {
+          if (Object.hasOwn(parts.channels, key)) continue;
+          const problem = checkCustomChannelKey(key);
+          if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
+        }
+      },
+      // The keys are checked even when a block has problems of its own: every problem at once.
+      { when: (payload) => payload.value !== null && typeof payload.value === 'object' },
+    );
 
   const inbox = z.strictObject({
     enabled: f.bool().default(false),
@@ -161,6 +193,8 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     admins: z.array(accessId(false)).default([]),
     rateLimit: z.strictObject({ messages: f.int(0).default(20), perSeconds: f.num(0).default(60) }).prefault({}),
     dailyBudgetUsd: f.num(0, true).default(0),
+    // What a running turn holds of the daily budget (core/access/budget-holds.ts); 0 = the most a recent turn cost.
+    reservePerTurnUsd: f.num(0, true).default(0),
   });
 
   const gateway = z.strictObject({

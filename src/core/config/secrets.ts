@@ -57,6 +57,52 @@ export function holdsLiteralSecret(tree: unknown, path: Array<string | number> =
   return typeof tree === 'string' && tree !== '' && isSecretPath(path) && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(tree);
 }
 
+/**
+ * A URL for messages, with its credentials masked in both forms a connection string takes them:
+ * `user:password@host` and `?password=…` (any query parameter whose name says it is a secret).
+ * The one masking of store URLs (`service doctor`, `service fleet ls`, `service store migrate`,
+ * errors).
+ */
+export function formatSafeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    for (const key of [...u.searchParams.keys()]) if (SECRET_KEY.test(key)) u.searchParams.set(key, '***');
+    return u.toString();
+  } catch {
+    return 'the configured URL (it does not parse)';
+  }
+}
+
+/**
+ * The secret values a URL carries, for masking by value wherever they could appear: the URL as
+ * written, and each password (userinfo or a secret query parameter), as written and decoded.
+ */
+export function collectUrlSecrets(url: string | undefined): string[] {
+  if (!url) return [];
+  const out = new Set([url]);
+  try {
+    const u = new URL(url);
+    const add = (raw: string) => {
+      out.add(raw);
+      try {
+        out.add(decodeURIComponent(raw));
+      } catch {
+        // a stray % stays as written
+      }
+    };
+    if (u.password) add(u.password);
+    for (const [key, value] of u.searchParams) if (SECRET_KEY.test(key) && value) add(value);
+    for (const part of u.search.slice(1).split('&')) {
+      const [key = '', raw = ''] = part.split('=');
+      if (SECRET_KEY.test(key) && raw) out.add(raw);
+    }
+  } catch {
+    // not a URL: the value as a whole is masked
+  }
+  return [...out].filter(isMaskableValue);
+}
+
 /** Values shorter than this, and plain numbers and booleans (a port, a flag), are not masked by value. */
 const MIN_MASKED_LENGTH = 4;
 

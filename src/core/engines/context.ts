@@ -1,4 +1,5 @@
 import type { ServiceConfig } from '../config/schema.js';
+import { escapeControl } from '../util/escape-text.js';
 import type { Skill } from '../skills/skills.js';
 
 /** A running peer assistant from the fleet (this machine's folder, and the database with a PostgreSQL store). */
@@ -59,8 +60,25 @@ export function renderAssistantContext(input: ContextInput): string {
   }
   if (input.peers && input.peers.length > 0) {
     lines.push('## Peer assistants', '', 'Other running assistants and the host each runs on (see the multi-bot skill):', '');
-    for (const p of input.peers) lines.push(`- ${p.name}${p.role ? ` (${p.role})` : ''}: ${p.url}${p.host ? ` on ${p.host}` : ''}`);
+    for (const p of input.peers) {
+      const [name, role, url, host] = [p.name, p.role, p.url, p.host].map((v) => (v === undefined ? undefined : formatPeerValue(v)));
+      lines.push(`- ${name}${role ? ` (${role})` : ''}: ${url}${host ? ` on ${host}` : ''}`);
+    }
     lines.push('');
   }
   return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** Longest peer value written (a role is a phrase, not a document). */
+const PEER_VALUE_MAX = 200;
+
+/**
+ * A peer's value (written by another assistant's owner, or by anyone who can write the shared
+ * fleet) as one inert line: line breaks and other control, invisible and direction-changing
+ * characters as escapes, `<` and `>` as entities (no HTML comment, so no section marker), cut
+ * at PEER_VALUE_MAX characters.
+ */
+export function formatPeerValue(value: string): string {
+  const line = escapeControl(value).replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return line.length > PEER_VALUE_MAX ? `${line.slice(0, PEER_VALUE_MAX - 1)}…` : line;
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { writeFileIfChanged } from '../atomic-write.js';
 import { createStampMemo, readStamp } from '../util/file-stamp.js';
 
@@ -7,9 +8,22 @@ import { createStampMemo, readStamp } from '../util/file-stamp.js';
  * Files the engines read from the assistant directory. What we generate goes into a clearly
  * marked section of a shared file (CLAUDE.md, AGENTS.md) or into a file of our own; anything the
  * user wrote around it is kept.
+ *
+ * The section's markers carry a random nonce of the file (`<!-- service:begin 3f9c… (…) -->` …
+ * `<!-- service:end 3f9c… -->`): text inside the section (a peer assistant's role, a system
+ * prompt) cannot end the section early by writing an end marker, since it cannot know the nonce,
+ * and a nonce that occurs in the content is replaced by a new one. A file written before markers
+ * had a nonce has its section end at the last plain end marker, so text a forged marker left
+ * behind is replaced with the rest of the section.
  */
-export const SECTION_BEGIN = '<!-- service:begin (generated from service.yaml and skills/ before every turn; edits inside are replaced) -->';
-export const SECTION_END = '<!-- service:end -->';
+const SECTION_BEGIN_TEXT = '(generated from service.yaml and skills/ before every turn; edits inside are replaced)';
+const BEGIN_ALL = /<!-- service:begin(?: ([0-9a-f]{16}))? \(generated[^\n]*?-->/g;
+const LEGACY_END = '<!-- service:end -->';
+
+export const sectionMarkers = (nonce: string) => ({
+  begin: `<!-- service:begin ${nonce} ${SECTION_BEGIN_TEXT} -->`,
+  end: `<!-- service:end ${nonce} -->`,
+});
 
 /** Put `content` between our markers in `file`, keeping everything else. Writes only when it changed. */
 export function writeManagedSection(file: string, content: string): boolean {
@@ -21,12 +35,14 @@ export function writeManagedSection(file: string, content: string): boolean {
   } catch {
     // a new file
   }
-  const block = `${SECTION_BEGIN}\n${content.trimEnd()}\n${SECTION_END}`;
-  const start = current.indexOf(SECTION_BEGIN);
-  const end = current.indexOf(SECTION_END, start + 1);
+  const found = findSection(current);
+  const kept = found?.nonce;
+  const nonce = kept && !content.includes(kept) ? kept : newNonce(content);
+  const { begin, end } = sectionMarkers(nonce);
+  const block = `${begin}\n${content.trimEnd()}\n${end}`;
   let next: string;
-  if (start !== -1 && end !== -1) {
-    next = current.slice(0, start) + block + current.slice(end + SECTION_END.length);
+  if (found) {
+    next = current.slice(0, found.start) + block + current.slice(found.end);
   } else if (current.trim() === '') {
     next = `${block}\n`;
   } else {
@@ -35,6 +51,28 @@ export function writeManagedSection(file: string, content: string): boolean {
   const wrote = writeFileIfChanged(file, next);
   if (!wrote) sectionsInPlace.set(file, stamp, content);
   return wrote;
+}
+
+/**
+ * Where our section is in a file's text (`end` just past its end marker), and its nonce: the
+ * first begin marker whose end marker follows; undefined when there is none.
+ */
+function findSection(text: string): { start: number; end: number; nonce?: string } | undefined {
+  for (const begin of text.matchAll(BEGIN_ALL)) {
+    const after = begin.index + begin[0].length;
+    const nonce = begin[1];
+    const marker = nonce ? sectionMarkers(nonce).end : LEGACY_END;
+    const at = nonce ? text.indexOf(marker, after) : text.lastIndexOf(marker);
+    if (at >= after) return { start: begin.index, end: at + marker.length, ...(nonce ? { nonce } : {}) };
+  }
+  return undefined;
+}
+
+function newNonce(content: string): string {
+  for (;;) {
+    const nonce = randomBytes(8).toString('hex');
+    if (!content.includes(nonce)) return nonce;
+  }
 }
 
 /** The section content a file held, by the file's stamp then: before every turn the file is usually unchanged. */

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import { createPgFleetTable, formatFleetError, type PgFleetTable } from '../store/pg-fleet.js';
 import type { ServiceConfig } from '../config/schema.js';
 import { resolveStoreTarget } from '../store/open-store.js';
-import { formatSafeUrl } from '../store/pg-client.js';
+import { formatSafeUrl } from '../config/secrets.js';
 import type { FleetEntry } from './entry.js';
 
 /**

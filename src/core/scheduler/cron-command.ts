@@ -1,4 +1,4 @@
-import { commandResult, type CommandResult, type SlashCommand } from '../assistant/slash-commands.js';
+import { type CommandCall, commandResult, type CommandResult, type SlashCommand } from '../assistant/slash-commands.js';
 import type { ConfigSource } from '../config/source.js';
 import { editTask } from '../config/write-back.js';
 import { nextCronTime } from './cron.js';
@@ -22,6 +22,9 @@ export interface CronCommandDeps {
 
 const SUBCOMMANDS = ['list', 'run', 'enable', 'disable', 'del', 'history'];
 
+const HISTORY_FOR_ADMINS =
+  "/cron history shows what scheduled runs replied, wherever it was delivered (the owner's own chat too): only the terminal, the HTTP API and admins in a chat (access.admins) may read it.";
+
 export function createCronCommand(deps: CronCommandDeps): SlashCommand {
   const now = deps.now ?? Date.now;
   const nextRun = (id: string): Date | undefined => {
@@ -31,7 +34,7 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
     return task?.enabled ? nextCronTime(task.schedule, new Date(now())) : undefined;
   };
 
-  const run = async ([sub, id]: string[]): Promise<CommandResult> => {
+  const run = async ([sub, id]: string[], call: CommandCall): Promise<CommandResult> => {
     const tasks = deps.config.current().config.tasks;
     if (!sub || sub === 'list') {
       if (tasks.length === 0) return commandResult('No scheduled tasks (add them under `tasks:` in service.yaml).', { tasks: [] });
@@ -74,6 +77,8 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
       const text = outcome.reply || outcome.run.error || outcome.run.preview || '(no reply)';
       return commandResult(`Task ${id} ${outcome.run.status}: ${text}`, { id, status: outcome.run.status });
     }
+    // A run's reply may have gone to the owner's private chat: its history is the owner's to read.
+    if (!call.privileged) return commandResult(HISTORY_FOR_ADMINS, { error: 'not_allowed_here' });
     const runs = await deps.tasks.history(id, 20);
     const lines = formatRunHistory(runs);
     const iso = runs.map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() }));

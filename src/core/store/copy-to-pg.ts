@@ -8,7 +8,8 @@ import type { createPgStore } from './pg-store.js';
  * What `service store migrate` copies: every table of the SQLite store, row for row, into the
  * PostgreSQL schema (ids kept, so history, activity and task runs keep their order, and the
  * sequences continue after them). `convert` turns SQLite's 0/1 into booleans and adds what the
- * PostgreSQL schema keeps besides (the activity time in ms).
+ * PostgreSQL schema keeps besides (the activity time in ms). Budget holds belong to turns running
+ * now, and the copy runs with no gateway: they are not copied.
  */
 interface TableCopy {
   table: string;
@@ -41,10 +42,11 @@ export const COPIED_TABLES: readonly TableCopy[] = [
       'error',
       'escalated',
       'refused',
+      'stranger',
     ],
     order: 'id',
     serial: true,
-    convert: (r) => ({ ...r, ts_ms: Date.parse(String(r.ts)) || 0, escalated: Boolean(r.escalated) }),
+    convert: (r) => ({ ...r, ts_ms: Date.parse(String(r.ts)) || 0, escalated: Boolean(r.escalated), stranger: Boolean(r.stranger) }),
   },
   { table: 'metrics', columns: ['source', 'count', 'cost_usd', 'duration_ms'], order: 'source' },
   { table: 'daily_cost', columns: ['day', 'cost_usd'], order: 'day' },
@@ -74,7 +76,7 @@ export const COPIED_TABLES: readonly TableCopy[] = [
     // Migrated on the host that ran them, so its next start still reaps what a killed run left.
     convert: (r) => ({ ...r, host: os.hostname() }),
   },
-  { table: 'pairing_requests', columns: ['code', 'channel', 'kind', 'subject_id', 'label', 'created_at', 'expires_at'], order: 'code' },
+  { table: 'pairing_requests', columns: ['code', 'channel', 'kind', 'subject_id', 'requester', 'label', 'created_at', 'expires_at'], order: 'code' },
   { table: 'access_grants', columns: ['channel', 'kind', 'subject_id', 'label', 'approved_at', 'approved_by'], order: 'approved_at' },
   {
     table: 'chat_sessions',

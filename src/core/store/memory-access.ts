@@ -1,8 +1,9 @@
-import type { AccessGrant, AccessStore, PairingRequest, SyncOf } from './types.js';
+import type { AccessGrant, AccessStore, BudgetHold, BudgetStore, PairingRequest, SyncOf } from './types.js';
 
-/** The access slice of the memory store; the same contract as the SQLite one. */
-export function createMemoryAccessStore(): SyncOf<AccessStore> {
+/** The access slice of the memory store (`dailyCost`: the store's spending of a day); the same contract as the SQLite one. */
+export function createMemoryAccessStore(dailyCost: (day: string) => number): SyncOf<AccessStore & BudgetStore> {
   const requests = new Map<string, PairingRequest>();
+  const holds = new Map<string, BudgetHold>();
   const grants = new Map<string, AccessGrant>();
   const grantKey = (channel: string, kind: string, id: string) => `${channel}\u0000${kind}\u0000${id}`;
   const live = (code: string, now: number) => {
@@ -16,6 +17,8 @@ export function createMemoryAccessStore(): SyncOf<AccessStore> {
       const existing = [...requests.values()].find((x) => x.channel === r.channel && x.kind === r.kind && x.id === r.id);
       if (existing) return { status: 'existing', request: { ...existing } };
       if ([...requests.values()].filter((x) => x.channel === r.channel).length >= opts.maxPending) return { status: 'full' };
+      const mine = r.requester === undefined ? 0 : [...requests.values()].filter((x) => x.channel === r.channel && x.requester === r.requester).length;
+      if (opts.maxPerRequester !== undefined && mine >= opts.maxPerRequester) return { status: 'requester_full' };
       if (requests.has(opts.code)) return { status: 'collision' };
       const request: PairingRequest = { ...r, code: opts.code, expiresAt: r.createdAt + opts.ttlMs };
       requests.set(request.code, request);
@@ -55,5 +58,14 @@ export function createMemoryAccessStore(): SyncOf<AccessStore> {
       }
       return gone;
     },
+    holdBudget(h, capUsd, now) {
+      for (const [id, x] of holds) if (x.expiresAt <= now || x.day !== h.day) holds.delete(id);
+      const spentUsd = dailyCost(h.day);
+      const heldUsd = [...holds.values()].reduce((n, x) => n + x.amountUsd, 0);
+      if (spentUsd + heldUsd >= capUsd) return { held: false, spentUsd, heldUsd };
+      holds.set(h.id, { ...h });
+      return { held: true };
+    },
+    releaseBudget: (id) => void holds.delete(id),
   };
 }

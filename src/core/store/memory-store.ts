@@ -2,6 +2,8 @@ import {
   ACTIVITY_KEPT,
   GROUP_MESSAGES_PER_CHAT,
   HISTORY_PER_KEY,
+  isStrangerRecord,
+  STRANGER_ACTIVITY_KEPT,
   type ActivityRecord,
   type FailoverState,
   type GroupMessage,
@@ -43,7 +45,7 @@ export function createMemoryStore(): Store {
   const { prune: pruneChatSessions, ...chatSessions } = createMemoryChatSessionStore();
 
   const sync: SyncOf<Store> = {
-    ...createMemoryAccessStore(),
+    ...createMemoryAccessStore((day) => costByDay.get(day) ?? 0),
     ...chatSessions,
     getSession: (key) => {
       const s = sessions.get(key);
@@ -84,7 +86,11 @@ export function createMemoryStore(): Store {
     clearHistory: (key) => void history.delete(key),
     recordActivity(r) {
       activity.push({ ...r });
-      if (activity.length > ACTIVITY_KEPT) activity = activity.slice(-ACTIVITY_KEPT);
+      // Each kind of record is kept apart (strangers' own bound, see STRANGER_ACTIVITY_KEPT).
+      const stranger = isStrangerRecord(r);
+      const kept = stranger ? STRANGER_ACTIVITY_KEPT : ACTIVITY_KEPT;
+      let over = activity.length > kept ? activity.filter((a) => isStrangerRecord(a) === stranger).length - kept : 0;
+      if (over > 0) activity = activity.filter((a) => isStrangerRecord(a) !== stranger || over-- <= 0);
       totals.count++;
       totals.cost += r.costUsd;
       totals.duration += r.durationMs;

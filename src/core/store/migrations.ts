@@ -182,4 +182,20 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (task_id, at)
   );
   `,
+  // 9: strangers' activity kept apart (a flood of them cannot push out anyone else's records),
+  // who asked for each pairing code (counted per requester), and what running turns hold of the
+  // daily budget
+  `
+  ALTER TABLE activity ADD COLUMN stranger INTEGER NOT NULL DEFAULT 0;
+  UPDATE activity SET stranger = 1 WHERE refused IN ('not_paired', 'not_allowed');
+  CREATE INDEX activity_stranger ON activity(stranger, id);
+  ALTER TABLE pairing_requests ADD COLUMN requester TEXT;
+  UPDATE pairing_requests SET requester = subject_id WHERE kind = 'sender';
+  CREATE TABLE budget_holds (
+    id TEXT PRIMARY KEY,
+    day TEXT NOT NULL,
+    amount_usd REAL NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  `,
 ];

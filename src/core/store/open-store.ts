@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../config/schema.js';
 import { createPgStore } from './pg-store.js';
-import { formatSafeUrl } from './pg-client.js';
+import { formatSafeUrl } from '../config/secrets.js';
 import { createSqliteStore } from './sqlite-store.js';
 import type { Store } from './types.js';
 

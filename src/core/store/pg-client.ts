@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { loadPg } from './pg-load.js';
 import { AppError } from '../errors.js';
+import { formatSafeUrl } from '../config/secrets.js';
 import { migratePg, quoteIdent } from './pg-migrations.js';
 
 export type Row = Record<string, unknown>;
@@ -93,15 +94,4 @@ export function createPgConnection(opts: PgConnectionOptions): PgConnection {
       return ended;
     },
   };
-}
-
-/** The URL without its password, for messages and logs. */
-export function formatSafeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the configured URL (it does not parse)';
-  }
 }

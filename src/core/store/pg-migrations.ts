@@ -177,6 +177,21 @@ export const PG_MIGRATIONS: readonly string[] = [
     active_at TIMESTAMPTZ NOT NULL
   );
   `,
+  // 4: as the SQLite store's 9: strangers' activity kept apart, who asked for each pairing code,
+  // and what running turns (on every host) hold of the daily budget
+  `
+  ALTER TABLE activity ADD COLUMN stranger BOOLEAN NOT NULL DEFAULT FALSE;
+  UPDATE activity SET stranger = TRUE WHERE refused IN ('not_paired', 'not_allowed');
+  CREATE INDEX activity_stranger ON activity(stranger, id);
+  ALTER TABLE pairing_requests ADD COLUMN requester TEXT;
+  UPDATE pairing_requests SET requester = subject_id WHERE kind = 'sender';
+  CREATE TABLE budget_holds (
+    id TEXT PRIMARY KEY,
+    day TEXT NOT NULL,
+    amount_usd DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+  );
+  `,
 ];
 
 /**
@@ -188,9 +203,13 @@ export async function migratePg(client: pg.ClientBase, schema: string, migration
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`service:migrate:${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident}`);
+    // Created only when missing: even `IF NOT EXISTS` needs the privilege to create, which a role
+    // of one assistant (pg-roles.ts) has in its own schema only, and not on the database.
+    const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (found.rowCount === 0) await client.query(`CREATE SCHEMA ${ident}`);
     await client.query(`SET LOCAL search_path TO ${ident}`);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    const table = await client.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+    if (!table.rows[0]?.t) await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
     for (let v = Number(rows[0]?.v ?? 0); v < migrations.length; v++) {
       await client.query(migrations[v] ?? '');

@@ -6,7 +6,17 @@ import { createPgChatSessionStore, PRUNE_CHAT_SESSIONS_SQL } from './pg-chat-ses
 import { createPgConnection, type Row } from './pg-client.js';
 import { createPgCoordination } from './pg-coordination.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
-import { ACTIVITY_KEPT, GROUP_MESSAGES_PER_CHAT, HISTORY_PER_KEY, type Metrics, type Store, TASK_RUNS_KEPT, TASK_SLOTS_KEPT_MS } from './types.js';
+import {
+  ACTIVITY_KEPT,
+  GROUP_MESSAGES_PER_CHAT,
+  HISTORY_PER_KEY,
+  isStrangerRecord,
+  type Metrics,
+  STRANGER_ACTIVITY_KEPT,
+  type Store,
+  TASK_RUNS_KEPT,
+  TASK_SLOTS_KEPT_MS,
+} from './types.js';
 import { parseActivityRow, parseInboxRow, parseFailoverRow, parseKnownChatRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow } from './rows.js';
 
 export interface PgStoreOptions {
@@ -108,12 +118,13 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
       })),
     clearHistory: async (key) => void (await query('DELETE FROM history WHERE key = $1', [key])),
 
-    // The record, its metrics, the day's cost and the trim in one statement: atomic, one round trip.
+    // The record, its metrics, the day's cost and the trim (of its kind: strangers' records are
+    // kept apart) in one statement: atomic, one round trip.
     recordActivity: async (r) =>
       void (await query(
         `WITH added AS (
-           INSERT INTO activity (ts, ts_ms, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, error, escalated, refused)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+           INSERT INTO activity (ts, ts_ms, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, error, escalated, refused, stranger)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15)
          ), counted AS (
            INSERT INTO metrics (source, count, cost_usd, duration_ms) VALUES ($3, 1, $8, $7)
            ON CONFLICT (source) DO UPDATE SET count = metrics.count + 1, cost_usd = metrics.cost_usd + excluded.cost_usd, duration_ms = metrics.duration_ms + excluded.duration_ms
@@ -121,7 +132,9 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
            INSERT INTO daily_cost (day, cost_usd) SELECT $14, $8 WHERE $8 <> 0
            ON CONFLICT (day) DO UPDATE SET cost_usd = daily_cost.cost_usd + excluded.cost_usd
          )
-         DELETE FROM activity WHERE id <= (SELECT id FROM activity ORDER BY id DESC OFFSET ${ACTIVITY_KEPT - 1} LIMIT 1)`,
+         DELETE FROM activity WHERE stranger = $15 AND id <= (
+           SELECT id FROM activity WHERE stranger = $15 ORDER BY id DESC OFFSET ${(isStrangerRecord(r) ? STRANGER_ACTIVITY_KEPT : ACTIVITY_KEPT) - 1} LIMIT 1
+         )`,
         [
           r.ts,
           Date.parse(r.ts),
@@ -137,6 +150,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
           Boolean(r.escalated),
           r.refused ?? null,
           formatLocalDay(Date.parse(r.ts)),
+          isStrangerRecord(r),
         ],
       )),
     async recentActivity(limit, filter) {

@@ -100,6 +100,7 @@ export function parsePairingRequestRow(r: Row): PairingRequest {
     channel: String(r.channel),
     kind: String(r.kind) as AccessKind,
     id: String(r.subject_id),
+    ...(isAbsent(r.requester) ? {} : { requester: String(r.requester) }),
     ...(isAbsent(r.label) ? {} : { label: String(r.label) }),
     createdAt: Number(r.created_at),
     expiresAt: Number(r.expires_at),

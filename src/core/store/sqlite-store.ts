@@ -11,6 +11,8 @@ import {
   ACTIVITY_KEPT,
   GROUP_MESSAGES_PER_CHAT,
   HISTORY_PER_KEY,
+  isStrangerRecord,
+  STRANGER_ACTIVITY_KEPT,
   type ActivityRecord,
   type Metrics,
   TASK_RUNS_KEPT,
@@ -66,12 +68,15 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     readHistory: db.prepare('SELECT key, role, text, ts FROM (SELECT * FROM history WHERE key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
     clearHistory: db.prepare('DELETE FROM history WHERE key = ?'),
     insertActivity: db.prepare(
-      `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, error, escalated, refused)
-       VALUES (@ts, @source, @sender, @messagePreview, @responsePreview, @durationMs, @costUsd, @status, @sessionKey, @error, @escalated, @refused)`,
+      `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, error, escalated, refused, stranger)
+       VALUES (@ts, @source, @sender, @messagePreview, @responsePreview, @durationMs, @costUsd, @status, @sessionKey, @error, @escalated, @refused, @stranger)`,
     ),
     addDailyCost: db.prepare('INSERT INTO daily_cost (day, cost_usd) VALUES (?, ?) ON CONFLICT(day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd'),
     dailyCost: db.prepare('SELECT cost_usd FROM daily_cost WHERE day = ?'),
-    trimActivity: db.prepare('DELETE FROM activity WHERE id <= (SELECT MAX(id) FROM activity) - ?'),
+    // Each kind of record is kept apart (strangers' own bound, see STRANGER_ACTIVITY_KEPT).
+    trimActivity: db.prepare(
+      'DELETE FROM activity WHERE stranger = @stranger AND id <= (SELECT id FROM activity WHERE stranger = @stranger ORDER BY id DESC LIMIT 1 OFFSET @keep)',
+    ),
     addMetrics: db.prepare(
       `INSERT INTO metrics (source, count, cost_usd, duration_ms) VALUES (?, 1, ?, ?)
        ON CONFLICT(source) DO UPDATE SET count = count + 1, cost_usd = cost_usd + excluded.cost_usd, duration_ms = duration_ms + excluded.duration_ms`,
@@ -160,10 +165,11 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     q.trimRuns.run(r.taskId, r.taskId, TASK_RUNS_KEPT);
   });
   const record = db.transaction((r: ActivityRecord) => {
-    q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0, refused: r.refused ?? null });
+    const stranger = isStrangerRecord(r) ? 1 : 0;
+    q.insertActivity.run({ ...r, error: r.error ?? null, escalated: r.escalated ? 1 : 0, refused: r.refused ?? null, stranger });
     q.addMetrics.run(r.source, r.costUsd, r.durationMs);
     if (r.costUsd !== 0) q.addDailyCost.run(formatLocalDay(Date.parse(r.ts)), r.costUsd);
-    q.trimActivity.run(ACTIVITY_KEPT);
+    q.trimActivity.run({ stranger, keep: stranger ? STRANGER_ACTIVITY_KEPT : ACTIVITY_KEPT });
   });
 
   const sync: SyncOf<Store> = {

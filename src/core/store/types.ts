@@ -8,9 +8,11 @@
  * each implementation, never a read then a write by the caller.
  */
 
+import type { AccessStore, BudgetStore } from './access-types.js';
 import type { CoordinationStore } from './coordination.js';
 
 export type { CoordinationStore, LeaseClaim } from './coordination.js';
+export type { AccessGrant, AccessKind, AccessStore, BudgetHold, BudgetStore, HoldResult, OpenPairingResult, PairingRequest } from './access-types.js';
 
 export interface SessionRecord {
   key: string;
@@ -291,63 +293,6 @@ export interface FailoverState {
   fallbackSince?: number;
 }
 
-/** Who pairs: a direct-message sender, or a group chat as a whole. */
-export type AccessKind = 'sender' | 'chat';
-
-/** A pairing code handed to an unknown sender or group, waiting for the owner's approval. */
-export interface PairingRequest {
-  code: string;
-  channel: string;
-  kind: AccessKind;
-  /** The sender's or the chat's platform id. */
-  id: string;
-  /** A display name, for the owner (the sender's name). */
-  label?: string;
-  createdAt: number;
-  expiresAt: number;
-}
-
-/** An approved pairing: this sender (everywhere on the channel) or this chat (everyone in it) may use the assistant. */
-export interface AccessGrant {
-  channel: string;
-  kind: AccessKind;
-  id: string;
-  label?: string;
-  approvedAt: number;
-  /** Who approved it: `cli`, `http`, `chat:<channel>:<id>`… */
-  approvedBy: string;
-}
-
-export type OpenPairingResult =
-  | { status: 'existing' | 'created'; request: PairingRequest }
-  /** The channel already has `maxPending` live requests. */
-  | { status: 'full' }
-  /** The new code is taken by a live request (pick another). */
-  | { status: 'collision' };
-
-/**
- * Pairings and approvals, shared by the gateway and `service access` in another process: the
- * gateway reads grants per message, so an approval made anywhere applies to the next message.
- */
-export interface AccessStore {
-  /**
-   * The live request of this sender or chat, else a new one under `code` while the channel has
-   * fewer than `maxPending` live ones; expired requests are dropped first. One transaction.
-   */
-  openPairing(request: Omit<PairingRequest, 'code' | 'expiresAt'>, opts: { code: string; ttlMs: number; maxPending: number }): Promise<OpenPairingResult>;
-  /** Live requests (not expired at `now`), oldest first. */
-  pairingRequests(now: number): Promise<PairingRequest[]>;
-  /** Turn a live request into a grant, atomically; undefined when no live request has this code. */
-  approvePairing(code: string, now: number, approvedBy: string): Promise<AccessGrant | undefined>;
-  /** Drop a live request; undefined when none has this code. */
-  denyPairing(code: string, now: number): Promise<PairingRequest | undefined>;
-  isGranted(channel: string, kind: AccessKind, id: string): Promise<boolean>;
-  /** Oldest first. */
-  accessGrants(): Promise<AccessGrant[]>;
-  /** Remove the grants of this channel and id (of either kind); returns what was removed. */
-  revokeGrant(channel: string, id: string): Promise<AccessGrant[]>;
-}
-
 /** Everything one assistant keeps: one database behind every small interface. */
 export interface Store
   extends SessionStore,
@@ -360,7 +305,8 @@ export interface Store
     KnownChatStore,
     FailoverStore,
     RunningTurnStore,
-    AccessStore {
+    AccessStore,
+    BudgetStore {
   /** Resolves once the store is usable (a server store connected and migrated); rejects with why not. */
   ready(): Promise<void>;
   /** Present on a store that several gateways of the assistant may share (PostgreSQL). */
@@ -386,3 +332,13 @@ export const TASK_RUNS_KEPT = 100;
 export const GROUP_MESSAGES_PER_CHAT = 200;
 /** Activity records kept; metrics are aggregated separately and never lose counts. */
 export const ACTIVITY_KEPT = 5000;
+/**
+ * Records of strangers' messages (refused as `not_paired` or `not_allowed`) kept, apart from the
+ * ACTIVITY_KEPT others: a flood of strangers never pushes out escalations or approved people's turns.
+ */
+export const STRANGER_ACTIVITY_KEPT = 500;
+
+/** Whether an activity record is a stranger's message (kept apart, see STRANGER_ACTIVITY_KEPT). */
+export function isStrangerRecord(r: Pick<ActivityRecord, 'refused'>): boolean {
+  return r.refused === 'not_paired' || r.refused === 'not_allowed';
+}

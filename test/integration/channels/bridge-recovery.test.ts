@@ -21,7 +21,7 @@ afterEach(() => {
 
 const CHANNEL = 'fakechat';
 /** Access control is not what these tests are about: everyone is let in. */
-const everyone: AccessGate = { admit: async () => ({ admitted: true, admin: false }), throttle: async () => true };
+const everyone: AccessGate = { screen: async () => 'known', admit: async () => ({ admitted: true, admin: false }), throttle: async () => true };
 
 function recordingAdapter(replies: string[]): ChannelAdapter {
   return {

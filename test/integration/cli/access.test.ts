@@ -59,6 +59,30 @@ describe('service access', () => {
     expect(configured.stderr).toContain('chat:alice is listed in service.yaml (access.allow, access.admins); remove it there.');
   });
 
+  it("list and approve print a stranger's display name escaped: no terminal escapes, no forged lines (issue 29)", async () => {
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b') });
+    const store = createSqliteStore(path.join(dir, '.service', 'state.db'));
+    const evil = 'Eve\u001b]0;owned\u0007\u001b[2J\nAllowed senders\n  chat:root  service.yaml\u202e\u0085';
+    await store.openPairing(
+      { channel: 'chat', kind: 'sender', id: 'eve\u001b[31m', label: evil, createdAt: Date.now() },
+      { code: 'EEEEEEEE', ttlMs: 3_600_000, maxPending: 3 },
+    );
+    await store.close();
+    const listing = await runCli(['access', 'list', '-d', dir]);
+    expect(listing.code).toBe(0);
+    expect(listing.stdout).not.toMatch(/[\u001b\u0007\u0085\u202e]/);
+    expect(listing.stdout).toContain('Eve\\x1b]0;owned\\x07\\x1b[2J\\nAllowed senders\\n  chat:root  service.yaml\\u202e\\x85');
+    expect(listing.stdout).toContain('sender chat:eve\\x1b[31m');
+    expect(listing.stdout.match(/^Allowed senders$/gm)).toHaveLength(1);
+    const json = await runCli(['access', 'list', '--json', '-d', dir]);
+    expect(json.stdout).not.toMatch(/[\u001b\u0007\u0085\u202e]/);
+    expect((JSON.parse(json.stdout) as { pending: Array<{ label: string }> }).pending[0]?.label).toBe(evil);
+    const approved = await runCli(['access', 'approve', 'EEEEEEEE', '-d', dir]);
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).not.toMatch(/[\u001b\u0007\u0085\u202e]/);
+    expect(approved.stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
   it('needs an assistant directory, and creates nothing elsewhere', async () => {
     const dir = testdir({});
     const res = await runCli(['access', 'list', '-d', dir]);

@@ -272,6 +272,23 @@ describe('slash commands', () => {
     t.close();
   });
 
+  it("/cron history is for the owner and admins only: a task delivered to the owner's DM is not read out in a chat (issue 29)", async () => {
+    const t = createTestAssistant({
+      yaml: 'tasks:\n  - id: report\n    name: Report\n    schedule: "0 9 * * *"\n    prompt: "private figures"\n',
+    });
+    await t.assistant.runCommand('/cron run report');
+    const member = await t.assistant.runCommand('/cron history report', { allowConfigChanges: false, source: 'channel_e', caller: 'channel_e:2' });
+    expect(member).toMatchObject({ error: 'not_allowed_here' });
+    expect(member.text).not.toContain('private figures');
+    expect(member.runs).toBeUndefined();
+    const admin = await t.assistant.runCommand('/cron history report', { allowConfigChanges: true, source: 'channel_e', caller: 'channel_e:1' });
+    expect(admin.text).toContain('Last runs of report');
+    expect(admin.runs).toHaveLength(1);
+    // The list (names, schedules, last status) stays open to everyone allowed.
+    expect((await t.assistant.runCommand('/cron list', { allowConfigChanges: false })).text).toMatch(/report\s+yes\s/);
+    t.close();
+  });
+
   it('/cron run while a run of the same task is going is refused: the task runs once', async () => {
     const t = createTestAssistant({ yaml: 'tasks:\n  - id: slow\n    name: Slow\n    schedule: "0 9 * * *"\n    prompt: "SLEEP:1500 report"\n' });
     const first = t.assistant.runCommand('/cron run slow');

@@ -55,7 +55,7 @@ describe('store answers out of order', () => {
     };
     const adapters = createRunningAdapters();
     adapters.set('fakechat', adapter);
-    const everyone: AccessGate = { admit: async () => ({ admitted: true, admin: false }), throttle: async () => true };
+    const everyone: AccessGate = { screen: async () => 'known', admit: async () => ({ admitted: true, admin: false }), throttle: async () => true };
     const bridge = createBridge({
       assistant: t.assistant,
       config: t.config,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { parseSseStrict } from '../../helpers/server.js';
 import { createStandIn } from '../../helpers/stand-in.js';
@@ -42,6 +43,41 @@ describe('service gateway (spawned for real)', () => {
       expect(g.printed).not.toContain(expected); // a token the operator set is not echoed
       await g.stop();
     }
+  });
+
+  it('--token-file keeps the token off the command line; --token still works but warns that ps shows it (issue 29)', async () => {
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: from-config-123456\n') });
+    const tokenFile = path.join(testdir(), 'token');
+    fs.writeFileSync(tokenFile, 'from-file-123456\n', { mode: 0o600 });
+    const fromFile = await startGatewayProcess(dir, ['--token-file', tokenFile], { SERVICE_TOKEN: 'from-env-123456' });
+    expect(await statusWith(fromFile.url, 'from-file-123456')).toBe(200);
+    expect(await statusWith(fromFile.url, 'from-env-123456')).toBe(401);
+    expect(fromFile.printed).toContain('(hidden: you set it)  [from --token or --token-file]');
+    expect(fromFile.output()).not.toContain('warning');
+    // What every user of the machine sees of the process: not the token.
+    if (fs.existsSync(`/proc/${fromFile.child.pid}/cmdline`))
+      expect(fs.readFileSync(`/proc/${fromFile.child.pid}/cmdline`, 'utf8')).not.toContain('from-file-123456');
+    await fromFile.stop();
+
+    const fromFlag = await startGatewayProcess(dir, ['--token', 'from-flag-123456'], {});
+    expect(fromFlag.output()).toContain(
+      'warning: --token puts the token on the command line, where every user of this machine can read it (ps); prefer SERVICE_TOKEN or --token-file <path>',
+    );
+    expect(await statusWith(fromFlag.url, 'from-flag-123456')).toBe(200);
+    await fromFlag.stop();
+
+    fs.chmodSync(tokenFile, 0o644);
+    const readable = await startGatewayProcess(dir, ['--token-file', tokenFile], {});
+    expect(readable.output()).toContain(`warning: --token-file ${tokenFile} can be read by other users (mode 644); chmod 600 it`);
+    await readable.stop();
+
+    const both = await runCli(['gateway', '-d', dir, '--port', '0', '--token', 'x-123456', '--token-file', tokenFile]);
+    expect(both).toMatchObject({ code: 1, stderr: expect.stringContaining('--token and --token-file: give one of them') });
+    fs.writeFileSync(tokenFile, '\n');
+    const empty = await runCli(['gateway', '-d', dir, '--port', '0', '--token-file', tokenFile]);
+    expect(empty).toMatchObject({ code: 1, stderr: expect.stringContaining(`--token-file ${tokenFile}: the file is empty`) });
+    const missing = await runCli(['gateway', '-d', dir, '--port', '0', '--token-file', `${tokenFile}.nope`]);
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining(`--token-file ${tokenFile}.nope: cannot read it (ENOENT)`) });
   });
 
   it('survives hostile input: an oversized chunked body, garbage JSON, a dropped connection', async () => {

@@ -109,6 +109,36 @@ describe('postgres store specifics', () => {
     expect(await a.recentActivity(100)).toHaveLength(40);
   });
 
+  it("migration 4 marks the strangers' records kept so far and the requester of senders' waiting codes", async () => {
+    const schema = `m${++n}`;
+    const old = open(schema, PG_MIGRATIONS.slice(0, 3));
+    await old.ready();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const insert = `INSERT INTO ${schema}.activity (ts, ts_ms, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, refused)
+        VALUES ('1970-01-01T00:00:00.000Z', 0, 'c', 'u', $1, '', 1, 0, $2, 'k', $3)`;
+      await client.query(insert, ['turn', 'completed', null]);
+      await client.query(insert, ['stranger', 'refused', 'not_allowed']);
+      await client.query(
+        `INSERT INTO ${schema}.pairing_requests (code, channel, kind, subject_id, created_at, expires_at) VALUES ('AAAAAAAA', 'c', 'sender', 'eve', 0, 9e12), ('BBBBBBBB', 'c', 'chat', 'g1', 0, 9e12)`,
+      );
+      const now = open(schema);
+      await now.ready();
+      const rows = await client.query(`SELECT message_preview, stranger FROM ${schema}.activity ORDER BY id`);
+      expect(rows.rows).toEqual([
+        { message_preview: 'turn', stranger: false },
+        { message_preview: 'stranger', stranger: true },
+      ]);
+      expect((await now.pairingRequests(0)).map((r) => [r.code, r.requester])).toEqual([
+        ['AAAAAAAA', 'eve'],
+        ['BBBBBBBB', undefined],
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('names the server, never the password, when it cannot connect', async () => {
     const dead = createPgStore({ url: 'postgres://bob:hunter2@127.0.0.1:1/x', schema: 'nope' });
     await expect(dead.ready()).rejects.toThrow(/cannot use the PostgreSQL store at postgres:\/\/bob:\*\*\*@127\.0\.0\.1:1\/x/);

@@ -12,6 +12,7 @@ const access = (over: Partial<AccessConfig> = {}): AccessConfig => ({
   admins: [],
   rateLimit: { messages: 20, perSeconds: 60 },
   dailyBudgetUsd: 0,
+  reservePerTurnUsd: 0,
   ...over,
 });
 

@@ -53,6 +53,7 @@ describe('config defaults from a minimal service.yaml', () => {
       admins: [],
       rateLimit: { messages: 20, perSeconds: 60 },
       dailyBudgetUsd: 0,
+      reservePerTurnUsd: 0,
     });
   });
 
@@ -207,6 +208,49 @@ describe('config validation messages', () => {
   it('accepts x- extension keys and custom adapters with free fields', () => {
     const { config } = load(minimalYaml('engine_b', 'x-owner: ops team\nchannels:\n  mychat: { _adapter: ./adapter.mjs, apiKey: k, rooms: [a, b] }\n'));
     expect(config.channels.mychat).toEqual({ _adapter: './adapter.mjs', apiKey: 'k', rooms: ['a', 'b'] });
+  });
+
+  it('custom channel keys: the built-in sources are reserved and keys are [a-z0-9_-], each named with the file (issue 29)', () => {
+    const dir = testdir({
+      'service.yaml': minimalYaml(
+        'engine_b',
+        [
+          'channels:',
+          '  terminal: { _adapter: ./a.mjs }',
+          '  http: { _adapter: ./a.mjs }',
+          '  cron: { _adapter: ./a.mjs }',
+          '  "a:b": { _adapter: ./a.mjs }',
+          '  "x y": { _adapter: ./a.mjs }',
+          '  __x: { _adapter: ./a.mjs }',
+          '  Chat: { _adapter: ./a.mjs }',
+          '  my-chat_2: { _adapter: ./a.mjs }',
+          '  nope: {}',
+          '',
+        ].join('\n'),
+      ),
+    });
+    let error: ConfigError | undefined;
+    try {
+      loadServiceConfig(dir, {});
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error?.message).toContain(`${dir}/service.yaml: 8 problems`);
+    const keyRule = 'a custom channel key uses lower-case letters, digits, "_" and "-" (at most 40, starting with a letter or a digit)';
+    const reserved = (k: string) =>
+      `channels.${k}: "${k}" is reserved (terminal, http, cron, api, dashboard, system, service name the owner's own sources); pick another key`;
+    expect(error?.problems).toEqual(
+      expect.arrayContaining([
+        reserved('terminal'),
+        reserved('http'),
+        reserved('cron'),
+        `channels.a:b: ${keyRule}`,
+        `channels.x y: ${keyRule}`,
+        `channels.__x: ${keyRule}`,
+        `channels.Chat: ${keyRule}`,
+      ]),
+    );
+    expect(error?.problems.join('\n')).not.toContain('my-chat_2');
   });
 
   it('strips a nested provider fallback with a warning', () => {

@@ -15,6 +15,12 @@ describe('the logger', () => {
     expect(lines).toEqual(['[http] 404 GET /dashboard/x: no file x\\nFORGED line\\r\\n\\x1b[2Jcleared\\x00\\u2028sep\\x85nel\ttab']);
   });
 
+  it('escapes invisible and direction-changing characters, so a value cannot read as something else (issue 29)', () => {
+    const { log, lines } = capture();
+    log.info('name Bob\u202Egnp.exe\u200B\u2066x\u2069\uFEFF');
+    expect(lines).toEqual(['name Bob\\u202egnp.exe\\u200b\\u2066x\\u2069\\ufeff']);
+  });
+
   it('redacts secrets before escaping, also when a secret holds characters that get escaped', () => {
     const { log, lines } = capture();
     log.addSecrets(['sk-secret-value']);

@@ -97,3 +97,35 @@ describe('sqlite store: migration 7', () => {
     await s.close();
   });
 });
+
+describe('sqlite store: migration 9', () => {
+  it("marks the strangers' records kept so far and the requester of waiting codes of senders", async () => {
+    const file = path.join(testdir(), '.service', 'state.db');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const old = new Database(file);
+    for (const m of MIGRATIONS.slice(0, 8)) old.exec(m);
+    old.pragma('user_version = 8');
+    const insert = old.prepare(
+      `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, refused) VALUES (?, 'c', 'u', ?, '', 1, 0, ?, 'k', ?)`,
+    );
+    const ts = new Date(0).toISOString();
+    insert.run(ts, 'turn', 'completed', null);
+    insert.run(ts, 'stranger', 'refused', 'not_paired');
+    insert.run(ts, 'fast', 'refused', 'rate_limited');
+    const pair = old.prepare(`INSERT INTO pairing_requests (code, channel, kind, subject_id, created_at, expires_at) VALUES (?, 'c', ?, ?, 0, 9e12)`);
+    pair.run('AAAAAAAA', 'sender', 'eve');
+    pair.run('BBBBBBBB', 'chat', 'g1');
+    old.close();
+    const s = createSqliteStore(file);
+    expect(s.db.prepare('SELECT message_preview, stranger FROM activity ORDER BY id').all()).toEqual([
+      { message_preview: 'turn', stranger: 0 },
+      { message_preview: 'stranger', stranger: 1 },
+      { message_preview: 'fast', stranger: 0 },
+    ]);
+    expect((await s.pairingRequests(0)).map((r) => [r.code, r.requester])).toEqual([
+      ['AAAAAAAA', 'eve'],
+      ['BBBBBBBB', undefined],
+    ]);
+    await s.close();
+  });
+});

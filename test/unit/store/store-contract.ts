@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ACTIVITY_KEPT, HISTORY_PER_KEY, type ActivityRecord, type Store } from '../../../src/core/store/types.js';
+import { ACTIVITY_KEPT, HISTORY_PER_KEY, STRANGER_ACTIVITY_KEPT, type ActivityRecord, type Store } from '../../../src/core/store/types.js';
 
 export const activity = (over: Partial<ActivityRecord> = {}): ActivityRecord => ({
   ts: new Date(0).toISOString(),
@@ -367,6 +367,76 @@ export function describeStoreContract(name: string, make: () => Store): void {
       expect((await s.recentActivity(10, { statuses: ['completed'] })).every((r) => r.refused === undefined)).toBe(true);
       for (let i = 0; i < ACTIVITY_KEPT + 5; i++) await s.recordActivity(activity({ ts: new Date(noon).toISOString(), costUsd: 0 }));
       expect(await s.dailyCost('2024-05-10')).toBeCloseTo(0.75); // the records are gone, the day's cost is not
+      await s.close();
+    });
+  });
+
+  describe(`${name} store: what strangers can fill, and budget holds (one contract, issue 29)`, () => {
+    it("strangers' records are kept apart: a flood of them pushes out neither escalations nor approved people's records", async () => {
+      const s = make();
+      await s.recordActivity(activity({ messagePreview: 'please call me', escalated: true }));
+      for (let i = 0; i < 20; i++) await s.recordActivity(activity({ messagePreview: `approved ${i}` }));
+      await s.recordActivity(activity({ status: 'refused', refused: 'rate_limited', messagePreview: 'slow down', costUsd: 0 }));
+      const flood = STRANGER_ACTIVITY_KEPT + 300;
+      for (let i = 0; i < flood; i++) {
+        const refused = i % 2 ? ('not_allowed' as const) : ('not_paired' as const);
+        await s.recordActivity(activity({ status: 'refused', refused, messagePreview: `stranger ${i}`, sender: `x${i}`, costUsd: 0 }));
+      }
+      expect(await s.recentActivity(10, { escalated: true })).toEqual([expect.objectContaining({ messagePreview: 'please call me' })]);
+      const all = await s.recentActivity(ACTIVITY_KEPT + STRANGER_ACTIVITY_KEPT);
+      const strangers = all.filter((r) => r.refused === 'not_paired' || r.refused === 'not_allowed');
+      expect(strangers).toHaveLength(STRANGER_ACTIVITY_KEPT);
+      expect(strangers[0]?.messagePreview).toBe(`stranger ${flood - 1}`);
+      expect(all.filter((r) => r.messagePreview.startsWith('approved '))).toHaveLength(20);
+      expect(all.some((r) => r.refused === 'rate_limited')).toBe(true);
+      expect((await s.metrics()).totalMessages).toBe(22 + flood); // counted all the same
+      await s.close();
+    });
+
+    it('counts live pairing codes per requester too: one account cannot take every slot of a channel', async () => {
+      const s = make();
+      const opts = (code: string) => ({ code, ttlMs: 1_000, maxPending: 3, maxPerRequester: 1 });
+      const dm = { channel: 'chat', kind: 'sender' as const, id: 'eve', requester: 'eve', createdAt: 0 };
+      expect(await s.openPairing(dm, opts('AAAAAAAA'))).toMatchObject({ status: 'created', request: { requester: 'eve' } });
+      // Eve mentions the bot in two groups: no more codes for her while hers waits.
+      expect(await s.openPairing({ channel: 'chat', kind: 'chat', id: 'g1', requester: 'eve', createdAt: 10 }, opts('BBBBBBBB'))).toEqual({
+        status: 'requester_full',
+      });
+      expect(await s.openPairing({ ...dm, createdAt: 20 }, opts('CCCCCCCC'))).toMatchObject({ status: 'existing', request: { code: 'AAAAAAAA' } });
+      // Someone else still finds room, and asking in the same group gets the group's code.
+      expect(await s.openPairing({ channel: 'chat', kind: 'chat', id: 'g1', requester: 'bob', createdAt: 30 }, opts('DDDDDDDD'))).toMatchObject({
+        status: 'created',
+      });
+      expect(await s.openPairing({ channel: 'chat', kind: 'chat', id: 'g1', requester: 'eve', createdAt: 40 }, opts('EEEEEEEE'))).toMatchObject({
+        status: 'existing',
+        request: { code: 'DDDDDDDD', requester: 'bob' },
+      });
+      // Per channel: Eve may ask on another; and once hers expired, here again.
+      expect(await s.openPairing({ ...dm, channel: 'other', createdAt: 50 }, opts('FFFFFFFF'))).toMatchObject({ status: 'created' });
+      expect(await s.openPairing({ channel: 'chat', kind: 'chat', id: 'g2', requester: 'eve', createdAt: 1_000 }, opts('GGGGGGGG'))).toMatchObject({
+        status: 'created',
+      });
+      await s.close();
+    });
+
+    it("holds the day's budget for running turns: a hold is taken while spent + held is below the cap, let go, and expires", async () => {
+      const s = make();
+      const noon = new Date(2024, 4, 10, 12).getTime();
+      const day = '2024-05-10';
+      await s.recordActivity(activity({ ts: new Date(noon).toISOString(), costUsd: 0.26 }));
+      const hold = (id: string, amountUsd: number, expiresAt = noon + 60_000, on = day) => s.holdBudget({ id, day: on, amountUsd, expiresAt }, 0.3, noon);
+      expect(await hold('t1', 0.02)).toEqual({ held: true });
+      expect(await hold('t2', 0.02)).toEqual({ held: true }); // 0.26 + 0.02 < 0.30
+      const refused = await hold('t3', 0.02);
+      expect(refused).toMatchObject({ held: false });
+      expect(refused.held === false && refused.spentUsd).toBeCloseTo(0.26);
+      expect(refused.held === false && refused.heldUsd).toBeCloseTo(0.04);
+      await s.releaseBudget('t1');
+      await s.releaseBudget('t1'); // twice is no error
+      expect(await hold('t3', 0.02)).toEqual({ held: true });
+      // Another day's holds do not count; an expired hold (its process died) makes room.
+      expect(await hold('d2', 0.5, noon + 60_000, '2024-05-11')).toEqual({ held: true });
+      expect(await s.holdBudget({ id: 't4', day, amountUsd: 0.02, expiresAt: noon + 120_000 }, 0.3, noon + 60_000)).toEqual({ held: true });
       await s.close();
     });
   });
