@@ -1,13 +1,14 @@
 import fs from 'node:fs';
-import { parseDocument, type Document } from 'yaml';
 import { AppError, ConfigError } from '../errors.js';
 import { formatCliCommand } from '../invocation.js';
 import { CONFIG_FILE_NAME, resolveAssistantPaths } from '../paths.js';
 import { formatMissing, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
+import { fileSizeProblem, findTooDeep } from './limits.js';
 import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
 import { collectSecretEnvValues, collectSecretValues } from './secrets.js';
 import { findUnsafeValues } from './unsafe-values.js';
+import { parseYaml } from './yaml-document.js';
 
 export interface LoadedConfig {
   file: string;
@@ -54,28 +55,20 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   return parseConfigText(text, { ...opts, file: paths.configFile });
 }
 
-/** Validate config text already in memory (used by PATCH before anything is written). */
+/** Validate config text already in memory (used by edits before anything is written). */
 export function parseConfigText(text: string, opts: LoadConfigOptions & { file: string }): LoadedConfig {
-  const doc = parseYaml(text, opts.file);
-  const raw = (doc.toJS() ?? {}) as unknown;
+  // Before parsing: a file past the limit is not read into a document at all.
+  const tooLarge = fileSizeProblem(text, 'is');
+  if (tooLarge) throw new ConfigError(opts.file, [tooLarge]);
+  return configFromData(parseYaml(text, opts.file).toJS() ?? {}, opts);
+}
+
+/** Validate a file's content already parsed into plain data (a PATCH parses on its worker thread). */
+export function configFromData(raw: unknown, opts: LoadConfigOptions & { file: string }): LoadedConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(opts.file, ['(root): expected a mapping of settings (name, engine, ...)']);
   }
   return validateRaw(raw as Record<string, unknown>, opts);
-}
-
-export function parseYaml(text: string, file: string): Document {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  const first = doc.errors[0];
-  if (first) {
-    // Later syntax errors are nearly always echoes of the first; report that one precisely.
-    const pos = first.linePos?.[0];
-    const message = first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? 'invalid YAML';
-    const problem = `${pos ? `line ${pos.line}, column ${pos.col}` : 'YAML'}: ${message}`;
-    const hint = /\{\s*[^}\n]*\$\{/.test(text) ? 'quote ${VAR} placeholders inside { } mappings: key: "${VAR}"' : undefined;
-    throw new ConfigError(file, [problem], hint);
-  }
-  return doc;
 }
 
 // --- internal ---
@@ -83,6 +76,8 @@ export function parseYaml(text: string, file: string): Document {
 function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): LoadedConfig {
   // NUL and prototype keys first, on the raw values: nothing below may act on them.
   const problems: string[] = findUnsafeValues(raw).map((u) => `${formatPath(u.path)}: ${u.message}`);
+  const tooDeep = findTooDeep(raw);
+  if (tooDeep) problems.push(`${formatPath(tooDeep.path)}: ${tooDeep.message}`);
   const warnings: string[] = [];
   const disabledChannels: LoadedConfig['disabledChannels'] = [];
 

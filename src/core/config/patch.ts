@@ -1,13 +1,11 @@
-import fs from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { placeholderNames, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
-import { type LoadedConfig, parseYaml } from './load.js';
+import type { LoadedConfig } from './load.js';
 import { createConfigSchema, isExtensionKey } from './schema.js';
 import { isSecretPath, MASK, maskSecrets } from './secrets.js';
 import type { ConfigSource } from './source.js';
-import { mergePatch } from './write-back.js';
 
 /**
  * A partial configuration record (PATCH /api/config): validated with the same schema as the
@@ -46,7 +44,7 @@ export class PatchRejected extends Error {
   }
 }
 
-export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchResult {
+export async function applyConfigPatch(source: ConfigSource, patch: unknown): Promise<PatchResult> {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
     throw new PatchRejected([{ path: '(root)', message: 'expected an object of settings to change' }]);
   }
@@ -79,7 +77,7 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
 
   let after: LoadedConfig;
   try {
-    after = source.edit(mergePatch(body, source.env));
+    after = await source.merge(body);
   } catch (err) {
     if (err instanceof ConfigError)
       throw new PatchRejected(err.problems.map((p) => ({ path: p.split(': ')[0] ?? '(root)', message: p.split(': ').slice(1).join(': ') })));
@@ -93,8 +91,8 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
       leaves.some((p) => startsWith(p, field) || startsWith([...field], p)) &&
       JSON.stringify(valueAt(before.raw, [...field])) !== JSON.stringify(valueAt(after.raw, [...field])),
   );
-  const fileContent = (parseYaml(fs.readFileSync(after.file, 'utf8'), after.file).toJS() ?? {}) as Record<string, unknown>;
-  return { config: maskSecrets(fileContent), needsRestart, changed };
+  // `raw` is the text just written, parsed: the file's content.
+  return { config: maskSecrets(after.raw), needsRestart, changed };
 }
 
 // --- internal ---
@@ -111,34 +109,40 @@ type Path = Array<string | number>;
  */
 function checkIntroducedValues(patch: Record<string, unknown>, raw: Record<string, unknown>): Array<{ path: string; message: string }> {
   const issues: Array<{ path: string; message: string }> = [];
-  const walk = (node: unknown, path: Path, leaf: Path, inArray: boolean) => {
+  // The placeholders a field holds now, looked up once per field and only when a string brings
+  // one (the items of a list share their field's): linear in the patch and the file.
+  const namesAt = (field: Path) => {
+    let names: Set<string> | undefined;
+    return () => (names ??= collectPlaceholderNames(valueAt(raw, field)));
+  };
+  const walk = (node: unknown, path: Path, existing: () => Set<string>, inArray: boolean) => {
     if (typeof node === 'string') {
       if (node.includes(MASK) && (node !== MASK || inArray)) {
         issues.push({ path: formatPath(path), message: `holds the mask ${MASK}; send the real value, or leave the field out to keep the current one` });
       }
-      const existing = new Set(collectPlaceholderNames(valueAt(raw, leaf)));
-      const added = placeholderNames(node).filter((name) => !existing.has(name));
-      if (added.length > 0 && !isSecretPath(path)) {
+      const names = placeholderNames(node);
+      const added = names.length > 0 && !isSecretPath(path) ? names.find((name) => !existing().has(name)) : undefined;
+      if (added !== undefined) {
         issues.push({
           path: formatPath(path),
-          message: `a \${${added[0]}} placeholder can be added through the API only to secret fields (tokens, keys, passwords, env, headers); write it into service.yaml by hand`,
+          message: `a \${${added}} placeholder can be added through the API only to secret fields (tokens, keys, passwords, env, headers); write it into service.yaml by hand`,
         });
       }
     } else if (Array.isArray(node)) {
-      for (const [i, v] of node.entries()) walk(v, [...path, i], leaf, true);
+      for (const [i, v] of node.entries()) walk(v, [...path, i], existing, true);
     } else if (node !== null && typeof node === 'object') {
-      for (const [k, v] of Object.entries(node)) walk(v, [...path, k], inArray ? leaf : [...path, k], inArray);
+      for (const [k, v] of Object.entries(node)) walk(v, [...path, k], inArray ? existing : namesAt([...path, k]), inArray);
     }
   };
-  for (const [k, v] of Object.entries(patch)) walk(v, [k], [k], false);
+  for (const [k, v] of Object.entries(patch)) walk(v, [k], namesAt([k]), false);
   return issues;
 }
 
-function collectPlaceholderNames(node: unknown): string[] {
-  if (typeof node === 'string') return placeholderNames(node);
-  if (Array.isArray(node)) return node.flatMap(collectPlaceholderNames);
-  if (node !== null && typeof node === 'object') return Object.values(node).flatMap(collectPlaceholderNames);
-  return [];
+function collectPlaceholderNames(node: unknown, into = new Set<string>()): Set<string> {
+  if (typeof node === 'string') for (const name of placeholderNames(node)) into.add(name);
+  else if (Array.isArray(node)) for (const v of node) collectPlaceholderNames(v, into);
+  else if (node !== null && typeof node === 'object') for (const v of Object.values(node)) collectPlaceholderNames(v, into);
+  return into;
 }
 
 /** Paths of the values the patch sets: objects are walked, arrays and scalars are leaves. */

@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../atomic-write.js';
 import { AppError } from '../errors.js';
 import { hasPlaceholder, resolvePlaceholders } from './env.js';
 import { matchLines } from './line-diff.js';
-import { parseYaml } from './load.js';
+import { parseYaml } from './yaml-document.js';
 import { MASK } from './secrets.js';
 
 /**
@@ -37,6 +37,20 @@ export function editConfigText(text: string, file: string, edit: DocumentEdit): 
  */
 export function mergePatch(patch: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): DocumentEdit {
   return (doc) => mergeAt(doc, [], patch, env);
+}
+
+/** What a merge needs, as plain data: it crosses to the PATCH worker thread (edit-thread.ts). */
+export interface MergeJob {
+  text: string;
+  file: string;
+  patch: Record<string, unknown>;
+  env: Record<string, string | undefined>;
+}
+
+/** The text-level work of a merge: the new text, and that text parsed into plain data (unvalidated). */
+export function mergeText(job: MergeJob): { text: string; raw: unknown } {
+  const text = editConfigText(job.text, job.file, mergePatch(job.patch, job.env));
+  return { text, raw: parseYaml(text, job.file).toJS() ?? {} };
 }
 
 /** Set one key of the task with this id (`enabled`), or remove the task when `value` is undefined. */

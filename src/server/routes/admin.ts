@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SendFailure } from '../../core/channel-hub.js';
+import { CONFIG_LIMITS } from '../../core/config/limits.js';
 import { PatchRejected, applyConfigPatch } from '../../core/config/patch.js';
 import { maskSecrets } from '../../core/config/secrets.js';
 import { resolveAssistantPaths } from '../../core/paths.js';
@@ -24,9 +25,9 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
   table.add('GET', '/api/config', () => ({ config: maskSecrets(deps.config.current().raw) }));
 
   table.add('PATCH', '/api/config', async (request) => {
-    const patch = await readJson(request, { limit: deps.maxBodyBytes });
+    const patch = await readJson(request, { limit: Math.min(deps.maxBodyBytes ?? CONFIG_LIMITS.patchBodyBytes, CONFIG_LIMITS.patchBodyBytes) });
     try {
-      const result = applyConfigPatch(deps.config, patch);
+      const result = await applyConfigPatch(deps.config, patch);
       deps.log.info(`config changed: ${result.changed.join(', ') || '(no effective change)'}${result.needsRestart ? ' (restart needed)' : ''}`);
       return { ok: true, config: result.config, needsRestart: result.needsRestart };
     } catch (err) {
