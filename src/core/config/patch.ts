@@ -56,21 +56,23 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
   const introduced = checkIntroducedValues(body, before.raw);
   if (introduced.length > 0) throw new PatchRejected(introduced);
   const merged = deepMerge(before.raw, body);
-  const resolved = resolvePlaceholders(merged, source.env).value;
   const schema = createConfigSchema(source.parts, { coerceScalars: false });
-  const known = new Set(Object.keys(schema.shape));
+  const fields = schema.shape as Record<string, z.ZodType>;
   const issues: Array<{ path: string; message: string }> = [];
   for (const key of Object.keys(body)) {
-    if (!known.has(key) && !isExtensionKey(key)) issues.push({ path: key, message: 'unknown key' });
+    if (!(key in fields) && !isExtensionKey(key)) issues.push({ path: key, message: 'unknown key' });
   }
-  const forSchema = Object.fromEntries(Object.entries(resolved).filter(([k]) => known.has(k)));
-  const parsed = schema.safeParse(forSchema, { reportInput: true });
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues.filter((i) => touches(i, leaves))) {
-      for (const line of formatIssues([issue])) {
-        const cut = line.indexOf(': ');
-        issues.push({ path: line.slice(0, cut), message: line.slice(cut + 2) });
-      }
+  // Only the settings the patch names are checked here, each with its own schema: the others are
+  // the file's own (and the whole file is validated before it is written), so a change costs what
+  // it touches, not what the file holds.
+  const named = Object.keys(body).filter((key) => key in fields);
+  const resolved = resolvePlaceholders(Object.fromEntries(named.map((key) => [key, merged[key]])), source.env).value;
+  for (const key of named) {
+    const parsed = (fields[key] as z.ZodType).safeParse(resolved[key], { reportInput: true });
+    const found = parsed.success ? [] : parsed.error.issues.map((issue) => ({ ...issue, path: [key, ...issue.path] }) as z.core.$ZodIssue);
+    for (const line of formatIssues(found.filter((issue) => touches(issue, leaves)))) {
+      const cut = line.indexOf(': ');
+      issues.push({ path: line.slice(0, cut), message: line.slice(cut + 2) });
     }
   }
   if (issues.length > 0) throw new PatchRejected(issues);

@@ -25,8 +25,24 @@ export interface ConfigSchemaOptions {
   coerceScalars?: boolean;
 }
 
-export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}) {
-  const f = fieldBuilders(opts.coerceScalars ?? false);
+/**
+ * The schema for these parts, built once per parts and mode: building it costs milliseconds, and
+ * zod compiles an object schema's fast path on its first use, so each PATCH and each load of
+ * service.yaml reuses the same one.
+ */
+export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}): ConfigSchema {
+  const coerce = opts.coerceScalars ?? false;
+  const modes = built.get(parts) ?? new Map<boolean, ConfigSchema>();
+  built.set(parts, modes);
+  const schema = modes.get(coerce) ?? buildConfigSchema(parts, coerce);
+  modes.set(coerce, schema);
+  return schema;
+}
+
+const built = new WeakMap<ConfigSchemaParts, Map<boolean, ConfigSchema>>();
+
+function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
+  const f = fieldBuilders(coerceScalars);
   // Every string and list has a bound (limits.ts): a file or a PATCH past one names the field and the limit.
   const text = () => z.string().max(LIMITS.text);
   const url = (protocols: { protocol: RegExp; error?: string }) => z.url(protocols).max(LIMITS.text);
@@ -202,7 +218,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
   });
 }
 
-export type ConfigSchema = ReturnType<typeof createConfigSchema>;
+export type ConfigSchema = ReturnType<typeof buildConfigSchema>;
 
 /** The validated configuration every subcommand works with. */
 export type ServiceConfig = z.output<ConfigSchema>;
