@@ -9,12 +9,15 @@
 //    on a fresh small file (each PATCH alternates one item, so every one writes the file);
 // 2. PATCH cost against the file's size (5 KB, 50 KB, 500 KB): a one-scalar change (`timeout`),
 //    and a list of 100 `persona.boundaries` (the tasks, and so the file's size, stay);
-// 3. GET /health latency, one request in flight on its own keep-alive socket, while large PATCHes
-//    (1,000 tasks on a 500 KB file) are applied back to back;
+// 3. GET /health latency, one request in flight on its own keep-alive socket (from a thread of its
+//    own), while large PATCHes (1,000 tasks on a 500 KB file) are applied back to back: during the
+//    first (which also arms 400 new tasks) and during the others;
 // 4. what an over-limit PATCH costs (5,000 `persona.boundaries`, the issue's case): its status
 //    and time.
-// Each row: the PATCH's status, the median round trip and the gateway's CPU per PATCH (its
-// utime+stime from /proc/<pid>/stat over all repetitions). Linux only (/proc).
+// Each row: the PATCH's status, the median round trip, the gateway's CPU per PATCH (its
+// utime+stime from /proc/<pid>/stat over all repetitions) and the part of it its main thread
+// spent (/proc/<pid>/task/<pid>/stat: the event loop's share, the rest is the PATCH worker
+// thread's and V8's helpers'). Linux only (/proc).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,6 +26,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { spawnGateway } from './gateway-process.mjs';
 import { median, quantile } from './stats.mjs';
 
@@ -46,8 +50,9 @@ try {
 } catch {
   // getconf missing: 100 is what Linux uses on every common architecture
 }
-function cpuMs(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** CPU ms of a process (utime+stime), or of one of its threads with `tid` (the main thread's is the pid). */
+function cpuMs(pid, tid) {
+  const stat = fs.readFileSync(tid ? `/proc/${pid}/task/${tid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
 }
@@ -96,7 +101,7 @@ function request(base, method, pathname, { body, agent } = {}) {
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
+    req.end(body);
   });
 }
 
@@ -113,22 +118,31 @@ async function withGateway(name, text, fn) {
   }
 }
 
-/** REPS PATCHes of `bodies(rep)` after one warm-up: status, median round trip, CPU per PATCH. */
+/**
+ * One warm-up PATCH, then REPS more: status, median round trip, CPU per PATCH (after the warm-up),
+ * and the time window of each (absolute ms). Bodies are serialised before the first is sent.
+ */
 async function measurePatches(gw, bodies) {
+  const texts = Array.from({ length: REPS + 1 }, (_, r) => JSON.stringify(bodies(r - 1)));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const statuses = new Set();
-  const first = await request(gw.url, 'PATCH', '/api/config', { body: bodies(-1), agent });
-  statuses.add(first.status);
+  const windows = [];
+  const send = async (body) => {
+    const from = now();
+    const res = await request(gw.url, 'PATCH', '/api/config', { body, agent });
+    windows.push([from, now()]);
+    statuses.add(res.status);
+    return res;
+  };
+  const first = await send(texts[0]);
   const times = [];
   const c0 = cpuMs(gw.pid);
-  for (let r = 0; r < REPS; r++) {
-    const res = await request(gw.url, 'PATCH', '/api/config', { body: bodies(r), agent });
-    statuses.add(res.status);
-    times.push(res.ms);
-  }
+  const m0 = cpuMs(gw.pid, gw.pid);
+  for (let r = 1; r <= REPS; r++) times.push((await send(texts[r])).ms);
   const cpu = (cpuMs(gw.pid) - c0) / REPS;
+  const mainCpu = (cpuMs(gw.pid, gw.pid) - m0) / REPS;
   agent.destroy();
-  return { status: [...statuses].join('/'), ms: median(times), cpu, error: first.status === 200 ? '' : JSON.parse(first.text).error };
+  return { status: [...statuses].join('/'), ms: median(times), cpu, mainCpu, windows, error: first.status === 200 ? '' : JSON.parse(first.text).error };
 }
 
 const listPatch = (n) => (rep) => ({ tasks: Array.from({ length: n }, (_, i) => task(i, i === n - 1 ? `-${rep}` : '')) });
@@ -140,40 +154,63 @@ const boundariesPatch = (n) => (rep) => ({
 const fmt = (x, digits = 1) => x.toFixed(digits).padStart(9);
 const line = (label, bytes, r) =>
   console.log(
-    `  ${label.padEnd(34)} ${String(Math.round(bytes / 1024)).padStart(6)} KB  ${String(r.status).padStart(7)} ${fmt(r.ms)} ms ${fmt(r.cpu)} ms${r.error ? `  (${r.error.slice(0, 90)})` : ''}`,
+    `  ${label.padEnd(34)} ${String(Math.round(bytes / 1024)).padStart(6)} KB  ${String(r.status).padStart(7)} ${fmt(r.ms)} ms ${fmt(r.cpu)} ms ${fmt(r.mainCpu)} ms${r.error ? `  (${r.error.slice(0, 90)})` : ''}`,
   );
 
-/** /health round trips, one at a time on one socket, while `busy` runs; then its result. */
+const now = () => performance.timeOrigin + performance.now();
+
+/**
+ * GET /health one at a time on one keep-alive socket, 2 ms apart, while `busy` runs. The probe
+ * runs on a thread of its own: this thread serialises and sends megabytes of PATCH bodies, and
+ * its own pauses must not count as the gateway's. Samples: [sent at (absolute ms), round trip, ok].
+ */
 async function healthDuring(gw, busy) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const latencies = [];
-  let failed = 0;
-  let done = false;
-  const probe = (async () => {
-    while (!done) {
-      const t0 = performance.now();
-      try {
-        const res = await request(gw.url, 'GET', '/health', { agent });
-        if (res.status !== 200) failed++;
-      } catch {
-        failed++; // a reset: the server's keep-alive timer ran out while it could not read the request
+  const probe = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+    const http = require('node:http');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const now = () => performance.timeOrigin + performance.now();
+    let stop = false;
+    parentPort.on('message', () => (stop = true));
+    const samples = [];
+    const get = () => new Promise((resolve) => {
+      const req = http.get(workerData.url + '/health', { agent }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode === 200)); });
+      req.on('error', () => resolve(false)); // a reset: the keep-alive timer ran out while the gateway could not read
+    });
+    (async () => {
+      while (!stop) {
+        const sent = now();
+        const ok = await get();
+        samples.push([sent, now() - sent, ok]);
+        await new Promise((r) => setTimeout(r, 2));
       }
-      latencies.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  })();
-  await new Promise((r) => setTimeout(r, 200)); // a baseline before the first PATCH
+      parentPort.postMessage(samples);
+    })();`,
+    { eval: true, workerData: { url: gw.url } },
+  );
+  await new Promise((r) => setTimeout(r, 300)); // a baseline before the first PATCH
   const result = await busy();
-  done = true;
-  await probe;
-  agent.destroy();
-  return { result, latencies, failed };
+  const samples = await new Promise((resolve) => {
+    probe.once('message', resolve);
+    probe.postMessage('stop');
+  });
+  await probe.terminate();
+  return { result, samples };
+}
+
+/** The /health samples sent within the given windows: count, median, p99, max, failures. */
+function healthIn(samples, windows) {
+  const within = samples.filter(([sent]) => windows.some(([from, to]) => sent >= from && sent <= to));
+  const ms = within.map(([, rt]) => rt);
+  const failed = within.filter(([, , ok]) => !ok).length;
+  if (ms.length === 0) return 'no samples';
+  return `${ms.length} answers, median ${median(ms).toFixed(1)} ms, p99 ${quantile(ms, 0.99).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms${failed ? `, ${failed} failed (reset or not 200)` : ''}`;
 }
 
 // --- main ---
 
 console.log(`config PATCH bench: node ${process.version}, ${os.cpus().length} CPUs, CLK_TCK ${CLK_TCK}, ${REPS} PATCHes per row after one warm-up`);
-console.log(`  ${'PATCH'.padEnd(34)} ${'file'.padStart(9)}  ${'status'.padStart(7)} ${'round trip'.padStart(12)} ${'CPU'.padStart(12)}`);
+console.log(`  ${'PATCH'.padEnd(34)} ${'file'.padStart(9)}  ${'status'.padStart(7)} ${'round trip'.padStart(12)} ${'CPU'.padStart(12)} ${'main thread'.padStart(12)}`);
 const benchStart = performance.now();
 
 console.log('1. against the list it carries (a fresh file)');
@@ -197,11 +234,11 @@ for (const kb of [5, 50, 500]) {
 
 console.log('3. GET /health while large PATCHes are applied (tasks: 1,000 items on a 500 KB file)');
 await withGateway('health', configText(500 * 1024), async (gw) => {
-  const { result, latencies, failed } = await healthDuring(gw, () => measurePatches(gw, listPatch(1000)));
+  const { result, samples } = await healthDuring(gw, () => measurePatches(gw, listPatch(1000)));
   line('tasks: 1,000 items', fs.statSync(path.join(tmp, 'health', 'service.yaml')).size, result);
-  console.log(
-    `  /health: ${latencies.length} answers, median ${median(latencies).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms${failed ? `, ${failed} failed (reset or not 200)` : ''}`,
-  );
+  console.log(`  /health during the first PATCH: ${healthIn(samples, result.windows.slice(0, 1))}`);
+  console.log(`  /health during the next ${REPS}:     ${healthIn(samples, result.windows.slice(1))}`);
+  console.log(`  /health before the first PATCH: ${healthIn(samples, [[0, result.windows[0][0]]])}`);
 });
 
 console.log("4. over the limit: the issue's 5,000 persona.boundaries");

@@ -52,6 +52,10 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
   const leaves = leafPaths(body);
   if (leaves.length === 0) throw new PatchRejected([{ path: '(root)', message: 'nothing to change' }]);
 
+  // A large change costs tens of ms in this thread (parsing the body, checking it, validating the
+  // file, answering; the YAML work is on the worker thread): each step gets its own turn of the
+  // event loop, so other requests are answered in between.
+  await nextTurn();
   const before = source.current();
   const introduced = checkIntroducedValues(body, before.raw);
   if (introduced.length > 0) throw new PatchRejected(introduced);
@@ -85,6 +89,7 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
       throw new PatchRejected(err.problems.map((p) => ({ path: p.split(': ')[0] ?? '(root)', message: p.split(': ').slice(1).join(': ') })));
     throw err;
   }
+  await nextTurn();
   const changed = leaves.filter((p) => JSON.stringify(valueAt(before.raw, p)) !== JSON.stringify(valueAt(after.raw, p))).map((p) => formatPath(p));
   // Engine-owned blocks (engine_d's `codex`) are read when a turn starts its engine: a restart applies them.
   const restartFields = [...RESTART_FIELDS, ...Object.keys(source.parts.engineOptions ?? {}).map((key) => [key])];
@@ -98,6 +103,8 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
 }
 
 // --- internal ---
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 type Path = Array<string | number>;
 
