@@ -210,7 +210,9 @@ function healthIn(samples, windows) {
 // --- main ---
 
 console.log(`config PATCH bench: node ${process.version}, ${os.cpus().length} CPUs, CLK_TCK ${CLK_TCK}, ${REPS} PATCHes per row after one warm-up`);
-console.log(`  ${'PATCH'.padEnd(34)} ${'file'.padStart(9)}  ${'status'.padStart(7)} ${'round trip'.padStart(12)} ${'CPU'.padStart(12)} ${'main thread'.padStart(12)}`);
+console.log(
+  `  ${'PATCH'.padEnd(34)} ${'file'.padStart(9)}  ${'status'.padStart(7)} ${'round trip'.padStart(12)} ${'CPU'.padStart(12)} ${'main thread'.padStart(12)}`,
+);
 const benchStart = performance.now();
 
 console.log('1. against the list it carries (a fresh file)');

@@ -40,7 +40,7 @@ const patch = (body: unknown, signal?: AbortSignal) =>
     ...(signal ? { signal } : {}),
   });
 
-const items = (n: number, item: (i: number) => unknown) => Array.from({ length: n }, (_, i) => item(i));
+const items = <T>(n: number, item: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => item(i));
 const aTask = (i: number) => ({ id: `t${i}`, name: `Task ${i}`, schedule: `${i % 60} 9 * * *`, prompt: 'Summarise the day' });
 
 describe('PATCH /api/config over a limit', () => {
@@ -49,8 +49,12 @@ describe('PATCH /api/config over a limit', () => {
     ['tasks', { tasks: items(1001, aTask) }, 'must be at most 1000 items'],
     ['systemPrompt', { systemPrompt: 'x'.repeat(100_001) }, 'must be at most 100000 characters'],
     ['access.allow', { access: { allow: items(10_001, (i) => `tg:${i}`) } }, 'must be at most 10000 items'],
-    ['mcp', { mcp: Object.fromEntries(items(101, (i) => [`s${i}`, { command: 'node' }])) }, 'must have at most 100 servers'],
-    ['mcp.files.headers', { mcp: { files: { url: 'https://example.com/mcp', headers: Object.fromEntries(items(1001, (i) => [`h${i}`, 'v'])) } } }, 'must have at most 1000 headers'],
+    ['mcp', { mcp: Object.fromEntries(items(101, (i) => [`s${i}`, { command: 'node' }] as const)) }, 'must have at most 100 servers'],
+    [
+      'mcp.files.headers',
+      { mcp: { files: { url: 'https://example.com/mcp', headers: Object.fromEntries(items(1001, (i) => [`h${i}`, 'v'] as const)) } } },
+      'must have at most 1000 headers',
+    ],
   ])('%s: a 400 naming the field and the limit; service.yaml untouched', async (field, body, message) => {
     const before = fs.readFileSync(yamlFile);
     const res = await patch(body);
@@ -66,7 +70,9 @@ describe('PATCH /api/config over a limit', () => {
     const res = await patch({ 'x-notes': 'n'.repeat(1024 * 1024) });
     expect(res.status).toBe(400);
     const json = (await res.json()) as { issues: Array<{ path: string; message: string }> };
-    expect(json.issues).toEqual([{ path: '(root)', message: expect.stringMatching(/^the file would be 1,048,\d{3} bytes; at most 1,048,576 bytes \(1 MiB\)$/) }]);
+    expect(json.issues).toEqual([
+      { path: '(root)', message: expect.stringMatching(/^the file would be 1,048,\d{3} bytes; at most 1,048,576 bytes \(1 MiB\)$/) },
+    ]);
     expect(fs.readFileSync(yamlFile).equals(before)).toBe(true);
   });
 

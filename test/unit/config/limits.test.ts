@@ -24,19 +24,42 @@ function loadError(extra: string): ConfigError {
 
 const loads = (extra: string) => loadServiceConfig(testdir({ 'service.yaml': minimalYaml('engine_b', extra) }), {});
 const yamlList = (key: string, items: string[], indent = '') => `${indent}${key}:\n${items.map((i) => `${indent}  - ${JSON.stringify(i)}\n`).join('')}`;
-const tasksYaml = (n: number) =>
-  `tasks:\n${Array.from({ length: n }, (_, i) => `  - { id: t${i}, name: T, schedule: "0 9 * * *", prompt: p }\n`).join('')}`;
+const tasksYaml = (n: number) => `tasks:\n${Array.from({ length: n }, (_, i) => `  - { id: t${i}, name: T, schedule: "0 9 * * *", prompt: p }\n`).join('')}`;
 const mapYaml = (key: string, n: number, value: (i: number) => string, indent = '') =>
   `${indent}${key}:\n${Array.from({ length: n }, (_, i) => `${indent}  k${i}: ${value(i)}\n`).join('')}`;
 
 describe('service.yaml limits at load: each one a problem naming the field and the limit, in an error naming the file', () => {
   it.each([
-    ['persona.boundaries', `persona:\n${yamlList('boundaries', Array.from({ length: 101 }, (_, i) => `b${i}`), '  ')}`, 'must be at most 100 items'],
+    [
+      'persona.boundaries',
+      `persona:\n${yamlList(
+        'boundaries',
+        Array.from({ length: 101 }, (_, i) => `b${i}`),
+        '  ',
+      )}`,
+      'must be at most 100 items',
+    ],
     ['tasks', tasksYaml(1001), 'must be at most 1000 items'],
     ['systemPrompt', `systemPrompt: ${'x'.repeat(100_001)}\n`, 'must be at most 100000 characters'],
     ['tasks[0].prompt', `tasks:\n  - { id: a, name: A, schedule: "0 9 * * *", prompt: ${'p'.repeat(100_001)} }\n`, 'must be at most 100000 characters'],
-    ['access.allow', `access:\n${yamlList('allow', Array.from({ length: 10_001 }, (_, i) => `tg:${i}`), '  ')}`, 'must be at most 10000 items'],
-    ['permissions.allowedPaths', `permissions:\n${yamlList('allowedPaths', Array.from({ length: 1001 }, (_, i) => `/p${i}`), '  ')}`, 'must be at most 1000 items'],
+    [
+      'access.allow',
+      `access:\n${yamlList(
+        'allow',
+        Array.from({ length: 10_001 }, (_, i) => `tg:${i}`),
+        '  ',
+      )}`,
+      'must be at most 10000 items',
+    ],
+    [
+      'permissions.allowedPaths',
+      `permissions:\n${yamlList(
+        'allowedPaths',
+        Array.from({ length: 1001 }, (_, i) => `/p${i}`),
+        '  ',
+      )}`,
+      'must be at most 1000 items',
+    ],
     ['mcp', mapYaml('mcp', 101, () => '{ command: node }'), 'must have at most 100 servers'],
     ['mcp.files.env', `mcp:\n  files:\n    command: node\n${mapYaml('env', 1001, (i) => `v${i}`, '    ')}`, 'must have at most 1000 variables'],
   ])('%s', (field, extra, message) => {
@@ -46,7 +69,11 @@ describe('service.yaml limits at load: each one a problem naming the field and t
   it('at each limit the file loads', () => {
     const at = loads(
       [
-        `persona:\n${yamlList('boundaries', Array.from({ length: 100 }, (_, i) => `b${i}`), '  ')}`,
+        `persona:\n${yamlList(
+          'boundaries',
+          Array.from({ length: 100 }, (_, i) => `b${i}`),
+          '  ',
+        )}`,
         tasksYaml(1000),
         `systemPrompt: ${'x'.repeat(100_000)}\n`,
         mapYaml('mcp', 100, () => '{ command: node }'),
@@ -74,7 +101,12 @@ describe('service.yaml limits at load: each one a problem naming the field and t
 describe('findTooDeep', () => {
   it('counts levels as the request body reader does: a tree is refused exactly when its JSON text is', () => {
     const tree = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: 'small', maxDepth: 40 }, fc.integer(), fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 3 }), tie('node'), { maxKeys: 3 })),
+      node: fc.oneof(
+        { depthSize: 'small', maxDepth: 40 },
+        fc.integer(),
+        fc.array(tie('node'), { maxLength: 3 }),
+        fc.dictionary(fc.string({ maxLength: 3 }), tie('node'), { maxKeys: 3 }),
+      ),
     })).node;
     fc.assert(
       fc.property(tree, fc.integer({ min: 1, max: 12 }), (value, limit) => {
