@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SendFailure } from '../../core/channel-hub.js';
 import { CONFIG_LIMITS } from '../../core/config/limits.js';
+import { AppError } from '../../core/errors.js';
 import { PatchRejected, applyConfigPatch } from '../../core/config/patch.js';
 import { maskSecrets } from '../../core/config/secrets.js';
 import { resolveAssistantPaths } from '../../core/paths.js';
@@ -32,6 +33,7 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
       return { ok: true, config: result.config, needsRestart: result.needsRestart };
     } catch (err) {
       if (err instanceof PatchRejected) throw new HttpFailure(400, `invalid configuration change: ${err.message}`, { issues: err.issues });
+      if (err instanceof AppError && err.code === 'config_busy') throw new HttpFailure(409, err.message);
       throw err;
     }
   });

@@ -98,3 +98,23 @@ describe('merges one at a time, never over another edit', () => {
     expect(fs.readdirSync(path.dirname(file)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });
+
+describe('a file that keeps changing', () => {
+  it('a PATCH that finds service.yaml changed on each of its three tries gives up with config_busy; the other edits are kept', async () => {
+    const { config, file } = source(minimalYaml());
+    // Another writer that edits the file whenever this PATCH stages its own version.
+    let edits = 0;
+    const watcher = fs.watch(path.dirname(file), (_event, name) => {
+      if (name?.endsWith('.tmp') && fs.readdirSync(path.dirname(file)).includes(name)) fs.appendFileSync(file, `# outside edit ${++edits}\n`);
+    });
+    try {
+      await expect(applyConfigPatch(config, { timeout: 30 })).rejects.toMatchObject({ code: 'config_busy' });
+    } finally {
+      watcher.close();
+    }
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).not.toContain('timeout: 30');
+    expect(text).toContain('# outside edit 3');
+    expect(fs.readdirSync(path.dirname(file)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
