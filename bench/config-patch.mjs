@@ -188,7 +188,7 @@ async function healthDuring(gw, busy) {
     })();`,
     { eval: true, workerData: { url: gw.url } },
   );
-  await new Promise((r) => setTimeout(r, 300)); // a baseline before the first PATCH
+  await new Promise((r) => setTimeout(r, 1000)); // a baseline before the first PATCH
   const result = await busy();
   const samples = await new Promise((resolve) => {
     probe.once('message', resolve);
