@@ -59,26 +59,7 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
   const before = source.current();
   const introduced = checkIntroducedValues(body, before.raw);
   if (introduced.length > 0) throw new PatchRejected(introduced);
-  const merged = deepMerge(before.raw, body);
-  const schema = createConfigSchema(source.parts, { coerceScalars: false });
-  const fields = schema.shape as Record<string, z.ZodType>;
-  const issues: Array<{ path: string; message: string }> = [];
-  for (const key of Object.keys(body)) {
-    if (!(key in fields) && !isExtensionKey(key)) issues.push({ path: key, message: 'unknown key' });
-  }
-  // Only the settings the patch names are checked here, each with its own schema: the others are
-  // the file's own (and the whole file is validated before it is written), so a change costs what
-  // it touches, not what the file holds.
-  const named = Object.keys(body).filter((key) => key in fields);
-  const resolved = resolvePlaceholders(Object.fromEntries(named.map((key) => [key, merged[key]])), source.env).value;
-  for (const key of named) {
-    const parsed = (fields[key] as z.ZodType).safeParse(resolved[key], { reportInput: true });
-    const found = parsed.success ? [] : parsed.error.issues.map((issue) => ({ ...issue, path: [key, ...issue.path] }) as z.core.$ZodIssue);
-    for (const line of formatIssues(found.filter((issue) => touches(issue, leaves)))) {
-      const cut = line.indexOf(': ');
-      issues.push({ path: line.slice(0, cut), message: line.slice(cut + 2) });
-    }
-  }
+  const issues = checkSettings(source, body, before.raw, leaves);
   if (issues.length > 0) throw new PatchRejected(issues);
 
   let after: LoadedConfig;
@@ -107,6 +88,31 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 type Path = Array<string | number>;
+
+/**
+ * The patch's settings against the schema, strict types (no string for a number here), merged
+ * over the current values: only the settings it names, each with its own schema. The others are
+ * the file's own (the whole file is validated before it is written), so a change costs what it
+ * touches, not what the file holds.
+ */
+function checkSettings(source: ConfigSource, body: Record<string, unknown>, raw: Record<string, unknown>, leaves: Path[]): Array<{ path: string; message: string }> {
+  const fields = createConfigSchema(source.parts, { coerceScalars: false }).shape as Record<string, z.ZodType>;
+  const issues = Object.keys(body)
+    .filter((key) => !(key in fields) && !isExtensionKey(key))
+    .map((key) => ({ path: key, message: 'unknown key' }));
+  const merged = deepMerge(raw, body);
+  const named = Object.keys(body).filter((key) => key in fields);
+  const resolved = resolvePlaceholders(Object.fromEntries(named.map((key) => [key, merged[key]])), source.env).value;
+  for (const key of named) {
+    const parsed = (fields[key] as z.ZodType).safeParse(resolved[key], { reportInput: true });
+    const found = parsed.success ? [] : parsed.error.issues.map((issue) => ({ ...issue, path: [key, ...issue.path] }) as z.core.$ZodIssue);
+    for (const line of formatIssues(found.filter((issue) => touches(issue, leaves)))) {
+      const cut = line.indexOf(': ');
+      issues.push({ path: line.slice(0, cut), message: line.slice(cut + 2) });
+    }
+  }
+  return issues;
+}
 
 /**
  * Two things a PATCH may not write:

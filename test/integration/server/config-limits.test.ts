@@ -112,6 +112,24 @@ describe('PATCH /api/config at the limits', () => {
   });
 });
 
+describe('PATCH /api/config while service.yaml is broken on disk', () => {
+  it("the worker thread's YAML error comes back as a 400 naming the line; the file is left as it is", async () => {
+    const good = fs.readFileSync(yamlFile, 'utf8');
+    const broken = `${good}x-oops: [unclosed\n`;
+    fs.writeFileSync(yamlFile, broken);
+    try {
+      const res = await patch({ timeout: 31 });
+      expect(res.status).toBe(400);
+      const json = (await res.json()) as { issues: Array<{ path: string; message: string }> };
+      expect(json.issues[0]?.path).toMatch(/^line \d+, column \d+$/);
+      expect(fs.readFileSync(yamlFile, 'utf8')).toBe(broken);
+    } finally {
+      fs.writeFileSync(yamlFile, good);
+    }
+    expect((await patch({ timeout: 31 })).status).toBe(200);
+  });
+});
+
 describe('service.yaml over a limit at start', () => {
   it('the gateway does not start: the config error names the file, the field and the limit', async () => {
     const dir = path.join(root, 'over');
