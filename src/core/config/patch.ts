@@ -95,7 +95,7 @@ type Path = Array<string | number>;
  * the file's own (the whole file is validated before it is written), so a change costs what it
  * touches, not what the file holds.
  */
-function checkSettings(source: ConfigSource, body: Record<string, unknown>, raw: Record<string, unknown>, leaves: Path[]): Array<{ path: string; message: string }> {
+function checkSettings(source: ConfigSource, body: Record<string, unknown>, raw: Record<string, unknown>, leaves: Path[]): PatchRejected['issues'] {
   const fields = createConfigSchema(source.parts, { coerceScalars: false }).shape as Record<string, z.ZodType>;
   const issues = Object.keys(body)
     .filter((key) => !(key in fields) && !isExtensionKey(key))
