@@ -7,6 +7,7 @@ import { formatIssues, formatPath } from './issues.js';
 import { fileSizeProblem, findTooDeep } from './limits.js';
 import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
 import { collectSecretEnvValues, collectSecretValues } from './secrets.js';
+import { nextTurn } from '../util/next-turn.js';
 import { findUnsafeValues } from './unsafe-values.js';
 import { parseYaml } from './yaml-document.js';
 
@@ -63,23 +64,47 @@ export function parseConfigText(text: string, opts: LoadConfigOptions & { file: 
   return configFromData(parseYaml(text, opts.file).toJS() ?? {}, opts);
 }
 
-/** Validate a file's content already parsed into plain data (a PATCH parses on its worker thread). */
+/** Validate a file's content already parsed into plain data. */
 export function configFromData(raw: unknown, opts: LoadConfigOptions & { file: string }): LoadedConfig {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(opts.file, ['(root): expected a mapping of settings (name, engine, ...)']);
+  const steps = validationSteps(asMapping(raw, opts.file), opts);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
   }
-  return validateRaw(raw as Record<string, unknown>, opts);
+}
+
+/**
+ * The same, each step (the unsafe-value scan, placeholders and secrets, the schema, the checks)
+ * in its own turn of the event loop: for a PATCH, whose file may hold 1,000 tasks, while the
+ * gateway answers other requests (its worker thread parsed the file).
+ */
+export async function configFromDataInTurns(raw: unknown, opts: LoadConfigOptions & { file: string }): Promise<LoadedConfig> {
+  const steps = validationSteps(asMapping(raw, opts.file), opts);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await nextTurn();
+  }
 }
 
 // --- internal ---
 
-function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): LoadedConfig {
+function asMapping(raw: unknown, file: string): Record<string, unknown> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, ['(root): expected a mapping of settings (name, engine, ...)']);
+  }
+  return raw as Record<string, unknown>;
+}
+
+/** Validation as a generator: each `yield` is a point where an asynchronous caller lets other work run. */
+function* validationSteps(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): Generator<void, LoadedConfig, void> {
   // NUL and prototype keys first, on the raw values: nothing below may act on them.
   const problems: string[] = findUnsafeValues(raw).map((u) => `${formatPath(u.path)}: ${u.message}`);
   const tooDeep = findTooDeep(raw);
   if (tooDeep) problems.push(`${formatPath(tooDeep.path)}: ${tooDeep.message}`);
   const warnings: string[] = [];
   const disabledChannels: LoadedConfig['disabledChannels'] = [];
+  yield;
 
   const env = opts.env ?? process.env;
   const resolved = resolvePlaceholders(raw, env);
@@ -102,6 +127,7 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
     for (const d of disabledChannels) delete kept[d.name];
     value.channels = kept;
   }
+  yield;
 
   const schema = createConfigSchema(opts.parts, { coerceScalars: true });
   const known = new Set(Object.keys(schema.shape));
@@ -117,6 +143,7 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
   }
 
   const parsed = schema.safeParse(forSchema, { reportInput: true });
+  yield;
   if (!parsed.success) {
     const unknownTop = new Set(Object.keys(forSchema).filter((k) => !known.has(k)));
     problems.push(...formatIssues(parsed.error.issues.filter((i) => !isUnknownTopLevel(i, unknownTop))));

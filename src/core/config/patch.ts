@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { nextTurn } from '../util/next-turn.js';
 import { placeholderNames, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
 import type { LoadedConfig } from './load.js';
@@ -59,6 +60,7 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
   const before = source.current();
   const introduced = checkIntroducedValues(body, before.raw);
   if (introduced.length > 0) throw new PatchRejected(introduced);
+  await nextTurn();
   const issues = checkSettings(source, body, before.raw, leaves);
   if (issues.length > 0) throw new PatchRejected(issues);
 
@@ -84,8 +86,6 @@ export async function applyConfigPatch(source: ConfigSource, patch: unknown): Pr
 }
 
 // --- internal ---
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 type Path = Array<string | number>;
 

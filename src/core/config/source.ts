@@ -5,7 +5,7 @@ import { AppError, ConfigError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { mergeOffThread } from './edit-thread.js';
 import { fileSizeProblem } from './limits.js';
-import { configFromData, loadConfig, parseConfigText, type ConfigCheck, type LoadedConfig } from './load.js';
+import { configFromDataInTurns, loadConfig, parseConfigText, type ConfigCheck, type LoadedConfig } from './load.js';
 import type { ConfigSchemaParts } from './schema.js';
 import { holdsLiteralSecret } from './secrets.js';
 import { editConfigText, type DocumentEdit } from './write-back.js';
@@ -102,7 +102,7 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
           const merged = await mergeOffThread({ text: base, file, patch, env: { ...(opts.env ?? process.env) } });
           const tooLarge = fileSizeProblem(merged.text, 'would be');
           if (tooLarge) throw new ConfigError(file, [tooLarge]);
-          const next = configFromData(merged.raw, { ...opts, file });
+          const next = await configFromDataInTurns(merged.raw, { ...opts, file });
           const staged = merged.text === base ? undefined : await stageFileAtomic(file, merged.text, holdsLiteralSecret(next.raw) ? { mode: 0o600 } : {});
           // Another edit landed meanwhile (a slash command, `service cron`, a hand edit): merge into it, never over it.
           if (fs.readFileSync(file, 'utf8') !== base) {
