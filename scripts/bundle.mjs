@@ -51,7 +51,9 @@ const zodEnglishOnly = {
 // Chunk names carry a content hash: a bundle of an earlier build must not leave chunks behind.
 fs.rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: [path.join(root, 'dist', 'cli.js')],
+  // The PATCH worker thread's script too: core/config/edit-thread.ts starts it from beside itself,
+  // which in the bundle is this directory.
+  entryPoints: { cli: path.join(root, 'dist', 'cli.js'), 'config-edit-worker': path.join(root, 'dist', 'core', 'config', 'config-edit-worker.js') },
   outdir,
   bundle: true,
   splitting: true,

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { channelDefinitions } from '../channels/registry.js';
-import { type LoadedConfig, parseYaml } from '../core/config/load.js';
+import type { LoadedConfig } from '../core/config/load.js';
+import { parseYaml } from '../core/config/yaml-document.js';
 import { engineDefinitions, getEngine, resolveEngineId } from '../core/engines/registry.js';
 import type { EngineDefinition } from '../core/engines/types.js';
 import { ConfigError } from '../core/errors.js';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { z } from 'zod';
-import { parseYaml } from '../core/config/load.js';
+import { parseYaml } from '../core/config/yaml-document.js';
 import { resolvePlaceholders } from '../core/config/env.js';
 import { createConfigSchema } from '../core/config/schema.js';
 import { ConfigError } from '../core/errors.js';

@@ -52,6 +52,55 @@ export function writeFileAtomic(file: string, content: string | Buffer, opts: { 
   }
 }
 
+/** A temp file written and synced beside its target, waiting to replace it. */
+export interface StagedWrite {
+  /** Rename it over the target now (synchronously: a caller can check the target just before); resolves once the directory is synced. */
+  commit(): Promise<void>;
+  discard(): void;
+}
+
+/**
+ * writeFileAtomic in two halves, the slow one off the event loop: writing and syncing the temp
+ * file waits on the disk in the thread pool, not on the main thread; the rename is left to the
+ * caller, which may first check that nothing replaced the target meanwhile.
+ */
+export async function stageFileAtomic(file: string, content: string, opts: { mode?: number } = {}): Promise<StagedWrite> {
+  const dir = path.dirname(file);
+  const existing = await fs.promises.stat(file).catch(() => undefined);
+  const mode = opts.mode ?? (existing ? existing.mode & 0o777 : 0o644);
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const handle = await fs.promises.open(tmp, 'wx', 0o600);
+  try {
+    await handle.chmod(mode); // exact: the umask does not apply
+    await handle.writeFile(content);
+    await handle.sync();
+  } catch (err) {
+    await handle.close();
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  return {
+    commit() {
+      try {
+        fs.renameSync(tmp, file);
+      } catch (err) {
+        fs.rmSync(tmp, { force: true });
+        throw err;
+      }
+      return syncDirectory(dir);
+    },
+    discard: () => fs.rmSync(tmp, { force: true }),
+  };
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fs.promises.open(dir, 'r').catch(() => undefined);
+  // Some filesystems refuse fsync on directories; the rename itself is still atomic.
+  await handle?.sync().catch(() => undefined);
+  await handle?.close();
+}
+
 /**
  * Write only when the content differs (context files are regenerated before every turn). With
  * `mode`, an unchanged file that has another mode (written by an older version) gets it too.

@@ -19,12 +19,16 @@ export interface ResolvedEnv<T> {
   substituted: Set<string>;
 }
 
+/** One test per string of every load and PATCH: no RegExp made per call, and most strings hold no `${`. */
+const HAS_PLACEHOLDER = new RegExp(PLACEHOLDER.source);
+
 export function hasPlaceholder(value: string): boolean {
-  return new RegExp(PLACEHOLDER.source).test(value);
+  return value.includes('${') && HAS_PLACEHOLDER.test(value);
 }
 
 /** The variable names a string refers to. */
 export function placeholderNames(value: string): string[] {
+  if (!value.includes('${')) return [];
   return [...value.matchAll(new RegExp(PLACEHOLDER.source, 'g'))].map((m) => m[1] as string);
 }
 

@@ -1,13 +1,15 @@
 import fs from 'node:fs';
-import { parseDocument, type Document } from 'yaml';
 import { AppError, ConfigError } from '../errors.js';
 import { formatCliCommand } from '../invocation.js';
 import { CONFIG_FILE_NAME, resolveAssistantPaths } from '../paths.js';
 import { formatMissing, resolvePlaceholders } from './env.js';
 import { formatIssues, formatPath } from './issues.js';
+import { fileSizeProblem, findTooDeep } from './limits.js';
 import { createConfigSchema, isExtensionKey, type ConfigSchemaParts, type ServiceConfig } from './schema.js';
 import { collectSecretEnvValues, collectSecretValues, collectUrlSecrets } from './secrets.js';
+import { nextTurn } from '../util/next-turn.js';
 import { findUnsafeValues } from './unsafe-values.js';
+import { parseYaml } from './yaml-document.js';
 
 export interface LoadedConfig {
   file: string;
@@ -54,37 +56,55 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   return parseConfigText(text, { ...opts, file: paths.configFile });
 }
 
-/** Validate config text already in memory (used by PATCH before anything is written). */
+/** Validate config text already in memory (used by edits before anything is written). */
 export function parseConfigText(text: string, opts: LoadConfigOptions & { file: string }): LoadedConfig {
-  const doc = parseYaml(text, opts.file);
-  const raw = (doc.toJS() ?? {}) as unknown;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(opts.file, ['(root): expected a mapping of settings (name, engine, ...)']);
-  }
-  return validateRaw(raw as Record<string, unknown>, opts);
+  // Before parsing: a file past the limit is not read into a document at all.
+  const tooLarge = fileSizeProblem(text, 'is');
+  if (tooLarge) throw new ConfigError(opts.file, [tooLarge]);
+  return configFromData(parseYaml(text, opts.file).toJS() ?? {}, opts);
 }
 
-export function parseYaml(text: string, file: string): Document {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  const first = doc.errors[0];
-  if (first) {
-    // Later syntax errors are nearly always echoes of the first; report that one precisely.
-    const pos = first.linePos?.[0];
-    const message = first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? 'invalid YAML';
-    const problem = `${pos ? `line ${pos.line}, column ${pos.col}` : 'YAML'}: ${message}`;
-    const hint = /\{\s*[^}\n]*\$\{/.test(text) ? 'quote ${VAR} placeholders inside { } mappings: key: "${VAR}"' : undefined;
-    throw new ConfigError(file, [problem], hint);
+/** Validate a file's content already parsed into plain data. */
+export function configFromData(raw: unknown, opts: LoadConfigOptions & { file: string }): LoadedConfig {
+  const steps = validationSteps(asMapping(raw, opts.file), opts);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
   }
-  return doc;
+}
+
+/**
+ * The same, each step (the unsafe-value scan, placeholders and secrets, the schema, the checks)
+ * in its own turn of the event loop: for a PATCH, whose file may hold 1,000 tasks, while the
+ * gateway answers other requests (its worker thread parsed the file).
+ */
+export async function configFromDataInTurns(raw: unknown, opts: LoadConfigOptions & { file: string }): Promise<LoadedConfig> {
+  const steps = validationSteps(asMapping(raw, opts.file), opts);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await nextTurn();
+  }
 }
 
 // --- internal ---
 
-function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): LoadedConfig {
+function asMapping(raw: unknown, file: string): Record<string, unknown> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, ['(root): expected a mapping of settings (name, engine, ...)']);
+  }
+  return raw as Record<string, unknown>;
+}
+
+/** Validation as a generator: each `yield` is a point where an asynchronous caller lets other work run. */
+function* validationSteps(raw: Record<string, unknown>, opts: LoadConfigOptions & { file: string }): Generator<void, LoadedConfig, void> {
   // NUL and prototype keys first, on the raw values: nothing below may act on them.
   const problems: string[] = findUnsafeValues(raw).map((u) => `${formatPath(u.path)}: ${u.message}`);
+  const tooDeep = findTooDeep(raw);
+  if (tooDeep) problems.push(`${formatPath(tooDeep.path)}: ${tooDeep.message}`);
   const warnings: string[] = [];
   const disabledChannels: LoadedConfig['disabledChannels'] = [];
+  yield;
 
   const env = opts.env ?? process.env;
   const resolved = resolvePlaceholders(raw, env);
@@ -115,6 +135,7 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
     for (const d of disabledChannels) delete kept[d.name];
     value.channels = kept;
   }
+  yield;
 
   const schema = createConfigSchema(opts.parts, { coerceScalars: true });
   const known = new Set(Object.keys(schema.shape));
@@ -130,6 +151,7 @@ function validateRaw(raw: Record<string, unknown>, opts: LoadConfigOptions & { f
   }
 
   const parsed = schema.safeParse(forSchema, { reportInput: true });
+  yield;
   if (!parsed.success) {
     const unknownTop = new Set(Object.keys(forSchema).filter((k) => !known.has(k)));
     problems.push(...formatIssues(parsed.error.issues.filter((i) => !isUnknownTopLevel(i, unknownTop))));

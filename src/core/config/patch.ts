@@ -1,14 +1,13 @@
-import fs from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { nextTurn } from '../util/next-turn.js';
 import { placeholderNames, resolvePlaceholders } from './env.js';
 import { withEngineIds } from './engine-names.js';
 import { formatIssues, formatPath } from './issues.js';
-import { type LoadedConfig, parseYaml } from './load.js';
+import type { LoadedConfig } from './load.js';
 import { createConfigSchema, isExtensionKey } from './schema.js';
 import { isSecretPath, MASK, maskSecrets } from './secrets.js';
 import type { ConfigSource } from './source.js';
-import { mergePatch } from './write-back.js';
 
 /**
  * A partial configuration record (PATCH /api/config): validated with the same schema as the
@@ -47,7 +46,7 @@ export class PatchRejected extends Error {
   }
 }
 
-export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchResult {
+export async function applyConfigPatch(source: ConfigSource, patch: unknown): Promise<PatchResult> {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
     throw new PatchRejected([{ path: '(root)', message: 'expected an object of settings to change' }]);
   }
@@ -56,37 +55,26 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
   const leaves = leafPaths(body);
   if (leaves.length === 0) throw new PatchRejected([{ path: '(root)', message: 'nothing to change' }]);
 
+  // A large change costs tens of ms in this thread (parsing the body, checking it, validating the
+  // file, answering; the YAML work is on the worker thread): each step gets its own turn of the
+  // event loop, so other requests are answered in between.
+  await nextTurn();
   const before = source.current();
   const introduced = checkIntroducedValues(body, before.raw);
   if (introduced.length > 0) throw new PatchRejected(introduced);
-  const merged = deepMerge(before.raw, body);
-  const resolved = resolvePlaceholders(merged, source.env).value;
-  const schema = createConfigSchema(source.parts, { coerceScalars: false });
-  const known = new Set(Object.keys(schema.shape));
-  const issues: Array<{ path: string; message: string }> = [];
-  for (const key of Object.keys(body)) {
-    if (!known.has(key) && !isExtensionKey(key)) issues.push({ path: key, message: 'unknown key' });
-  }
-  const forSchema = Object.fromEntries(Object.entries(resolved).filter(([k]) => known.has(k)));
-  const parsed = schema.safeParse(forSchema, { reportInput: true });
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues.filter((i) => touches(i, leaves))) {
-      for (const line of formatIssues([issue])) {
-        const cut = line.indexOf(': ');
-        issues.push({ path: line.slice(0, cut), message: line.slice(cut + 2) });
-      }
-    }
-  }
+  await nextTurn();
+  const issues = checkSettings(source, body, before.raw, leaves);
   if (issues.length > 0) throw new PatchRejected(issues);
 
   let after: LoadedConfig;
   try {
-    after = source.edit(mergePatch(body, source.env));
+    after = await source.merge(body);
   } catch (err) {
     if (err instanceof ConfigError)
       throw new PatchRejected(err.problems.map((p) => ({ path: p.split(': ')[0] ?? '(root)', message: p.split(': ').slice(1).join(': ') })));
     throw err;
   }
+  await nextTurn();
   const changed = leaves.filter((p) => JSON.stringify(valueAt(before.raw, p)) !== JSON.stringify(valueAt(after.raw, p))).map((p) => formatPath(p));
   // Engine-owned blocks (engine_d's `codex`) are read when a turn starts its engine: a restart applies them.
   const restartFields = [...RESTART_FIELDS, ...Object.keys(source.parts.engineOptions ?? {}).map((key) => [key])];
@@ -95,13 +83,38 @@ export function applyConfigPatch(source: ConfigSource, patch: unknown): PatchRes
       leaves.some((p) => startsWith(p, field) || startsWith([...field], p)) &&
       JSON.stringify(valueAt(before.raw, [...field])) !== JSON.stringify(valueAt(after.raw, [...field])),
   );
-  const fileContent = (parseYaml(fs.readFileSync(after.file, 'utf8'), after.file).toJS() ?? {}) as Record<string, unknown>;
-  return { config: maskSecrets(fileContent), needsRestart, changed };
+  // `raw` is the text just written, parsed: the file's content.
+  return { config: maskSecrets(after.raw), needsRestart, changed };
 }
 
 // --- internal ---
 
 type Path = Array<string | number>;
+
+/**
+ * The patch's settings against the schema, strict types (no string for a number here), merged
+ * over the current values: only the settings it names, each with its own schema. The others are
+ * the file's own (the whole file is validated before it is written), so a change costs what it
+ * touches, not what the file holds.
+ */
+function checkSettings(source: ConfigSource, body: Record<string, unknown>, raw: Record<string, unknown>, leaves: Path[]): PatchRejected['issues'] {
+  const fields = createConfigSchema(source.parts, { coerceScalars: false }).shape as Record<string, z.ZodType>;
+  const issues = Object.keys(body)
+    .filter((key) => !(key in fields) && !isExtensionKey(key))
+    .map((key) => ({ path: key, message: 'unknown key' }));
+  const merged = deepMerge(raw, body);
+  const named = Object.keys(body).filter((key) => key in fields);
+  const resolved = resolvePlaceholders(Object.fromEntries(named.map((key) => [key, merged[key]])), source.env).value;
+  for (const key of named) {
+    const parsed = (fields[key] as z.ZodType).safeParse(resolved[key], { reportInput: true });
+    const found = parsed.success ? [] : parsed.error.issues.map((issue) => ({ ...issue, path: [key, ...issue.path] }) as z.core.$ZodIssue);
+    for (const line of formatIssues(found.filter((issue) => touches(issue, leaves)))) {
+      const cut = line.indexOf(': ');
+      issues.push({ path: line.slice(0, cut), message: line.slice(cut + 2) });
+    }
+  }
+  return issues;
+}
 
 /**
  * Two things a PATCH may not write:
@@ -113,34 +126,40 @@ type Path = Array<string | number>;
  */
 function checkIntroducedValues(patch: Record<string, unknown>, raw: Record<string, unknown>): Array<{ path: string; message: string }> {
   const issues: Array<{ path: string; message: string }> = [];
-  const walk = (node: unknown, path: Path, leaf: Path, inArray: boolean) => {
+  // The placeholders a field holds now, looked up once per field and only when a string brings
+  // one (the items of a list share their field's): linear in the patch and the file.
+  const namesAt = (field: Path) => {
+    let names: Set<string> | undefined;
+    return () => (names ??= collectPlaceholderNames(valueAt(raw, field)));
+  };
+  const walk = (node: unknown, path: Path, existing: () => Set<string>, inArray: boolean) => {
     if (typeof node === 'string') {
       if (node.includes(MASK) && (node !== MASK || inArray)) {
         issues.push({ path: formatPath(path), message: `holds the mask ${MASK}; send the real value, or leave the field out to keep the current one` });
       }
-      const existing = new Set(collectPlaceholderNames(valueAt(raw, leaf)));
-      const added = placeholderNames(node).filter((name) => !existing.has(name));
-      if (added.length > 0 && !isSecretPath(path)) {
+      const names = placeholderNames(node);
+      const added = names.length > 0 && !isSecretPath(path) ? names.find((name) => !existing().has(name)) : undefined;
+      if (added !== undefined) {
         issues.push({
           path: formatPath(path),
-          message: `a \${${added[0]}} placeholder can be added through the API only to secret fields (tokens, keys, passwords, env, headers); write it into service.yaml by hand`,
+          message: `a \${${added}} placeholder can be added through the API only to secret fields (tokens, keys, passwords, env, headers); write it into service.yaml by hand`,
         });
       }
     } else if (Array.isArray(node)) {
-      for (const [i, v] of node.entries()) walk(v, [...path, i], leaf, true);
+      for (const [i, v] of node.entries()) walk(v, [...path, i], existing, true);
     } else if (node !== null && typeof node === 'object') {
-      for (const [k, v] of Object.entries(node)) walk(v, [...path, k], inArray ? leaf : [...path, k], inArray);
+      for (const [k, v] of Object.entries(node)) walk(v, [...path, k], inArray ? existing : namesAt([...path, k]), inArray);
     }
   };
-  for (const [k, v] of Object.entries(patch)) walk(v, [k], [k], false);
+  for (const [k, v] of Object.entries(patch)) walk(v, [k], namesAt([k]), false);
   return issues;
 }
 
-function collectPlaceholderNames(node: unknown): string[] {
-  if (typeof node === 'string') return placeholderNames(node);
-  if (Array.isArray(node)) return node.flatMap(collectPlaceholderNames);
-  if (node !== null && typeof node === 'object') return Object.values(node).flatMap(collectPlaceholderNames);
-  return [];
+function collectPlaceholderNames(node: unknown, into = new Set<string>()): Set<string> {
+  if (typeof node === 'string') for (const name of placeholderNames(node)) into.add(name);
+  else if (Array.isArray(node)) for (const v of node) collectPlaceholderNames(v, into);
+  else if (node !== null && typeof node === 'object') for (const v of Object.values(node)) collectPlaceholderNames(v, into);
+  return into;
 }
 
 /** Paths of the values the patch sets: objects are walked, arrays and scalars are leaves. */

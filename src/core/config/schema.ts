@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeEngineChoices, type EngineName, resolveEngineName, withEngineKeys } from './engine-names.js';
+import { CONFIG_LIMITS as LIMITS } from './limits.js';
 
 /**
  * The one schema of service.yaml. It is built from the engine ids and the channel option schemas
@@ -46,8 +47,30 @@ export function checkCustomChannelKey(key: string): string | undefined {
   return undefined;
 }
 
-export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}) {
-  const f = fieldBuilders(opts.coerceScalars ?? false);
+/**
+ * The schema for these parts, built once per parts and mode: building it costs milliseconds, and
+ * zod compiles an object schema's fast path on its first use, so each PATCH and each load of
+ * service.yaml reuses the same one.
+ */
+export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaOptions = {}): ConfigSchema {
+  const coerce = opts.coerceScalars ?? false;
+  const modes = built.get(parts) ?? new Map<boolean, ConfigSchema>();
+  built.set(parts, modes);
+  const schema = modes.get(coerce) ?? buildConfigSchema(parts, coerce);
+  modes.set(coerce, schema);
+  return schema;
+}
+
+const built = new WeakMap<ConfigSchemaParts, Map<boolean, ConfigSchema>>();
+
+function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
+  const f = fieldBuilders(coerceScalars);
+  // Every string and list has a bound (limits.ts): a file or a PATCH past one names the field and the limit.
+  const text = () => z.string().max(LIMITS.text);
+  const url = (protocols: { protocol: RegExp; error?: string }) => z.url(protocols).max(LIMITS.text);
+  const list = <T extends z.ZodType>(item: T, max: number = LIMITS.listItems) => z.array(item).max(max);
+  const map = <T extends z.ZodType>(value: T, max: number, what: string) =>
+    z.record(text(), value).refine((m) => Object.keys(m).length <= max, { message: `must have at most ${max} ${what}` });
 
   // An engine id, or a name for one (the program's: `claude`), read as the id.
   const engineNames = parts.engineNames ?? parts.engines.map((id) => ({ id, title: id, aliases: [] }));
@@ -65,10 +88,10 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     );
 
   const permissions = z.strictObject({
-    allowedPaths: z.array(z.string()).optional(),
-    deniedPaths: z.array(z.string()).optional(),
-    allowedCommands: z.array(z.string()).optional(),
-    deniedCommands: z.array(z.string()).optional(),
+    allowedPaths: list(text()).optional(),
+    deniedPaths: list(text()).optional(),
+    allowedCommands: list(text()).optional(),
+    deniedCommands: list(text()).optional(),
   });
 
   const streaming = z.strictObject({
@@ -83,15 +106,14 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
   });
 
   const task = z.strictObject({
-    id: z
-      .string()
+    id: text()
       .min(1)
       .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
-    name: z.string().min(1),
-    schedule: z.string().min(1),
-    prompt: z.string().min(1),
+    name: text().min(1),
+    schedule: text().min(1),
+    prompt: text().min(1),
     enabled: f.bool().default(true),
-    target: z.strictObject({ channel: z.string().min(1), chatId: z.string().min(1) }).optional(),
+    target: z.strictObject({ channel: text().min(1), chatId: text().min(1) }).optional(),
   });
 
   const customAdapter = z.looseObject({
@@ -102,7 +124,8 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
             ? `unknown channel; use one of ${Object.keys(parts.channels).join(', ')}, or add an \`_adapter\` field naming a custom adapter module`
             : undefined,
       })
-      .min(1),
+      .min(1)
+      .max(LIMITS.text),
   });
 
   const knownChannels = Object.fromEntries(Object.entries(parts.channels).map(([key, schema]) => [key, schema.optional()]));
@@ -135,8 +158,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
   // Where the state lives: the embedded SQLite file by default; a PostgreSQL server with `url`
   // (assistants on several hosts). `schema` defaults to one derived from `name` (see store/open-store.ts).
   const store = z.strictObject({
-    url: z
-      .string()
+    url: text()
       .regex(/^postgres(ql)?:\/\/\S+$/, 'expected a postgres:// or postgresql:// URL')
       .optional(),
     schema: z
@@ -149,16 +171,16 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
   });
 
   const persona = z.strictObject({
-    role: z.string().optional(),
-    displayName: z.string().optional(),
-    tone: z.string().optional(),
-    boundaries: z.array(z.string()).optional(),
+    role: text().optional(),
+    displayName: text().optional(),
+    tone: text().optional(),
+    boundaries: list(text(), LIMITS.boundaries).optional(),
   });
 
   const providerEndpoint = {
-    baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
-    apiKey: z.string().optional(),
-    model: z.string().optional(),
+    baseUrl: url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
+    apiKey: text().optional(),
+    model: text().optional(),
   };
   // The spec says a nested fallback is ignored: it is accepted and stripped (the loader warns).
   const fallback = z
@@ -172,7 +194,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     );
   const provider = z.strictObject({
     ...providerEndpoint,
-    models: byEngine(z.string()).optional(),
+    models: byEngine(text()).optional(),
     fallback: fallback.optional(),
     failoverThreshold: f.int(1).default(3),
   });
@@ -180,17 +202,16 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
   // Who may drive the agent from the channels (src/channels/access/). Entries are
   // "<channel>:<id>"; only `allow` takes "<channel>:*" (everyone on that channel).
   const accessId = (wildcard: boolean) =>
-    z
-      .string()
+    text()
       .regex(/^[^:\s]+:\S+$/, 'expected "<channel>:<id>"')
       .refine((v) => wildcard || !v.endsWith(':*'), { message: 'name one user or chat here; "<channel>:*" is only for access.allow' });
   const policy = z.enum(['pairing', 'allowlist', 'open']);
   const access = z.strictObject({
     dm: policy.default('pairing'),
     groups: policy.default('pairing'),
-    allow: z.array(accessId(true)).default([]),
-    chats: z.array(accessId(false)).default([]),
-    admins: z.array(accessId(false)).default([]),
+    allow: list(accessId(true), LIMITS.accessEntries).default([]),
+    chats: list(accessId(false), LIMITS.accessEntries).default([]),
+    admins: list(accessId(false), LIMITS.accessEntries).default([]),
     rateLimit: z.strictObject({ messages: f.int(0).default(20), perSeconds: f.num(0).default(60) }).prefault({}),
     dailyBudgetUsd: f.num(0, true).default(0),
     // What a running turn holds of the daily budget (core/access/budget-holds.ts); 0 = the most a recent turn cost.
@@ -199,29 +220,29 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
 
   const gateway = z.strictObject({
     port: f.int(0, 65535).default(3000),
-    host: z.string().min(1).default('127.0.0.1'),
-    token: z.string().min(1).optional(),
+    host: text().min(1).default('127.0.0.1'),
+    token: text().min(1).optional(),
   });
 
   // MCP servers by name, in the shape every engine's native config can express:
   // a local command (stdio) or a remote URL (streamable HTTP / SSE).
   const mcpServer = z.union([
     z.strictObject({
-      command: z.string().min(1),
-      args: z.array(z.string()).default([]),
-      env: z.record(z.string(), z.string()).default({}),
+      command: text().min(1),
+      args: list(text()).default([]),
+      env: map(text(), LIMITS.mapEntries, 'variables').default({}),
     }),
     z.strictObject({
-      url: z.url({ protocol: /^https?$/ }),
+      url: url({ protocol: /^https?$/ }),
       type: z.enum(['http', 'sse']).default('http'),
-      headers: z.record(z.string(), z.string()).default({}),
+      headers: map(text(), LIMITS.mapEntries, 'headers').default({}),
     }),
   ]);
 
   return z.strictObject({
-    name: z.string().min(1),
+    name: text().min(1),
     engine: engineId,
-    model: z.string().min(1).optional(),
+    model: text().min(1).optional(),
     skipPermissions: f.bool().default(true),
     // With skipPermissions false: how long a person has to answer an engine's permission request (then it is denied).
     approvalTimeoutSeconds: f.num(0).default(300),
@@ -229,27 +250,27 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     maxConcurrent: f.int(1).default(10),
     maxQueuePerSession: f.int(0).default(3),
     sessionTtlDays: f.num(0).default(30),
-    systemPrompt: z.string().optional(),
+    systemPrompt: text().optional(),
     permissions: permissions.optional(),
     streaming: streaming.prefault({}),
     groupChat: groupChat.prefault({}),
-    tasks: z.array(task).default([]).superRefine(checkUniqueTaskIds),
+    tasks: list(task, LIMITS.tasks).default([]).superRefine(checkUniqueTaskIds),
     channels: channels.prefault({}),
     inbox: inbox.prefault({}),
     historyFetch: historyFetch.prefault({}),
     store: store.prefault({}),
-    oauthToken: z.string().min(1).optional(),
+    oauthToken: text().min(1).optional(),
     persona: persona.optional(),
     provider: provider.optional(),
     gateway: gateway.prefault({}),
     access: access.prefault({}),
-    mcp: z.record(z.string(), mcpServer).optional(),
+    mcp: map(mcpServer, LIMITS.mcpServers, 'servers').optional(),
     // Engine-owned blocks: validated here, typed only in their engine (absent from ServiceConfig's type).
     ...Object.fromEntries(Object.entries(parts.engineOptions ?? {}).map(([key, schema]) => [key, schema(f).prefault({})])),
   });
 }
 
-export type ConfigSchema = ReturnType<typeof createConfigSchema>;
+export type ConfigSchema = ReturnType<typeof buildConfigSchema>;
 
 /** The validated configuration every subcommand works with. */
 export type ServiceConfig = z.output<ConfigSchema>;

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../atomic-write.js';
-import { ConfigError, errorMessage } from '../errors.js';
+import { stageFileAtomic, writeFileAtomic } from '../atomic-write.js';
+import { AppError, ConfigError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { loadConfig, parseConfigText, type ConfigCheck, type LoadedConfig } from './load.js';
+import { mergeOffThread } from './edit-thread.js';
+import { fileSizeProblem } from './limits.js';
+import { configFromDataInTurns, loadConfig, parseConfigText, type ConfigCheck, type LoadedConfig } from './load.js';
 import type { ConfigSchemaParts } from './schema.js';
 import { holdsLiteralSecret } from './secrets.js';
 import { editConfigText, type DocumentEdit } from './write-back.js';
@@ -21,6 +23,12 @@ export interface ConfigSource {
   current(): LoadedConfig;
   /** Apply an edit through write-back; returns the new config. Throws ConfigError (file untouched). */
   edit(edit: DocumentEdit): LoadedConfig;
+  /**
+   * Merge a partial record (write-back's mergePatch) as `edit` does, without holding up the event
+   * loop: the YAML work runs on a worker thread, the file is written and synced in the thread
+   * pool. One merge at a time; an edit that lands while one runs is never overwritten.
+   */
+  merge(patch: Record<string, unknown>): Promise<LoadedConfig>;
   /** Re-read the file (after an outside change); a broken file keeps the last good config. */
   reload(): void;
   onChange(listener: (next: LoadedConfig, previous: LoadedConfig) => void): () => void;
@@ -40,6 +48,7 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
   let loaded = loadConfig(opts);
   let text = fs.readFileSync(loaded.file, 'utf8');
   const listeners = new Set<(next: LoadedConfig, previous: LoadedConfig) => void>();
+  let merges: Promise<unknown> = Promise.resolve();
 
   const adopt = (next: LoadedConfig, nextText: string) => {
     const previous = loaded;
@@ -84,6 +93,32 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
       if (nextText !== current) writeFileAtomic(loaded.file, nextText, holdsLiteralSecret(next.raw) ? { mode: 0o600 } : {});
       adopt(next, nextText);
       return next;
+    },
+    merge(patch) {
+      const run = async (): Promise<LoadedConfig> => {
+        for (let attempt = 1; ; attempt++) {
+          const file = loaded.file;
+          const base = fs.readFileSync(file, 'utf8');
+          const merged = await mergeOffThread({ text: base, file, patch, env: { ...(opts.env ?? process.env) } });
+          const tooLarge = fileSizeProblem(merged.text, 'would be');
+          if (tooLarge) throw new ConfigError(file, [tooLarge]);
+          const next = await configFromDataInTurns(merged.raw, { ...opts, file });
+          const staged = merged.text === base ? undefined : await stageFileAtomic(file, merged.text, holdsLiteralSecret(next.raw) ? { mode: 0o600 } : {});
+          // Another edit landed meanwhile (a slash command, `service cron`, a hand edit): merge into it, never over it.
+          if (fs.readFileSync(file, 'utf8') !== base) {
+            staged?.discard();
+            if (attempt < 3) continue;
+            throw new AppError('config_busy', `${file} kept changing while the change was applied; try again`);
+          }
+          const synced = staged?.commit();
+          adopt(next, merged.text);
+          await synced;
+          return next;
+        }
+      };
+      const result = merges.then(run, run);
+      merges = result.catch(() => undefined);
+      return result;
     },
     reload,
     onChange(listener) {

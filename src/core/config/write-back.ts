@@ -3,7 +3,8 @@ import { isMap, isNode, isScalar, isSeq, type Document } from 'yaml';
 import { writeFileAtomic } from '../atomic-write.js';
 import { AppError } from '../errors.js';
 import { hasPlaceholder, resolvePlaceholders } from './env.js';
-import { parseYaml } from './load.js';
+import { matchLines } from './line-diff.js';
+import { parseYaml } from './yaml-document.js';
 import { MASK } from './secrets.js';
 
 /**
@@ -38,6 +39,20 @@ export function mergePatch(patch: Record<string, unknown>, env: NodeJS.ProcessEn
   return (doc) => mergeAt(doc, [], patch, env);
 }
 
+/** What a merge needs, as plain data: it crosses to the PATCH worker thread (edit-thread.ts). */
+export interface MergeJob {
+  text: string;
+  file: string;
+  patch: Record<string, unknown>;
+  env: Record<string, string | undefined>;
+}
+
+/** The text-level work of a merge: the new text, and that text parsed into plain data (unvalidated). */
+export function mergeText(job: MergeJob): { text: string; raw: unknown } {
+  const text = editConfigText(job.text, job.file, mergePatch(job.patch, job.env));
+  return { text, raw: parseYaml(text, job.file).toJS() ?? {} };
+}
+
 /** Set one key of the task with this id (`enabled`), or remove the task when `value` is undefined. */
 export function editTask(id: string, change: { enabled: boolean } | 'delete'): DocumentEdit {
   return (doc) => {
@@ -65,38 +80,12 @@ function carryOverUnchangedLines(original: string, before: string, after: string
   const a = after.split('\n');
   const same = (x: string, y: string) => x.replace(/\s+/g, ' ').trim() === y.replace(/\s+/g, ' ').trim();
   if (o.length !== b.length || o.some((line, i) => !same(line, b[i] ?? ''))) return after;
-  const out: string[] = [];
-  for (const op of diffLines(b, a)) {
-    if (op.kind === 'keep') out.push(o[op.from] ?? '');
-    else if (op.kind === 'insert') out.push(a[op.to] ?? '');
-  }
+  // A kept line of the rendering stands for its original line; a new one is taken as rendered.
+  const out = [...a];
+  matchLines(b, a).forEach((from, j) => {
+    if (from >= 0) out[j] = o[from] as string;
+  });
   return out.join('\n');
-}
-
-type LineOp = { kind: 'keep'; from: number } | { kind: 'delete'; from: number } | { kind: 'insert'; to: number };
-
-/** Longest-common-subsequence line diff; config files are small enough for the quadratic table. */
-function diffLines(b: string[], a: string[]): LineOp[] {
-  const n = b.length;
-  const m = a.length;
-  const lcs = new Uint32Array((n + 1) * (m + 1));
-  const at = (i: number, j: number) => lcs[i * (m + 1) + j] ?? 0;
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      lcs[i * (m + 1) + j] = b[i] === a[j] ? at(i + 1, j + 1) + 1 : Math.max(at(i + 1, j), at(i, j + 1));
-    }
-  }
-  const ops: LineOp[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && b[i] === a[j]) {
-      ops.push({ kind: 'keep', from: i++ });
-      j++;
-    } else if (j < m && (i >= n || at(i, j + 1) >= at(i + 1, j))) ops.push({ kind: 'insert', to: j++ });
-    else ops.push({ kind: 'delete', from: i++ });
-  }
-  return ops;
 }
 
 function mergeAt(doc: Document, path: Array<string | number>, patch: Record<string, unknown>, env: NodeJS.ProcessEnv): void {

@@ -14,16 +14,12 @@ export function nextCronTime(expression: string, after: Date): Date {
 
 /** Why an expression is unusable, or null when it is fine. */
 export function explainInvalidCron(expression: string): string | null {
-  const fields = expression.trim().split(/\s+/);
-  if (fields.length < 5 || fields.length > 6) {
-    return `expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`;
-  }
-  try {
-    loadParser().parse(expression, { strict: false });
-    return null;
-  } catch (err) {
-    return `invalid cron expression: ${err instanceof Error ? err.message : String(err)}`;
-  }
+  const known = explained.get(expression);
+  if (known !== undefined) return known;
+  const why = explain(expression);
+  if (explained.size >= EXPLAINED_MAX) explained.clear();
+  explained.set(expression, why);
+  return why;
 }
 
 /** The scheduler's check of service.yaml: every task's schedule parses (reported with its path). */
@@ -36,6 +32,27 @@ export const checkTaskSchedules: ConfigCheck = (config) =>
 // --- internal ---
 
 let parser: typeof Parser | undefined;
+
+/**
+ * Answers by expression. Every load and every PATCH of service.yaml checks each task's schedule
+ * (up to 1,000 tasks), and schedules rarely change: parsing them all again cost more than the rest
+ * of the validation. Bounded: emptied when full.
+ */
+const explained = new Map<string, string | null>();
+const EXPLAINED_MAX = 4096;
+
+function explain(expression: string): string | null {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length < 5 || fields.length > 6) {
+    return `expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`;
+  }
+  try {
+    loadParser().parse(expression, { strict: false });
+    return null;
+  } catch (err) {
+    return `invalid cron expression: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
 
 /**
  * cron-parser (with luxon, half a megabyte of source) is loaded the first time a schedule is

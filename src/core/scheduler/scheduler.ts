@@ -72,6 +72,35 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     arm(slot);
   };
 
+  const armNew = (task: TaskConfig) => {
+    try {
+      const slot: Slot = { task, next: nextCronTime(task.schedule, new Date(deps.clock.now())).getTime() };
+      slots.set(task.id, slot);
+      arm(slot);
+      deps.log.info(`task ${task.id}: next run ${new Date(slot.next).toISOString()}`);
+    } catch (err) {
+      deps.log.error(`task ${task.id}: cannot schedule "${task.schedule}": ${errorMessage(err)}`);
+    }
+  };
+
+  /**
+   * Enabled tasks not armed yet. Arming one (its next cron time) costs a fraction of a ms, so a
+   * change that adds hundreds at once (a PATCH of the task list, a start with 1,000 tasks) arms
+   * ARM_SLICE of them at a time, letting other events in between: until its slice comes, a task
+   * has no nextRun. `refresh()` recomputes the list, so a slice never arms a task since removed.
+   */
+  let unarmed: TaskConfig[] = [];
+  let sliceQueued = false;
+  const armSlice = () => {
+    for (const task of unarmed.splice(0, ARM_SLICE)) armNew(task);
+    if (unarmed.length === 0 || sliceQueued) return;
+    sliceQueued = true;
+    setImmediate(() => {
+      sliceQueued = false;
+      if (!stopped) armSlice();
+    });
+  };
+
   const scheduler: Scheduler = {
     start() {
       stopped = false;
@@ -94,25 +123,18 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
           slot.task = t; // prompt or target edits apply to the next run
         }
       }
-      for (const [id, task] of wanted) {
-        if (slots.has(id)) continue;
-        try {
-          const slot: Slot = { task, next: nextCronTime(task.schedule, new Date(deps.clock.now())).getTime() };
-          slots.set(id, slot);
-          arm(slot);
-          deps.log.info(`task ${id}: next run ${new Date(slot.next).toISOString()}`);
-        } catch (err) {
-          deps.log.error(`task ${id}: cannot schedule "${task.schedule}": ${errorMessage(err)}`);
-        }
-      }
+      unarmed = [...wanted.values()].filter((t) => !slots.has(t.id));
+      armSlice();
     },
     stop() {
       stopped = true;
+      unarmed = [];
       for (const slot of slots.values()) slot.timer?.clear();
       slots.clear();
     },
     catchUp(since) {
       if (stopped) return;
+      for (const task of unarmed.splice(0)) armNew(task);
       const now = deps.clock.now();
       for (const slot of slots.values()) {
         const missed = lastCronTimeBetween(slot.task.schedule, since, now);
@@ -131,6 +153,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
 }
 
 // --- internal ---
+
+const ARM_SLICE = 25;
 
 /** The last cron time in (from, to], if any; bounded, since a takeover's gap is seconds long. */
 function lastCronTimeBetween(schedule: string, from: number, to: number): number | undefined {

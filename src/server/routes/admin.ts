@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { SendFailure } from '../../core/channel-hub.js';
+import { CONFIG_LIMITS } from '../../core/config/limits.js';
+import { AppError } from '../../core/errors.js';
 import { PatchRejected, applyConfigPatch } from '../../core/config/patch.js';
 import { maskSecrets } from '../../core/config/secrets.js';
 import { resolveAssistantPaths } from '../../core/paths.js';
@@ -24,13 +26,14 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
   table.add('GET', '/api/config', () => ({ config: maskSecrets(deps.config.current().raw) }));
 
   table.add('PATCH', '/api/config', async (event) => {
-    const patch = await readJson(event, { limit: deps.maxBodyBytes });
+    const patch = await readJson(event, { limit: Math.min(deps.maxBodyBytes ?? CONFIG_LIMITS.patchBodyBytes, CONFIG_LIMITS.patchBodyBytes) });
     try {
-      const result = applyConfigPatch(deps.config, patch);
+      const result = await applyConfigPatch(deps.config, patch);
       deps.log.info(`config changed: ${result.changed.join(', ') || '(no effective change)'}${result.needsRestart ? ' (restart needed)' : ''}`);
       return { ok: true, config: result.config, needsRestart: result.needsRestart };
     } catch (err) {
       if (err instanceof PatchRejected) throw httpError(400, `invalid configuration change: ${err.message}`, { issues: err.issues });
+      if (err instanceof AppError && err.code === 'config_busy') throw httpError(409, err.message);
       throw err;
     }
   });

@@ -153,7 +153,8 @@ describe('service gateway --tunnel (untun, with a stand-in cloudflared)', () => 
     const cf = withCloudflared('online');
     gw = await startGatewayProcess(assistant(), ['--tunnel'], cf.env);
     const g = gw;
-    await until(() => g.output().includes('tunnel: https://'));
+    // The URL goes to stdout, its warning to stderr after it: both are waited for.
+    await until(() => g.output().includes('tunnel: https://') && g.output().includes('reachable from the internet'));
     expect(g.output()).toContain('tunnel: https://stand-in-quick-tunnel.trycloudflare.com');
     expect(g.output()).toContain('reachable from the internet by anyone with its URL');
     const started = JSON.parse(fs.readFileSync(cf.log, 'utf8').trim()) as { pid: number; argv: string[] };

@@ -86,13 +86,13 @@ describe('files that hold secrets are 0600', () => {
     });
   }
 
-  it('service.yaml becomes 0600 when an edit writes a literal secret into it', () => {
+  it('service.yaml becomes 0600 when an edit writes a literal secret into it', async () => {
     const t = createTestAssistant();
     const file = path.join(t.dir, 'service.yaml');
     fs.chmodSync(file, 0o644);
-    applyConfigPatch(t.config, { timeout: 100 });
+    await applyConfigPatch(t.config, { timeout: 100 });
     expect(modeOf(file)).toBe(0o644); // no secret in it: the mode the user chose is kept
-    applyConfigPatch(t.config, { gateway: { token: 'literal-gateway-token-123' } });
+    await applyConfigPatch(t.config, { gateway: { token: 'literal-gateway-token-123' } });
     expect(modeOf(file)).toBe(0o600);
     t.close();
   });

@@ -154,10 +154,17 @@ const body = await chat.text();
 const health = await (await fetch(server.url + '/health')).json();
 const unauthorised = (await fetch(server.url + '/api/status')).status;
 const tasks = await (await fetch(server.url + '/api/tasks', { headers: { authorization: 'Bearer ' + server.token } })).json();
+// A PATCH does its YAML work on the package's worker thread (dist/core/config/config-edit-worker.js), which must not keep the process alive.
+const patch = await fetch(server.url + '/api/config', {
+  method: 'PATCH',
+  headers: { authorization: 'Bearer ' + server.token, 'content-type': 'application/json' },
+  body: JSON.stringify({ timeout: 42 }),
+});
+const patched = { status: patch.status, timeout: (await patch.json()).config?.timeout };
 await server.close();
 const afterClose = await fetch(server.url + '/health').then(() => 'answered', () => 'refused');
 await bot.close();
-console.log(JSON.stringify({ url: server.url, port: server.port, hostname: server.hostname, token: server.token, type: chat.headers.get('content-type'), body, health, unauthorised, tasks, afterClose, resolved: import.meta.resolve('agent-service') }));
+console.log(JSON.stringify({ url: server.url, port: server.port, hostname: server.hostname, token: server.token, type: chat.headers.get('content-type'), body, health, unauthorised, tasks, patched, afterClose, resolved: import.meta.resolve('agent-service') }));
 `,
       { ...standIn.env, ASSISTANT_DIR: dir },
     );
@@ -167,6 +174,8 @@ console.log(JSON.stringify({ url: server.url, port: server.port, hostname: serve
     expect(out.url).toBe(`http://127.0.0.1:${out.port}`);
     expect(out.health).toMatchObject({ status: 'ok', name: 'tester' });
     expect(out.tasks).toEqual({ scheduled: false, tasks: [] });
+    expect(out.patched).toEqual({ status: 200, timeout: 42 });
+    expect(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')).toMatch(/^timeout: 42$/m);
     const events = parseSseStrict(String(out.body)) as Array<Record<string, unknown>>;
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: hello from the package\nTURN: 1' });
     expect(standIn.runs()).toHaveLength(1);

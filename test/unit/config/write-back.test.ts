@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { editConfigFile, editTask, mergePatch } from '../../../src/core/config/write-back.js';
+import { parseDocument } from 'yaml';
+import { editConfigFile, editTask, mergePatch, mergeText } from '../../../src/core/config/write-back.js';
 import { MASK } from '../../../src/core/config/secrets.js';
 import { testdir } from '../../helpers/testdir.js';
 
@@ -78,5 +80,72 @@ describe('config write-back', () => {
     editConfigFile(file, mergePatch({ timeout: 30 }, {}));
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(path.dirname(file))).toEqual(['service.yaml']);
+  });
+});
+
+describe('config write-back: what is written round-trips (properties)', () => {
+  const BASE = `${ORIGINAL}
+persona:
+  role: helper    # the role
+  boundaries:
+    - be kind     # first
+    - be brief
+`;
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  const text = fc.string({ maxLength: 12 });
+  // No -0 (YAML has none), and no null members: a new object is written as sent, nulls and all,
+  // while sending it again removes them (null removes a key of an existing mapping).
+  const json = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v), (_k, x) => (isObject(x) ? dropNulls(x) : x)) as unknown);
+  const dropNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, x]) => x !== null));
+  const task = fc.record({ id: fc.stringMatching(/^[a-z]{1,6}$/), name: text, schedule: fc.constant('0 9 * * *'), prompt: text });
+  const patch = fc.record(
+    {
+      name: text,
+      timeout: fc.integer({ min: 0, max: 100_000 }),
+      'x-owner': fc.option(text),
+      'x-new': json,
+      groupChat: fc.record({ groupPolicy: fc.constantFrom('smart', 'always'), historyLimit: fc.option(fc.nat()) }, { requiredKeys: [] }),
+      persona: fc.option(fc.record({ role: fc.option(text), boundaries: fc.option(fc.array(text, { maxLength: 4 })) }, { requiredKeys: [] })),
+      tasks: fc.array(task, { maxLength: 3 }),
+    },
+    { requiredKeys: [] },
+  );
+
+  /** What the file should hold: objects merged key by key, arrays and scalars replaced, null removes. */
+  const merged = (base: Record<string, unknown>, p: Record<string, unknown>): Record<string, unknown> => {
+    const out = { ...base };
+    for (const [k, v] of Object.entries(p)) {
+      const cur = out[k];
+      if (v === null) delete out[k];
+      else if (isObject(v) && isObject(cur)) out[k] = merged(cur, v);
+      else out[k] = v;
+    }
+    return out;
+  };
+  /** The original's top-level blocks: a key's line and the lines under it, up to a blank line. */
+  const blocks = (yaml: string) => yaml.split(/\n(?=\S)/).map((b) => ({ key: /^([\w-]+):/.exec(b)?.[1], text: b.split('\n\n')[0] as string }));
+
+  it('the file parses to the merged settings; untouched blocks keep every byte; applying it again changes nothing', () => {
+    const base = parseDocument(BASE).toJS() as Record<string, unknown>;
+    fc.assert(
+      fc.property(patch, (p) => {
+        const { text: out, raw } = mergeText({ text: BASE, file: 'service.yaml', patch: p, env: {} });
+        expect(raw).toEqual(merged(base, p));
+        expect(parseDocument(out).toJS()).toEqual(raw);
+        for (const block of blocks(BASE).filter((b) => b.key && !(b.key in p))) expect(out).toContain(block.text);
+        expect(mergeText({ text: out, file: 'service.yaml', patch: p, env: {} }).text).toBe(out);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a file of 35,000 lines rewritten wholesale is written (the old N×M table: 5 GB, and minutes)', () => {
+    const before = Array.from({ length: 35_000 }, (_, i) => `old-${i}`);
+    const file = path.join(testdir({ 'service.yaml': `# keep me\nname: big\nx-list:\n${before.map((i) => `  - ${i}\n`).join('')}` }), 'service.yaml');
+    const after = Array.from({ length: 35_000 }, (_, i) => (i % 2 ? `old-${i}` : `new-${i}`));
+    editConfigFile(file, mergePatch({ 'x-list': after }, {}));
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text.startsWith('# keep me\nname: big\nx-list:\n  - new-0\n  - old-1\n')).toBe(true);
+    expect(parseDocument(text).toJS()).toEqual({ name: 'big', 'x-list': after });
   });
 });

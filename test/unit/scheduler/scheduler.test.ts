@@ -123,6 +123,38 @@ describe('scheduler (injected clock)', () => {
     expect(t.clock.pending()).toBe(0);
   });
 
+  it('arms hundreds of new tasks a slice at a time, other events running in between; all are armed, none removed since', async () => {
+    const many = (n: number, from = 0) => Array.from({ length: n }, (_, i) => task(`t${from + i}`, `${(from + i) % 60} 10 * * *`));
+    const t = setup([], local(2026, 3, 10, 9, 0));
+    t.setTasks(many(250));
+    const armed = () => many(250).filter((x) => t.scheduler.nextRun(x.id) !== undefined).length;
+    expect(armed()).toBe(25);
+    let otherEvent = false;
+    setImmediate(() => (otherEvent = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(otherEvent).toBe(true);
+    expect(armed()).toBeLessThan(250);
+    await expect.poll(armed).toBe(250);
+    expect(t.scheduler.nextRun('t249')?.getTime()).toBe(local(2026, 3, 10, 10, 9));
+    // A change while slices are pending: the tasks it removed are never armed.
+    t.setTasks(many(150));
+    t.setTasks(many(300, 1000).concat(many(10)));
+    t.setTasks(many(10));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(many(300, 1000).some((x) => t.scheduler.nextRun(x.id) !== undefined)).toBe(false);
+    expect(t.clock.pending()).toBe(10);
+  });
+
+  it('a takeover catch-up arms the tasks still waiting for their slice first', async () => {
+    const t = setup(
+      Array.from({ length: 150 }, (_, i) => task(`m${i}`, '* * * * *')),
+      local(2026, 3, 10, 9, 2, 30),
+    );
+    t.scheduler.catchUp(local(2026, 3, 10, 9, 1, 50)); // the gap covers 9:02 for every task
+    expect(t.slots).toHaveLength(150);
+  });
+
   it('does not replay times that passed while it was not running', async () => {
     // A gateway started at 09:50 runs the 09:15 … 09:45 slots never; the first run is 10:00.
     const t = setup([task('q', '*/15 * * * *')], local(2026, 3, 10, 9, 50));
