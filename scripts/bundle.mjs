@@ -9,7 +9,8 @@
 // docs/performance.md.
 //
 // Inlined: our code, and the packages every command loads as it starts (commander, yaml, zod, and
-// for the gateway h3 with what it brings: srvx and rou3), so their unused parts are left out. Every other dependency stays an import resolved from
+// for the gateway h3 with what it brings: srvx and rou3, and execa with its helpers, loaded by the
+// first turn), so their unused parts are left out. Every other dependency stays an import resolved from
 // node_modules at run time: the platform SDKs and the engine clients carry optional native parts,
 // read their own files or load lazily, and better-sqlite3 is native. Lazy imports stay lazy: each
 // becomes a chunk of its own, loaded when the code reaches it.
@@ -23,7 +24,7 @@ import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'dist', 'bundle');
-const INLINED = new Set(['commander', 'yaml', 'zod', 'h3']);
+const INLINED = new Set(['commander', 'yaml', 'zod', 'h3', 'execa']);
 
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const missing = [...INLINED].filter((name) => !(name in pkg.dependencies));

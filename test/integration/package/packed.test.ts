@@ -106,7 +106,7 @@ describe('the packed package, installed into a project of its own', () => {
     const installed = path.join(project, 'node_modules', 'agent-service');
     const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     // Inlined by scripts/bundle.mjs: importing them at run time would mean they were not.
-    const inlined = ['commander', 'yaml', 'zod', 'h3', 'srvx', 'rou3'];
+    const inlined = ['commander', 'yaml', 'zod', 'h3', 'srvx', 'rou3', 'execa'];
     const builtins = new Set(builtinModules);
     const imported = new Set<string>();
     for (const file of fs.readdirSync(path.join(installed, 'dist', 'bundle')).filter((f) => f.endsWith('.js'))) {
