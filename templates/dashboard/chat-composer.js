@@ -87,6 +87,7 @@ export function createComposer({ form, input, picker, attach, chips, note, stop,
 
   const fitHeight = () => {
     input.style.height = 'auto';
+    if (input.value === '') return;
     input.style.height = `${Math.min(input.scrollHeight + 2, MAX_INPUT_PX)}px`;
   };
 

@@ -42,7 +42,7 @@ export function createConversations({ list, others, othersCount, onOpen, onChang
 
   const describe = (c) => {
     const s = server.get(c.key);
-    if (!s) return 'nothing stored yet';
+    if (!s) return 'new';
     return `${formatTime(s.lastActivity)}${s.turns ? ` · ${s.turns} turn${s.turns === 1 ? '' : 's'}` : ''}`;
   };
 

@@ -27,7 +27,7 @@ export interface ChatPage {
   problems: string[];
   /** alert/confirm/prompt dialogs the page opened (dismissed at once). */
   dialogs: string[];
-  /** `METHOD /path?query` of every request the page made. */
+  /** `METHOD url` of every request the page made. */
   requests: string[];
 }
 
@@ -44,10 +44,7 @@ export async function openChat(browser: Browser, url: string, viewport = { width
     w.dialogs.push(`${d.type()}: ${d.message()}`);
     void d.dismiss();
   });
-  page.on('request', (r) => {
-    const u = new URL(r.url());
-    w.requests.push(`${r.method()} ${u.pathname}${u.search}`);
-  });
+  page.on('request', (r) => w.requests.push(`${r.method()} ${r.url()}`));
   await page.goto(`${url}/#token=${TEST_TOKEN}`);
   await page.locator('#panel-status').waitFor({ state: 'visible' });
   await page.click('#menu a[data-view="chat"]');
