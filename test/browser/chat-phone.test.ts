@@ -51,7 +51,9 @@ interface Box {
 }
 
 const box = (page: Page, selector: string) =>
-  page.evaluate(`(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, right: r.right }; })()`) as Promise<Box>;
+  page.evaluate(
+    `(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, right: r.right }; })()`,
+  ) as Promise<Box>;
 
 /** Nothing scrolls sideways, and the box (text field, Send) is whole on the screen. */
 async function expectUsable(page: Page, width: number, height: number): Promise<void> {

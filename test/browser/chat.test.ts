@@ -152,7 +152,10 @@ describe('chat view: conversations', () => {
     expect(await currentKey(page)).toBe(first);
     await expect.poll(() => page.locator('#chat-transcript .msg').count()).toBe(4);
     expect(await page.locator('#chat-transcript .msg.user .plain').allInnerTexts()).toEqual(['first topic', 'back on the first']);
-    expect(await page.locator('#chat-transcript .msg.assistant .reply').allInnerTexts()).toEqual(['ECHO: first topic\nTURN: 1', 'ECHO: back on the first\nTURN: 2']);
+    expect(await page.locator('#chat-transcript .msg.assistant .reply').allInnerTexts()).toEqual([
+      'ECHO: first topic\nTURN: 1',
+      'ECHO: back on the first\nTURN: 2',
+    ]);
     expect(w.requests).toContain(`GET ${srv.url}/api/sessions/${first}/history?limit=200`);
     await page.locator(`#chat-list li[data-key="${second}"] .open`).click();
     await expect.poll(() => page.locator('#chat-transcript .msg.assistant .reply').allInnerTexts()).toEqual(['ECHO: second topic\nTURN: 1']);
