@@ -138,6 +138,8 @@ function blocks(tokens = []) {
         return [el('hr')];
       case 'text':
         return [el('p', {}, inline(t.tokens ?? [t]))];
+      case 'checkbox':
+        return inline([t]);
       default:
         // A block of HTML (`<script>…</script>` on its own lines) and anything unknown: shown as it was written.
         return [el('p', { class: 'md-raw', text: t.raw ?? t.text ?? '' })];

@@ -187,11 +187,11 @@ export function assistantTurn({ onApprove, state = 'running' }) {
       else if (e.type === 'done') done = e;
       else if (e.type === 'completion') finish(e);
     },
-    /** The stream ended without a completion (the gateway went away), or the request failed. */
-    lost(message) {
+    /** The stream ended without a completion (`lost`: the gateway went away), or the request was refused (`failed`). */
+    lost(message, state = 'lost') {
       paint();
       for (const card of cards) card.close();
-      setState('lost');
+      setState(state);
       error.textContent = message;
     },
   };

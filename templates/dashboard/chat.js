@@ -108,7 +108,8 @@ export function createChatView() {
       const r = await postTurn(path, body, (e) => turn.event(e));
       if (!r.ended) turn.lost(LOST);
     } catch (err) {
-      turn.lost(err.message);
+      // Refused before any turn (a 400 for a body the API does not take, a 401): nothing runs.
+      turn.lost(err.message, 'failed');
     } finally {
       t.turns = t.turns.filter((x) => x !== turn);
       // The API runs a key's turns in order: the next one starts now.
@@ -149,6 +150,7 @@ export function createChatView() {
 
   async function send(text, attached) {
     const k = key;
+    if (!k) return;
     const t = thread(k);
     // A message sent while the history loads goes after it, never before or twice.
     await t.loaded;
