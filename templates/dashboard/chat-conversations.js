@@ -57,7 +57,11 @@ export function createConversations({ list, others, othersCount, onOpen, onChang
       el('button', { text: 'Save', attrs: { type: 'submit' } }),
       el('button', { class: 'secondary', text: 'Cancel', attrs: { type: 'button' }, on: { click: () => render() } }),
     ]);
-    input.addEventListener('keydown', (e) => e.key === 'Escape' && render());
+    input.addEventListener('keydown', (e) => {
+      if (e.key !== 'Escape') return;
+      e.stopPropagation(); // cancels the rename only, not the phone's list sheet too
+      render();
+    });
     row.replaceChildren(form);
     input.focus();
     input.select();

@@ -172,6 +172,8 @@ export function createChatView() {
 
   $('chat-new').addEventListener('click', () => void show(conversations.create()).then(() => composer.focus()));
   $('chat-list-toggle').addEventListener('click', () => setListOpen(panel.dataset.list !== 'open'));
+  $('chat-list-close').addEventListener('click', () => setListOpen(false));
+  $('chat-side').addEventListener('keydown', (e) => e.key === 'Escape' && setListOpen(false));
 
   // On a phone the on-screen keyboard shrinks the visual viewport; the chat is sized to it so the
   // box stays above the keyboard (browsers with interactive-widget=resizes-content do this alone).

@@ -94,12 +94,16 @@ describe('chat view on a phone', () => {
     expect(await page.locator('#chat-side').isVisible()).toBe(false);
     await page.click('#chat-list-toggle');
     expect(await page.locator('#chat-side').isVisible()).toBe(true);
+    await page.click('#chat-list-close');
+    expect(await page.locator('#chat-side').isVisible()).toBe(false);
+    await page.click('#chat-list-toggle');
     await expectUsable(page, 390, 844);
     await page.click('#chat-new');
     await expect.poll(() => page.locator('#chat-side').isVisible()).toBe(false);
     expect(await page.locator('#chat-transcript .msg').count()).toBe(0);
     await page.click('#chat-list-toggle');
     await expect.poll(() => page.locator('#chat-list li').count()).toBe(2);
+    await shot(page, 'chat-390-list');
     await page.locator('#chat-list li').nth(1).locator('.open').click();
     await expect.poll(() => page.locator('#chat-transcript table').count()).toBe(1);
     await expectUsable(page, 390, 844);
