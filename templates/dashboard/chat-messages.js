@@ -107,7 +107,9 @@ function approvalCard(e, onApprove) {
 }
 
 function fileLine(e) {
-  if (!e.url) return el('li', { class: 'file failed' }, [el('span', { text: e.name }), el('span', { class: 'error', text: ` ${e.error ?? 'not sent'}` })]);
+  // The gateway's download route only (a relative URL with the file's own token), never another target.
+  if (!String(e.url ?? '').startsWith('/api/files/'))
+    return el('li', { class: 'file failed' }, [el('span', { text: e.name }), el('span', { class: 'error', text: ` ${e.error ?? 'not sent'}` })]);
   return el('li', { class: 'file' }, [
     el('a', { text: e.name, attrs: { href: e.url, download: e.name } }),
     el('span', { class: 'muted', text: ` ${formatSize(e.size)} · ${e.mimeType}` }),

@@ -121,7 +121,7 @@ describe('chat view: files', () => {
     await expect.poll(() => page.locator('#chat-note').innerText()).toBe('Not attached: huge.png is 6.0 MB; an image may be up to 5.0 MB.');
     expect(await page.locator('#chat-attachments li').count()).toBe(2);
 
-    await send(page, 'What is in these? MAKE-FILE:report.txt:300 SAY:Here is the report.');
+    await send(page, 'What is in these? MAKE-FILE:report.txt:300 MAKE-FILE:zero.txt:0 SAY:Here is the report.');
     const t = turn(page);
     await turnState(t, 'completed');
     expect(await page.locator('#chat-attachments li').count()).toBe(0);
@@ -134,7 +134,10 @@ describe('chat view: files', () => {
 
     const link = t.locator('.files a');
     expect(await link.innerText()).toBe('report.txt');
-    expect(await t.locator('.files li').innerText()).toContain('300 B · text/plain');
+    expect(await t.locator('.files li:not(.failed)').innerText()).toContain('300 B · text/plain');
+    // A file that could not be sent is listed with the reason, without a link.
+    expect(await t.locator('.files li.failed').innerText()).toMatch(/^zero\.txt not sent: .*empty/);
+    expect(await t.locator('.files a').count()).toBe(1);
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
     expect(download.suggestedFilename()).toBe('report.txt');
     expect(fs.readFileSync(await download.path())).toEqual(Buffer.alloc(300, 0x61));
