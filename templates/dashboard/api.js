@@ -85,6 +85,16 @@ export function createSourceLabels() {
   };
 }
 
+/** Put text on the clipboard; false without clipboard access (plain http on a LAN address): the caller lets the user select it. */
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Only http(s) links: a peer's URL comes from a file on disk and must not become `javascript:`. */
 export const safeHref = (url) => (typeof url === 'string' && /^https?:\/\//i.test(url) ? url : undefined);
 

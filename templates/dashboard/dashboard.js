@@ -3,6 +3,7 @@
 import { createAccessPanel, renderBudget } from './access.js';
 import { $, api, createSourceLabels, token } from './api.js';
 import { createActivityFeed, isEscalation, loadEscalations } from './activity.js';
+import { createChatView } from './chat.js';
 import { createConfigPanel } from './config-panel.js';
 import { createMetricsPanel } from './metrics.js';
 import { loadFleet, renderChannels, renderSkills, renderStatusExtras, showPublicStatus } from './panels.js';
@@ -38,6 +39,7 @@ function start() {
   const metrics = createMetricsPanel({ labelOf: labels.of });
   const config = createConfigPanel();
   const tasks = createTasksPanel();
+  const chat = createChatView();
   const access = createAccessPanel({ labelOf: labels.of, onChange: () => void refreshStatus().catch(report('status')) });
   let unlocked = false;
   let samplesShown = false;
@@ -75,6 +77,7 @@ function start() {
       $('token-error').hidden = true;
       feed.fill(s.recentMessages ?? []);
       feed.connect();
+      if (router.view === 'chat') void chat.enter();
       await Promise.all([metrics.loadTimeline(), reloadEscalations(), loadFleet(), config.load(), tasks.load(), access.load(), access.loadRefusals()]);
     } catch (err) {
       if (err.status === 401) {
@@ -109,6 +112,7 @@ function start() {
     if (token.takeFromFragment()) void unlock();
     router.follow();
     if (unlocked && router.view === 'tasks') void tasks.load().catch(report('tasks'));
+    if (unlocked && router.view === 'chat') void chat.enter();
   });
   $('tasks-reload').addEventListener('click', () => void tasks.load().catch(report('tasks')));
   $('timeline-range').addEventListener('change', () => void metrics.loadTimeline().catch(report('timeline')));

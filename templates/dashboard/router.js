@@ -1,7 +1,7 @@
 // One view at a time, chosen by the URL fragment (#/config): static files need no server routes,
 // and a view survives a reload. The token link's fragment (#token=…) is never a view: api.js
 // takes it out of the address bar before the router first looks.
-export const VIEWS = ['overview', 'activity', 'tasks', 'access', 'config', 'skills', 'fleet', 'api'];
+export const VIEWS = ['overview', 'chat', 'activity', 'tasks', 'access', 'config', 'skills', 'fleet', 'api'];
 
 /** `#/config` → 'config'; an empty, unknown or token fragment → 'overview'. */
 export function parseView(hash) {

@@ -1,6 +1,6 @@
 // HTTP API and embedding samples, filled with this gateway's address. The token stays out of
 // them ($SERVICE_TOKEN): samples get copied into scripts, tickets and screenshots.
-import { $, el } from './api.js';
+import { $, copyText, el } from './api.js';
 
 function samples({ origin, dir, channel, version }) {
   const q = (s) => JSON.stringify(s);
@@ -88,16 +88,6 @@ process.once('SIGTERM', async () => {
   ];
 }
 
-async function copy(text) {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    // No clipboard permission (plain http on a LAN address): the user selects it by hand.
-    return false;
-  }
-}
-
 export function renderSamples(status) {
   const connected = (status.channels ?? []).find((c) => c.status === 'connected');
   const list = samples({ origin: location.origin, dir: status.dir, channel: connected?.type ?? 'channel_a', version: status.version });
@@ -111,7 +101,7 @@ export function renderSamples(status) {
         attrs: { type: 'button', 'data-copy': s.id },
         on: {
           click: async () => {
-            const ok = await copy(s.code);
+            const ok = await copyText(s.code);
             note.textContent = ok ? 'copied' : 'copy failed: select the text';
             if (!ok) getSelection()?.selectAllChildren(code);
             setTimeout(() => (note.textContent = ''), 2_000);

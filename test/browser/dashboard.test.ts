@@ -65,6 +65,7 @@ const fleet = () => [
 /** The panels each view shows (router.js); every other panel is hidden in that view. */
 const VIEWS: Record<string, string[]> = {
   overview: ['status', 'channels', 'metrics', 'activity', 'escalations'],
+  chat: ['chat'],
   activity: ['activity', 'escalations', 'refusals', 'quick-test'],
   tasks: ['tasks'],
   access: ['refusals', 'pairings', 'allowed'],
@@ -82,6 +83,7 @@ const PANELS = [
   'escalations',
   'refusals',
   'quick-test',
+  'chat',
   'tasks',
   'config',
   'skills',
@@ -306,7 +308,7 @@ describe('dashboard in chromium', () => {
       expect(l.right, l.view).toBeLessThanOrEqual(390);
       expect(l.height, l.view).toBeGreaterThanOrEqual(28);
     }
-    // Eight entries: at most two rows on a phone, none covering another.
+    // Nine entries: at most two rows on a phone, none covering another.
     expect(new Set(links.map((l) => Math.round(l.top))).size).toBeLessThanOrEqual(2);
     for (const [i, a] of links.entries()) {
       for (const b of links.slice(i + 1)) {

@@ -16,6 +16,9 @@
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
 //   TEXT-THEN-TOOL `Let me look that up.` and a tool call before the answer (combines with SAY: etc.)
 //   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs (LONGCJK:<n> in Chinese)
+//   GATE:<file>    stream `Before the gate.` first, then wait until <file> exists (relative to the cwd) before the
+//                  rest of the turn: a reply seen growing, or a slow turn to stop, without a timed sleep
+//   REPLY-FILE:<file>  answer with the text of <file> (relative to the cwd): a reply of several lines (Markdown)
 //   MAKE-FILE:<name>:<bytes>     write a file of <bytes> bytes into $SERVICE_OUTBOX (the turn's outbox)
 //   MAKE-LINK:<name>:<target>    a symbolic link in the outbox      MAKE-DIR:<name>  a folder in the outbox
 //   MAKE-SPARSE:<name>:<bytes>   a sparse file of <bytes> bytes in the outbox (a size past a limit, no disk written)
@@ -480,6 +483,10 @@ if (has('FAIL:'))
       .split('\n')[0]
       .trim(),
   );
+if (arg('GATE')) {
+  fmt.text('Before the gate.');
+  while (!fs.existsSync(arg('GATE'))) await sleep(20);
+}
 if (has('TEXT-THEN-TOOL')) {
   fmt.text('Let me look that up.');
   fmt.tool('search', { q: 'x' }, 'found');
@@ -518,7 +525,8 @@ else if (arg('LONG') || arg('LONGCJK')) {
     len += p.length + 2;
   }
   answer = [...paras, 'END-OF-LONG-REPLY'].join('\n\n');
-} else if (has('EMPTY')) answer = '';
+} else if (arg('REPLY-FILE')) answer = fs.readFileSync(arg('REPLY-FILE'), 'utf8');
+else if (has('EMPTY')) answer = '';
 else if (has('ECHO-PROMPT')) answer = prompt;
 else if (has('PARAGRAPHS')) {
   fmt.text('First paragraph.\n\nSecond paragraph.');

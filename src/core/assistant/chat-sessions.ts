@@ -1,4 +1,4 @@
-import type { ChatSession, ChatSessionStore, SessionRecord, SessionStore } from '../store/types.js';
+import type { ChatSession, ChatSessionStore, HistoryEntry, HistoryStore, SessionRecord, SessionStore } from '../store/types.js';
 
 /**
  * Named sessions per chat. A chat (a channel's session key from `sessionKeyOf`, the terminal's
@@ -47,10 +47,12 @@ export interface ChatSessions {
   remove(chatKey: string, name: string): Promise<SessionChange>;
   /** Every session key, newest activity first. */
   listKeys(): Promise<SessionKeyView[]>;
+  /** A key's stored messages, oldest first: the newest `limit` (GET /api/sessions/:key/history). */
+  history(key: string, limit: number): Promise<HistoryEntry[]>;
 }
 
 export interface ChatSessionDeps {
-  store: ChatSessionStore & Pick<SessionStore, 'getSession' | 'listSessions'>;
+  store: ChatSessionStore & Pick<SessionStore, 'getSession' | 'listSessions'> & Pick<HistoryStore, 'readHistory'>;
   /** Abort the key's running turn and clear its engine session and history. */
   reset(key: string): Promise<void>;
   now: () => number;
@@ -166,6 +168,7 @@ export function createChatSessions(deps: ChatSessionDeps): ChatSessions {
       }
       return [...byKey.values()].sort((a, b) => b.lastActivity - a.lastActivity || (a.key < b.key ? -1 : 1));
     },
+    history: (key, limit) => deps.store.readHistory(key, limit),
   };
 }
 

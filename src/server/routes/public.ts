@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { HTTPResponse } from 'h3';
@@ -16,7 +17,9 @@ const TYPES: Record<string, string> = {
 /**
  * Without the token: GET /health (liveness plus facts that are not secret, for the dashboard's
  * status panel) and the dashboard's static files. The page itself holds no data; it asks the
- * API for everything else once the operator gives it the token.
+ * API for everything else once the operator gives it the token. The one library the page uses
+ * (marked, for the chat's Markdown) is served from this package's own dependency, so the page
+ * loads nothing from another host and the installed package needs no copy of it.
  */
 export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void {
   // The gateway's listener answers a plain GET /health before this route (server/health.ts).
@@ -26,11 +29,14 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
     const root = path.resolve(deps.dashboardDir);
     const file = path.resolve(root, rel);
     if (!file.startsWith(root + path.sep)) throw httpError(404, 'not found');
+    return serve(file, rel);
+  };
+  const serve = (file: string, name: string) => {
     let body: Buffer;
     try {
       body = fs.readFileSync(file);
     } catch {
-      throw httpError(404, `no file ${rel}`);
+      throw httpError(404, `no file ${name}`);
     }
     return new HTTPResponse(body, {
       status: 200,
@@ -48,6 +54,9 @@ export function registerPublicRoutes(table: RouteTable, deps: ServerDeps): void 
   };
   table.add('GET', '/', () => serveFile('index.html'));
   table.add('GET', '/index.html', () => serveFile('index.html'));
+  // marked's ES module build, as the package's `exports` name it (resolved once: it is a dependency).
+  const marked = createRequire(import.meta.url).resolve('marked');
+  table.add('GET', '/dashboard/vendor/marked.js', () => serve(marked, 'vendor/marked.js'));
   table.add('GET', '/dashboard/:file', (event) => {
     const file = routeParam(event, 'file');
     if (file === undefined) throw httpError(404, 'not found'); // `%` not followed by two hex digits names no file

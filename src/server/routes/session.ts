@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { APPROVAL_DECISIONS } from '../../core/approvals/approvals.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
-import { httpError } from '../http.js';
+import { httpError, routeParam } from '../http.js';
 import { sessionKey } from './chat.js';
 
 const approveBody = z.strictObject({ sessionKey: sessionKey.optional(), id: z.string().min(1).max(64), decision: z.enum(APPROVAL_DECISIONS) });
@@ -12,13 +12,12 @@ const approveBody = z.strictObject({ sessionKey: sessionKey.optional(), id: z.st
  * fine), POST /approve (an answer to a turn's `approval_request`; the token holder is the owner,
  * who may answer any request) and GET /api/sessions: every session key with its last activity,
  * newest first, and for the named sessions of a chat (/new in a channel or the terminal) the chat,
- * name and whether it is the chat's current one.
+ * name and whether it is the chat's current one; GET /api/sessions/:key/history: the key's stored
+ * messages (what a client shows again after a reload), the newest `limit`, oldest first.
  */
 export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void {
   table.add('GET', '/api/sessions', async (event) => {
-    const raw = event.url.searchParams.get('limit');
-    const limit = raw === null ? 100 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw httpError(400, `limit: expected an integer from 1 to 1000, got "${raw}"`);
+    const limit = readLimit(event.url.searchParams.get('limit'), 100, 1000);
     const all = await deps.assistant.sessions.listKeys();
     const iso = (ms: number) => new Date(ms).toISOString();
     return {
@@ -31,6 +30,20 @@ export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void
         ...(s.engine ? { engine: s.engine } : {}),
         ...(s.chat ? { chat: s.chat.key, name: s.chat.name, current: s.chat.current } : {}),
       })),
+    };
+  });
+
+  table.add('GET', '/api/sessions/:key/history', async (event) => {
+    const key = sessionKey.safeParse(routeParam(event, 'key'));
+    if (!key.success) throw httpError(400, 'key: expected a session key of 1 to 256 characters, percent-encoded in the path');
+    const limit = readLimit(event.url.searchParams.get('limit'), 100, 1000);
+    // One more than asked says whether older messages are left out.
+    const entries = await deps.assistant.sessions.history(key.data, limit + 1);
+    const kept = entries.slice(-limit);
+    return {
+      key: key.data,
+      messages: kept.map((m) => ({ role: m.role, text: m.text, ts: new Date(m.ts).toISOString() })),
+      more: entries.length > kept.length,
     };
   });
 
@@ -52,4 +65,13 @@ export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void
     if (!out.ok) throw httpError(404, `no approval ${body.id} is waiting on session ${JSON.stringify(key)} (it may have been answered or timed out)`);
     return { ok: true, id: out.request.id, decision: out.decision, tool: out.request.tool, summary: out.request.summary };
   });
+}
+
+// --- internal ---
+
+/** `?limit=`: an integer from 1 to `max`, `fallback` when absent; anything else is a 400 naming it. */
+function readLimit(raw: string | null, fallback: number, max: number): number {
+  const limit = raw === null ? fallback : Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw httpError(400, `limit: expected an integer from 1 to ${max}, got "${raw}"`);
+  return limit;
 }

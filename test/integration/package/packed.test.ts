@@ -153,6 +153,8 @@ const chat = await fetch(server.url + '/chat', {
 const body = await chat.text();
 const health = await (await fetch(server.url + '/health')).json();
 const unauthorised = (await fetch(server.url + '/api/status')).status;
+const marked = await fetch(server.url + '/dashboard/vendor/marked.js');
+const markdownLibrary = { status: marked.status, type: marked.headers.get('content-type'), exportsLexer: (await marked.text()).includes('Lexer') };
 const tasks = await (await fetch(server.url + '/api/tasks', { headers: { authorization: 'Bearer ' + server.token } })).json();
 // A PATCH does its YAML work on the package's worker thread (dist/core/config/config-edit-worker.js), which must not keep the process alive.
 const patch = await fetch(server.url + '/api/config', {
@@ -164,7 +166,7 @@ const patched = { status: patch.status, timeout: (await patch.json()).config?.ti
 await server.close();
 const afterClose = await fetch(server.url + '/health').then(() => 'answered', () => 'refused');
 await bot.close();
-console.log(JSON.stringify({ url: server.url, port: server.port, hostname: server.hostname, token: server.token, type: chat.headers.get('content-type'), body, health, unauthorised, tasks, patched, afterClose, resolved: import.meta.resolve('agent-service') }));
+console.log(JSON.stringify({ url: server.url, port: server.port, hostname: server.hostname, token: server.token, type: chat.headers.get('content-type'), body, health, unauthorised, markdownLibrary, tasks, patched, afterClose, resolved: import.meta.resolve('agent-service') }));
 `,
       { ...standIn.env, ASSISTANT_DIR: dir },
     );
@@ -176,6 +178,8 @@ console.log(JSON.stringify({ url: server.url, port: server.port, hostname: serve
     expect(out.tasks).toEqual({ scheduled: false, tasks: [] });
     expect(out.patched).toEqual({ status: 200, timeout: 42 });
     expect(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')).toMatch(/^timeout: 42$/m);
+    // The dashboard's chat loads marked from the installed package's own dependency, not from another host.
+    expect(out.markdownLibrary).toEqual({ status: 200, type: 'text/javascript; charset=utf-8', exportsLexer: true });
     const events = parseSseStrict(String(out.body)) as Array<Record<string, unknown>>;
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: hello from the package\nTURN: 1' });
     expect(standIn.runs()).toHaveLength(1);

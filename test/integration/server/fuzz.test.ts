@@ -86,6 +86,7 @@ const ROUTES = [
   '/',
   '/index.html',
   '/dashboard/dashboard.js',
+  '/dashboard/vendor/marked.js',
   '/api/status',
   '/api/config',
   '/api/config/effective',
@@ -95,6 +96,8 @@ const ROUTES = [
   '/api/metrics/timeline',
   '/api/escalations',
   '/api/fleet',
+  '/api/sessions',
+  '/api/sessions/default/history',
 ];
 const ATTACKS = [
   '\u0000',
@@ -259,7 +262,19 @@ const pathArb = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.constantFrom('/dashboard/%', '/dashboard/x%0aFORGED', '/dashboard/..%2F..%2Fpackage.json', '/%00', '//', '/api', '/api/', '/chat/'),
+    arbitrary: fc.constantFrom(
+      '/dashboard/%',
+      '/dashboard/x%0aFORGED',
+      '/dashboard/..%2F..%2Fpackage.json',
+      '/%00',
+      '//',
+      '/api',
+      '/api/',
+      '/chat/',
+      '/api/sessions/%zz/history',
+      '/api/sessions/%E0%A4%A/history',
+      '/api/sessions//history',
+    ),
   },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 30 }).map((s) => `/${encodeURI(s)}`) },
 );

@@ -1,0 +1,110 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+
+/**
+ * What the dashboard's Chat view needs over HTTP, on a real socket: a session's stored messages
+ * (GET /api/sessions/:key/history) and its Markdown library served from this package's own
+ * dependency (GET /dashboard/vendor/marked.js), never from another host.
+ */
+let s: TestServer | undefined;
+afterEach(async () => {
+  await s?.stop();
+  s = undefined;
+});
+
+async function chat(srv: TestServer, message: string, sessionKey: string): Promise<void> {
+  const res = await srv.api('/chat', { json: { message, sessionKey } });
+  expect(res.status).toBe(200);
+  expect(await res.text()).toContain('"type":"completion"');
+}
+
+const history = (srv: TestServer, key: string, query = '') => srv.api(`/api/sessions/${encodeURIComponent(key)}/history${query}`);
+
+describe('GET /api/sessions/:key/history', () => {
+  it('the stored messages, oldest first, with their times; any key, percent-encoded; the newest `limit`, `more` when older ones are left out', async () => {
+    s = await startTestServer();
+    const key = 'room/1 #a?b';
+    await chat(s, 'first question', key);
+    await chat(s, 'second question', key);
+    await chat(s, 'elsewhere', 'other');
+
+    const res = await history(s, key);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await res.json()) as { key: string; messages: Array<{ role: string; text: string; ts: string }>; more: boolean };
+    expect(body.key).toBe(key);
+    expect(body.more).toBe(false);
+    expect(body.messages.map(({ role, text }) => ({ role, text }))).toEqual([
+      { role: 'user', text: 'first question' },
+      { role: 'assistant', text: 'ECHO: first question\nTURN: 1' },
+      { role: 'user', text: 'second question' },
+      { role: 'assistant', text: 'ECHO: second question\nTURN: 2' },
+    ]);
+    for (const m of body.messages) expect(new Date(m.ts).toISOString()).toBe(m.ts);
+    const times = body.messages.map((m) => Date.parse(m.ts));
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+
+    const last3 = (await (await history(s, key, '?limit=3')).json()) as typeof body;
+    expect(last3.messages.map((m) => m.text)).toEqual(['ECHO: first question\nTURN: 1', 'second question', 'ECHO: second question\nTURN: 2']);
+    expect(last3.more).toBe(true);
+    expect(((await (await history(s, key, '?limit=4')).json()) as typeof body).more).toBe(false);
+
+    // A key nothing was said on has no messages (it is not an error: a new conversation).
+    expect(await (await history(s, 'never-used')).json()).toEqual({ key: 'never-used', messages: [], more: false });
+    // HEAD is answered like the GET, without a body.
+    const head = await s.api(`/api/sessions/other/history`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
+  it('bad limits, keys and encodings are 400s naming the problem; the token is required; a reset empties it', async () => {
+    s = await startTestServer();
+    await chat(s, 'hello', 'k');
+    for (const limit of ['0', '1001', 'abc', '2.5', '']) {
+      const res = await history(s, 'k', `?limit=${limit}`);
+      expect(res.status, limit).toBe(400);
+      expect(await res.json()).toEqual({ error: `limit: expected an integer from 1 to 1000, got "${limit}"` });
+    }
+    const tooLong = await history(s, 'k'.repeat(257));
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toEqual({ error: 'key: expected a session key of 1 to 256 characters, percent-encoded in the path' });
+    expect((await s.api('/api/sessions/%zz/history')).status).toBe(400);
+    expect((await history(s, 'k'.repeat(256))).status).toBe(200);
+
+    const anonymous = await fetch(`${s.url}/api/sessions/k/history`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual({ error: 'missing bearer token' });
+    expect((await fetch(`${s.url}/api/sessions/k/history?token=${encodeURIComponent('test-token-0123456789abcdef')}`)).status).toBe(401);
+    expect((await s.api('/api/sessions/k/history', { method: 'POST', json: {} })).status).toBe(405);
+
+    expect(((await (await history(s, 'k')).json()) as { messages: unknown[] }).messages).toHaveLength(2);
+    expect((await s.api('/reset', { json: { sessionKey: 'k' } })).status).toBe(200);
+    expect(await (await history(s, 'k')).json()).toEqual({ key: 'k', messages: [], more: false });
+  });
+
+  it('secret values in stored messages are masked, as in every JSON reply', async () => {
+    s = await startTestServer({ yaml: 'oauthToken: sk-oauth-very-secret\n' });
+    await chat(s, 'my token is sk-oauth-very-secret, keep it', 'secrets');
+    const text = await (await history(s, 'secrets')).text();
+    expect(text).not.toContain('sk-oauth-very-secret');
+    expect(JSON.parse(text).messages[0].text).toBe('my token is ********, keep it');
+  });
+});
+
+describe('GET /dashboard/vendor/marked.js', () => {
+  it("is marked's ES module from the package's dependency, served without a token under the dashboard's headers", async () => {
+    s = await startTestServer();
+    const res = await fetch(`${s.url}/dashboard/vendor/marked.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const file = createRequire(import.meta.url).resolve('marked');
+    expect(await res.text()).toBe(fs.readFileSync(file, 'utf8'));
+    // The page imports it by this path (templates/dashboard/chat-markdown.js).
+    expect(fs.readFileSync(new URL('../../../templates/dashboard/chat-markdown.js', import.meta.url), 'utf8')).toContain("from './vendor/marked.js'");
+    expect((await fetch(`${s.url}/dashboard/vendor/other.js`)).status).toBe(404);
+  });
+});
