@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ApprovalRequest, createApprovals, type TurnApprovals } from '../../../src/core/approvals/approvals.js';
+import { DETAIL_MAX, PROMPT_MAX } from '../../../src/core/approvals/summary.js';
 
 /**
  * The decision routing of chat approvals: one registry per assistant, a handle per turn. What a
@@ -29,7 +30,9 @@ describe('chat approvals: who answers and what the engine gets', () => {
   it('a request is shown with an id, the tool and a short summary; /allow by the requester allows it', async () => {
     const { approvals, shown, open } = setup();
     const verdict = open().ask(bash('echo hi > out.txt'));
-    expect(shown).toEqual([{ id: expect.stringMatching(/^[a-z0-9]{4,8}$/), tool: 'Bash', summary: 'echo hi > out.txt' }]);
+    expect(shown).toEqual([
+      { id: expect.stringMatching(/^[a-z0-9]{4,8}$/), tool: 'Bash', summary: 'echo hi > out.txt', detail: 'echo hi > out.txt', cut: false },
+    ]);
     expect(approvals.waiting('tg:dm:1').map((r) => r.id)).toEqual([shown[0]!.id]);
     const answer = approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow', caller: 'tg:1', privileged: false });
     expect(answer).toMatchObject({ ok: true, decision: 'allow', request: shown[0] });
@@ -153,18 +156,52 @@ describe('chat approvals: who answers and what the engine gets', () => {
     });
   });
 
-  it('the summary is short, on one line, without control characters, and secret values are masked', () => {
+  it('the summary is on one line with control characters as escapes, cut at PROMPT_MAX, and secret values are masked', () => {
     const { shown, open } = setup({ secrets: ['sk-live-123'] });
-    void open().ask(bash(`curl -H "Authorization: sk-live-123" https://x\n\u001b[31mred\u001b[0m ${'y'.repeat(500)}`));
+    void open().ask(bash(`curl -H "Authorization: sk-live-123" https://x\n\u001b[31mred\u001b[0m ${'y'.repeat(600)}`));
     void open().ask({ tool: 'Edit', input: { file_path: '/repo/src/a.ts', old_string: 'a', new_string: 'b' } });
     void open().ask({ tool: 'mcp__docs__search', input: { query: 'how', limit: 3 } });
     const [cmd, edit, other] = shown;
     expect(cmd!.summary).not.toContain('sk-live-123');
+    expect(cmd!.detail).not.toContain('sk-live-123');
     expect(cmd!.summary).toContain('********');
-    expect(cmd!.summary).not.toMatch(/[\u0000-\u001f\u007f]/);
-    expect(cmd!.summary.length).toBeLessThanOrEqual(200);
+    expect(cmd!.detail).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(cmd!.detail).toContain('https://x\\n\\u{001B}[31mred\\u{001B}[0m');
+    expect(cmd!.summary.length).toBeLessThanOrEqual(PROMPT_MAX);
     expect(cmd!.summary.endsWith('…')).toBe(true);
+    expect(cmd!.cut).toBe(true);
+    expect(cmd!.detail.endsWith('y'.repeat(600))).toBe(true);
     expect(edit!.summary).toBe('/repo/src/a.ts');
     expect(other!.summary).toBe('{"query":"how","limit":3}');
+  });
+
+  it('a tool call too long to review in a chat is denied unseen', async () => {
+    const { shown, open } = setup();
+    const v = await open().ask(bash(`echo ${'x'.repeat(DETAIL_MAX)}`));
+    expect(v.allow).toBe(false);
+    expect(v.message).toMatch(/too long for a person to review/);
+    expect(shown).toEqual([]);
+  });
+
+  it("in a group, a member's /allow always holds for their own turns; an admin's for everyone in the session", async () => {
+    const { approvals, shown, open } = setup();
+    const group = 'tg:group:7';
+    const ada = () => open({ sessionKey: group, requester: 'tg:ada' });
+    const bob = () => open({ sessionKey: group, requester: 'tg:bob' });
+    const first = ada().ask(bash('a'));
+    const given = approvals.answer({ sessionKey: group, decision: 'allow_always', caller: 'tg:ada', privileged: false });
+    expect(given).toMatchObject({ ok: true });
+    expect(given.text).toMatch(/for your own turns/);
+    expect((await first).allow).toBe(true);
+    // Ada's next Bash runs unasked; Bob's is still asked.
+    expect((await ada().ask(bash('b'))).allow).toBe(true);
+    const bobs = bob().ask(bash('c'));
+    expect(shown).toHaveLength(2);
+    // An admin's "always" on Bob's request holds for everyone in the group from then on.
+    const admin = approvals.answer({ sessionKey: group, decision: 'allow_always', caller: 'tg:root', privileged: true });
+    expect(admin.text).toMatch(/for everyone in this session/);
+    expect((await bobs).allow).toBe(true);
+    expect((await open({ sessionKey: group, requester: 'tg:carol' }).ask(bash('d'))).allow).toBe(true);
+    expect(shown).toHaveLength(2);
   });
 });
