@@ -6,6 +6,7 @@ import { type CommandTable, createCommandTable } from './core/assistant/slash-co
 import type { ChannelHub } from './core/channel-hub.js';
 import { type ConfigSource, createConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';
+import type { EngineApiAccess } from './core/engines/engine-env.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
@@ -47,6 +48,8 @@ export interface OpenDirectoryOptions {
   watchConfig?: boolean;
   /** Other assistants to name in the context file (the gateway's fleet). */
   peers?: () => PeerAssistant[];
+  /** The gateway's: how the engine reaches its HTTP API (SERVICE_URL, a send-only token). */
+  engineApi?: EngineApiAccess;
 }
 
 export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDirectory {
@@ -81,6 +84,7 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.peers ? { peers: opts.peers } : {}),
+    ...(opts.engineApi ? { engineApi: opts.engineApi } : {}),
     ...(store.coordination ? { keyLocks: store.coordination } : {}),
   });
   const access = createAccessAdmin({ store, access: () => config.current().config.access });

@@ -3,7 +3,7 @@ import { addRoute, createRouter, findRoute } from 'rou3';
 import type { LoadedConfig } from '../core/config/load.js';
 import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
-import { presentedToken, tokensMatch } from './auth.js';
+import { engineMayCall, identifyToken, presentedToken } from './auth.js';
 import { CORS_HEADERS, isPreflight, PREFLIGHT_HEADERS } from './cors.js';
 import { type ApiRequest, formatHttpLine, HttpFailure, JSON_TYPE, json, Reply, sendReply } from './http.js';
 import { registerAccessRoutes } from './routes/access.js';
@@ -31,6 +31,8 @@ export interface ServerApp {
 }
 
 const METHODS: readonly Method[] = ['GET', 'POST', 'PATCH', 'DELETE'];
+/** The engine's token on a route it may not call (auth.ts engineMayCall): 403, not 401 (the token is known). */
+const FORBIDDEN = Symbol('forbidden');
 
 /** Routes served without the token: the health check and the dashboard's own files. */
 const PUBLIC = (method: string, path: string) =>
@@ -74,6 +76,12 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     const { pathname } = url;
     try {
       const token = authorize(method, pathname, req, url);
+      if (token === FORBIDDEN) {
+        log.info(formatHttpLine(403, method, pathname, "the engine's token"));
+        return reply(403, {
+          error: `the engine's token may only send messages and files (POST /api/send, GET /api/channels, GET /api/files/…), not ${method} ${pathname}`,
+        });
+      }
       if (token !== true) {
         log.info(formatHttpLine(401, method, pathname, token === undefined ? 'no token' : 'wrong token'));
         return reply(401, { error: token === undefined ? 'missing bearer token' : 'invalid bearer token' }, { 'www-authenticate': 'Bearer realm="service"' });
@@ -93,13 +101,15 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     }
   };
 
-  /** true when the request may go on; else the token it presented (undefined: none). */
-  const authorize = (method: string, pathname: string, req: IncomingMessage, url: URL): true | string | undefined => {
+  /** true when the request may go on; FORBIDDEN for the engine's token off its routes; else the token it presented (undefined: none). */
+  const authorize = (method: string, pathname: string, req: IncomingMessage, url: URL): true | typeof FORBIDDEN | string | undefined => {
     if (PUBLIC(method, pathname)) return true;
     // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
     if (method === 'GET' && pathname.startsWith(FILES_PATH)) return true;
     const token = presentedToken(req.headers.authorization, url, method === 'GET' && pathname === '/api/events');
-    return token !== undefined && tokensMatch(token, deps.token) ? true : token;
+    const holder = token === undefined ? undefined : identifyToken(token, { gateway: deps.token, engine: deps.engineToken });
+    if (holder === 'engine') return engineMayCall(method, pathname) ? true : FORBIDDEN;
+    return holder === 'owner' ? true : token;
   };
 
   /** No route for this method: 405 with the methods the path has, or 404 when it has none. */
@@ -179,7 +189,7 @@ function createRedactor(deps: ServerDeps): <T>(value: T) => T {
   let basis: LoadedConfig | undefined;
   // Every secret value seen while this server runs stays masked: a value that stopped being a
   // secret (a PATCH replaced the placeholder that held it) may still sit in stored activity.
-  const known = new Set<string>([deps.token]);
+  const known = new Set<string>([deps.token, ...(deps.engineToken ? [deps.engineToken] : [])]);
   let values: string[] = [];
   return <T>(value: T): T => {
     const current = deps.config.current();

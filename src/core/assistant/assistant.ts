@@ -5,6 +5,7 @@ import { maskSecretValues } from '../config/secrets.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
 import { enginesWith, getEngine } from '../engines/registry.js';
+import type { EngineApiAccess } from '../engines/engine-env.js';
 import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.js';
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
@@ -59,9 +60,11 @@ export interface AssistantDeps {
   peers?: () => PeerAssistant[];
   /** With a store shared by several gateways of the assistant: a key runs on one of them at a time. */
   keyLocks?: Pick<CoordinationStore, 'lockSessionKey'>;
+  /** Under a gateway: how the engine reaches its API (SERVICE_URL, a send-only token). */
+  engineApi?: EngineApiAccess;
 }
 
-import type { AssistantStatus, ChatOptions, CommandOptions, Refusal } from './turn-options.js';
+import { type AssistantStatus, type ChatOptions, type CommandOptions, type Refusal, startedByAdmin } from './turn-options.js';
 
 export type { AssistantStatus, ChatOptions, CommandOptions, Refusal };
 
@@ -118,11 +121,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       ...(deps.env ? { env: deps.env } : {}),
       ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
       ...(deps.peers ? { peers: deps.peers } : {}),
+      ...(deps.engineApi ? { engineApi: deps.engineApi } : {}),
       now,
     });
   const queue = createTurnQueue(() => {
     const c = deps.config.current().config;
-    return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession };
+    return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession, maxTurnsPerPerson: c.maxTurnsPerPerson };
   });
   const running = new Map<string, AbortController>();
   /** Every admitted turn, running or queued behind its key, and the stop given to all once draining. */
@@ -158,6 +162,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
     const message = command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt);
+    const byAdmin = startedByAdmin(opts);
     const log = (completion: Completion, costUsd: number, refused?: RefusalReason) =>
       record(formatTurnRecord({ ts, source, sender, message, sessionKey: key, completion, costUsd, ...(refused ? { refused } : {}) }));
 
@@ -174,7 +179,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         // Without a cap (0) nothing is refused: today's spending is not read for nothing.
         const budget = isBudgeted(source) && deps.config.current().config.access.dailyBudgetUsd > 0 ? await budgetNow() : undefined;
         if (budget?.reached) return { spent: true as const, budget };
-        return { spent: false as const, admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal) : Promise.resolve(queue.admit(key)) };
+        // A member's turns count against maxTurnsPerPerson; an admin's and the owner's do not.
+        const person = byAdmin ? undefined : opts.caller;
+        return {
+          spent: false as const,
+          admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal, person) : Promise.resolve(queue.admit(key, person)),
+        };
       });
       if (pre.spent) return log(rejectTurn(formatBudgetRefusal(pre.budget), emit), 0, 'over_budget');
       const admission = await pre.admitting;
@@ -221,6 +231,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         turnApprovals = approvals.openTurn({
           sessionKey: key,
           ...(opts.caller ? { requester: opts.caller } : {}),
+          startedByAdmin: byAdmin,
           canAsk: opts.askApprovals !== false,
           emit: (request) => emit({ type: 'approval_request', ...request }),
           signal: ctl.signal,

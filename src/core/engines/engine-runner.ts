@@ -6,6 +6,7 @@ import type { AgentEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import { createSkillScanner, type Skill } from '../skills/skills.js';
 import { renderAssistantContext, type PeerAssistant } from './context.js';
+import { buildEngineEnv, type EngineApiAccess } from './engine-env.js';
 import { findEngineBinary } from './detect.js';
 import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
@@ -30,6 +31,8 @@ export interface EngineRunnerDeps {
   now?: () => number;
   /** Where helper processes ask for approvals (one per assistant; made here when not given). */
   approvalBroker?: ApprovalBroker;
+  /** Under a gateway: SERVICE_URL and the engine's own token (engine-env.ts); the gateway's credentials are never passed. */
+  engineApi?: EngineApiAccess;
 }
 
 export interface EngineTurnRequest {
@@ -160,7 +163,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       ...(approvals ? { approvals } : {}),
     };
     const invocation = engine.buildInvocation(turn);
-    const childEnv: NodeJS.ProcessEnv = { ...env, ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
+    const childEnv: NodeJS.ProcessEnv = { ...buildEngineEnv(env, req.config, deps.engineApi), ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
     for (const [k, v] of Object.entries(invocation.env)) {
       if (v === undefined) delete childEnv[k];
       else childEnv[k] = v;

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import type { FileEvent, StreamEvent } from '../../core/events.js';
-import { presentedToken, tokensMatch } from '../auth.js';
+import { identifyToken, presentedToken, tokensMatch } from '../auth.js';
 import { formatHttpLine, HttpFailure, Reply } from '../http.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 
@@ -43,7 +43,10 @@ export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
     const id = request.param('id') ?? '';
     const header = presentedToken(request.header('authorization'), request.url, false);
     const query = request.url.searchParams.get('token');
-    const allowed = header !== undefined ? tokensMatch(header, deps.token) : query !== null && tokensMatch(query, signFileId(deps.token, id));
+    const allowed =
+      header !== undefined
+        ? identifyToken(header, { gateway: deps.token, engine: deps.engineToken }) !== undefined
+        : query !== null && tokensMatch(query, signFileId(deps.token, id));
     if (!allowed) {
       log.info(formatHttpLine(401, 'GET', request.url.pathname, header === undefined && query === null ? 'no token' : 'wrong token'));
       throw new HttpFailure(

@@ -21,7 +21,22 @@ describe('file names that cross a trust boundary', () => {
 
   it('replaces bidirectional controls and other invisible format characters (a right-to-left override would show exe as pdf)', () => {
     expect(toSafeFileName('invoice\u202Efdp.exe')).toBe('invoice_fdp.exe');
-    for (const c of ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u200E', '\u200F', '\u061C', '\u200B', '\uFEFF']) {
+    for (const c of [
+      '\u202A',
+      '\u202B',
+      '\u202C',
+      '\u202D',
+      '\u202E',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+      '\u200E',
+      '\u200F',
+      '\u061C',
+      '\u200B',
+      '\uFEFF',
+    ]) {
       expect(toSafeFileName(`a${c}b.txt`)).toBe('a_b.txt');
     }
   });
