@@ -7,6 +7,7 @@ import type { ChannelHub } from './core/channel-hub.js';
 import { type ConfigSource, createConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';
 import type { EngineApiAccess } from './core/engines/engine-env.js';
+import { createControlGuard } from './core/guard/control-guard.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
@@ -74,6 +75,8 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   });
   const unwatch = opts.watchConfig ? config.watch() : () => undefined;
   const commands = createCommandTable();
+  // What a turn a non-admin started changed of the assistant's own files and grants is undone after it.
+  const guard = createControlGuard({ dir: paths.dir, config, store, log });
   const assistant = createAssistant({
     dir: paths.dir,
     config,
@@ -86,8 +89,9 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     ...(opts.peers ? { peers: opts.peers } : {}),
     ...(opts.engineApi ? { engineApi: opts.engineApi } : {}),
     ...(store.coordination ? { keyLocks: store.coordination } : {}),
+    guard,
   });
-  const access = createAccessAdmin({ store, access: () => config.current().config.access });
+  const access = createAccessAdmin({ store, access: () => config.current().config.access, onGranted: (g) => guard.noteGrant(g) });
   commands.add(createApproveCommand(access));
   return {
     dir: paths.dir,

@@ -6,6 +6,8 @@ import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
 import { enginesWith, getEngine } from '../engines/registry.js';
 import type { EngineApiAccess } from '../engines/engine-env.js';
+import { mentionsControlFile, PROTECTED_PATHS } from '../guard/control-files.js';
+import type { ControlGuard } from '../guard/control-guard.js';
 import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.js';
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
@@ -62,6 +64,8 @@ export interface AssistantDeps {
   keyLocks?: Pick<CoordinationStore, 'lockSessionKey'>;
   /** Under a gateway: how the engine reaches its API (SERVICE_URL, a send-only token). */
   engineApi?: EngineApiAccess;
+  /** Undoes what a turn a non-admin started changed of the assistant's own files and grants. */
+  guard?: ControlGuard;
 }
 
 import { type AssistantStatus, type ChatOptions, type CommandOptions, type Refusal, startedByAdmin } from './turn-options.js';
@@ -144,6 +148,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const approvals = createApprovals({
     timeoutMs: () => deps.config.current().config.approvalTimeoutSeconds * 1000,
     mask: (text) => maskSecretValues(text, deps.config.current().secretValues),
+    touchesControlFiles: mentionsControlFile,
   });
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
@@ -193,6 +198,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
       let turnApprovals: TurnApprovals | undefined;
+      let guarded: ReturnType<ControlGuard['begin']> | undefined;
       let unlockKey: (() => Promise<void>) | undefined;
       const onCallerAbort = () => ctl.abort();
       opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
@@ -228,6 +234,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         const full = promptWithFiles(prompt, saveIncomingFiles(paths.dir, files.files, now()));
         await deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
         turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
+        if (!byAdmin) guarded = deps.guard?.begin(sender);
         turnApprovals = approvals.openTurn({
           sessionKey: key,
           ...(opts.caller ? { requester: opts.caller } : {}),
@@ -247,6 +254,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
             onProcesses: turnRecord.processes,
             askApproval: turnApprovals.ask,
             overtaken,
+            ...(guarded ? { afterEngine: guarded.end, protectedPaths: PROTECTED_PATHS } : {}),
           },
           emit,
         );
@@ -255,6 +263,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         await log(outcome.completion, outcome.costUsd);
       } finally {
         turnApprovals?.close();
+        await guarded?.end();
         await turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);

@@ -48,6 +48,8 @@ export interface EngineTurnRequest {
   onProcesses?: (processes: ProcessIdentity[]) => void;
   /** Ask the person before a tool runs (skipPermissions false); without it such tools are refused. */
   askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
+  /** The assistant's own files, out of this turn's reach (a non-admin started it): see EngineTurn. */
+  protectedPaths?: readonly string[];
 }
 
 export interface EngineRunner {
@@ -161,6 +163,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
       isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
       ...(approvals ? { approvals } : {}),
+      ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
     };
     const invocation = engine.buildInvocation(turn);
     const childEnv: NodeJS.ProcessEnv = { ...buildEngineEnv(env, req.config, deps.engineApi), ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ApprovalRequest, createApprovals, type TurnApprovals } from '../../../src/core/approvals/approvals.js';
 import { DETAIL_MAX, PROMPT_MAX } from '../../../src/core/approvals/summary.js';
+import { mentionsControlFile } from '../../../src/core/guard/control-files.js';
 
 /**
  * The decision routing of chat approvals: one registry per assistant, a handle per turn. What a
@@ -10,13 +11,15 @@ function setup(opts: { timeoutMs?: number; secrets?: string[] } = {}) {
   const approvals = createApprovals({
     timeoutMs: () => opts.timeoutMs ?? 60_000,
     mask: (text) => (opts.secrets ?? []).reduce((t, s) => t.split(s).join('********'), text),
+    touchesControlFiles: mentionsControlFile,
   });
   const shown: ApprovalRequest[] = [];
   const ctl = new AbortController();
-  const open = (over: { sessionKey?: string; requester?: string; canAsk?: boolean } = {}): TurnApprovals =>
+  const open = (over: { sessionKey?: string; requester?: string; canAsk?: boolean; startedByAdmin?: boolean } = {}): TurnApprovals =>
     approvals.openTurn({
       sessionKey: over.sessionKey ?? 'tg:dm:1',
       ...(over.requester !== undefined ? { requester: over.requester } : { requester: 'tg:1' }),
+      ...(over.startedByAdmin !== undefined ? { startedByAdmin: over.startedByAdmin } : {}),
       canAsk: over.canAsk ?? true,
       emit: (r) => shown.push(r),
       signal: ctl.signal,
@@ -203,5 +206,34 @@ describe('chat approvals: who answers and what the engine gets', () => {
     expect((await bobs).allow).toBe(true);
     expect((await open({ sessionKey: group, requester: 'tg:carol' }).ask(bash('d'))).allow).toBe(true);
     expect(shown).toHaveLength(2);
+  });
+
+  it("a call on the assistant's own files in a member's turn: only an admin may allow it, the member may deny; never covered by /allow always", async () => {
+    const { approvals, shown, open } = setup();
+    const member = () => open({ startedByAdmin: false });
+    const always = member().ask(bash('ls'));
+    approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow_always', caller: 'tg:1', privileged: false });
+    expect((await always).allow).toBe(true);
+    const edit = member().ask(bash(`sed -i 's/admins: \\[\\]/admins: [tg:1]/' service.yaml`));
+    expect(shown.at(-1)).toMatchObject({ adminOnly: true });
+    const refused = approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow', caller: 'tg:1', privileged: false });
+    expect(refused).toMatchObject({ ok: false, reason: 'not_allowed', text: expect.stringMatching(/only an admin can allow it/) });
+    expect(approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow', caller: 'tg:9', privileged: true })).toMatchObject({ ok: true });
+    expect((await edit).allow).toBe(true);
+    const token = member().ask({ tool: 'Read', input: { file_path: '/srv/bot/.service/gateway-token' } });
+    expect(approvals.answer({ sessionKey: 'tg:dm:1', decision: 'deny', caller: 'tg:1', privileged: false })).toMatchObject({ ok: true });
+    expect((await token).allow).toBe(false);
+    // An admin's own turn: an ordinary request.
+    void open({ startedByAdmin: true }).ask({ tool: 'Edit', input: { file_path: 'service.yaml' } });
+    expect(shown.at(-1)?.adminOnly).toBeUndefined();
+  });
+
+  it("what counts as naming the assistant's own files", () => {
+    for (const t of ['service.yaml', 'cat ./.env', 'cp x /srv/bot/.service/state.db', 'echo x > .service/gateway-token', 'vi service.yml']) {
+      expect(mentionsControlFile(t), t).toBe(true);
+    }
+    for (const t of ['node -e "process.env.HOME"', 'systemctl restart nginx.service', 'cat README.md', 'ls services/']) {
+      expect(mentionsControlFile(t), t).toBe(false);
+    }
   });
 });
