@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { CONFIG_FILE_NAME } from '../paths.js';
 import type { ConfigSource } from '../config/source.js';
 import { errorMessage } from '../errors.js';
@@ -50,7 +51,7 @@ export function createControlGuard(deps: ControlGuardDeps): ControlGuard {
 
   const openWindow = () => {
     release = deps.config.hold();
-    files = new Map(CONTROL_FILES.filter((f) => f !== CONFIG_FILE_NAME).map((f) => [f, readFileState(`${deps.dir}/${f}`)]));
+    files = new Map(CONTROL_FILES.filter((f) => f !== CONFIG_FILE_NAME).map((f) => [f, readFileState(path.join(deps.dir, f))]));
     noted.clear();
     grants = deps.store.accessGrants().then(
       (list) => new Set(list.map(keyOf)),
@@ -65,7 +66,7 @@ export function createControlGuard(deps: ControlGuardDeps): ControlGuard {
     const t = now();
     const undone: string[] = [];
     const config = { content: Buffer.from(deps.config.text()), mode: 0o600 };
-    const modeNow = readFileState(`${deps.dir}/${CONFIG_FILE_NAME}`).mode;
+    const modeNow = readFileState(path.join(deps.dir, CONFIG_FILE_NAME)).mode;
     if (restoreFile(deps.dir, CONFIG_FILE_NAME, { ...config, mode: modeNow }, t)) undone.push(CONFIG_FILE_NAME);
     for (const [file, before] of files) if (restoreFile(deps.dir, file, before, t)) undone.push(file);
     const revoked = await revokeForged(who);
