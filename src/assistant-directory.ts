@@ -6,6 +6,8 @@ import { type CommandTable, createCommandTable } from './core/assistant/slash-co
 import type { ChannelHub } from './core/channel-hub.js';
 import { type ConfigSource, createConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';
+import type { EngineApiAccess } from './core/engines/engine-env.js';
+import { createControlGuard } from './core/guard/control-guard.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
@@ -47,6 +49,8 @@ export interface OpenDirectoryOptions {
   watchConfig?: boolean;
   /** Other assistants to name in the context file (the gateway's fleet). */
   peers?: () => PeerAssistant[];
+  /** The gateway's: how the engine reaches its HTTP API (SERVICE_URL, a send-only token). */
+  engineApi?: EngineApiAccess;
 }
 
 export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDirectory {
@@ -71,6 +75,8 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   });
   const unwatch = opts.watchConfig ? config.watch() : () => undefined;
   const commands = createCommandTable();
+  // What a turn a non-admin started changed of the assistant's own files and grants is undone after it.
+  const guard = createControlGuard({ dir: paths.dir, config, store, log });
   const assistant = createAssistant({
     dir: paths.dir,
     config,
@@ -81,9 +87,11 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.peers ? { peers: opts.peers } : {}),
+    ...(opts.engineApi ? { engineApi: opts.engineApi } : {}),
     ...(store.coordination ? { keyLocks: store.coordination } : {}),
+    guard,
   });
-  const access = createAccessAdmin({ store, access: () => config.current().config.access });
+  const access = createAccessAdmin({ store, access: () => config.current().config.access, onGranted: (g) => guard.noteGrant(g) });
   commands.add(createApproveCommand(access));
   return {
     dir: paths.dir,

@@ -9,6 +9,7 @@ import { errorMessage } from './core/errors.js';
 import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
 import { fleetPanelRows, joinFleet, mergeFleetEntries, peerAssistants } from './core/fleet/membership.js';
 import { createSharedFleet, readHostname, resolveHeartbeatMs } from './core/fleet/shared-fleet.js';
+import { createEngineApiAccess } from './core/engines/engine-env.js';
 import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import { createLeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
@@ -102,10 +103,14 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const sharedFleet = createSharedFleet({ heartbeatMs: resolveHeartbeatMs(env), log: log.child('fleet') });
   const self = { pid: process.pid, hostname: readHostname() };
   const listFleet = () => mergeFleetEntries(fleet.list(), sharedFleet.entries(), self.hostname);
+  // The engine's own way to the API (send-only token; SERVICE_URL once listening): never the gateway's token.
+  const engineApi = createEngineApiAccess();
+  log.addSecrets([engineApi.token]);
   const directory = openAssistantDirectory({
     dir: opts.dir,
     log,
     env,
+    engineApi,
     watchConfig: true,
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     peers: () => peerAssistants(listFleet(), self),
@@ -172,6 +177,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     activity: store,
     access: directory.access,
     token: auth.token,
+    engineToken: engineApi.token,
     log,
     version,
     dashboardDir: path.join(templatesDir(), 'dashboard'),
@@ -215,6 +221,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   // Loaded only with --tunnel (untun and what it brings).
   const tunnel = opts.tunnel ? (await import('./server/tunnel.js')).startTunnel(server.url) : undefined;
   lock.describe({ url: server.url });
+  engineApi.describe({ host: server.host, port: server.port, ...(tls ? { tls: { certFile: tls.certFile } } : {}) });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
   const fleetDatabase = directory.storeTarget.kind === 'postgres' ? directory.storeTarget.url : undefined;
   const membership = joinFleet({

@@ -1,8 +1,16 @@
+import { formatCutNotice, showInvisible } from '../core/approvals/summary.js';
+import type { ApprovalRequest } from '../core/approvals/approvals.js';
+
 /**
  * What a chat shows when the engine asks before running a tool (an `approval_request` event): a
  * message saying what, and how to answer, which works on every platform as plain text; and the
  * same answers as buttons for adapters that have them (`askApproval`). A button sends its command
  * as a message from the person who pressed it, so a press and a typed `/allow` take one path.
+ *
+ * The command is core's text (summary.ts: escapes for what would not show, cut at PROMPT_MAX
+ * with a notice naming `/approval <id>`); every value from outside (the command, the tool, the
+ * requester's display name) goes into a code span, which no platform's markup reads as a link or
+ * emphasis.
  */
 export interface ApprovalPrompt {
   id: string;
@@ -16,17 +24,28 @@ export interface ApprovalPrompt {
 
 export interface ApprovalPromptOptions {
   timeoutSeconds: number;
-  /** Who may answer besides admins (group chats: the person who started the turn). */
+  /** Who may answer besides admins (group chats: the person who started the turn), as their display name. */
   requester?: string;
 }
 
-export function formatApprovalPrompt(request: { id: string; tool: string; summary: string }, opts: ApprovalPromptOptions): ApprovalPrompt {
+export function formatApprovalPrompt(
+  request: Pick<ApprovalRequest, 'id' | 'tool' | 'summary' | 'detail' | 'cut' | 'adminOnly'>,
+  opts: ApprovalPromptOptions,
+): ApprovalPrompt {
   const { id, tool, summary } = request;
-  const who = opts.requester ? ` Only ${opts.requester} or an admin can answer.` : '';
+  const who = request.adminOnly
+    ? " It touches the assistant's own files: only an admin can allow it."
+    : opts.requester
+      ? ` Only ${codeSpan(showInvisible(opts.requester))} or an admin can answer.`
+      : '';
+  const answers = request.adminOnly
+    ? 'Reply /allow or /deny.'
+    : 'Reply /allow, /deny, or /allow always (this tool without asking for the rest of this session).';
   const text = [
-    `**Approval needed:** the assistant wants to use ${codeSpan(tool)}:`,
+    `**Approval needed:** the assistant wants to use ${codeSpan(showInvisible(tool))}:`,
     codeSpan(summary),
-    `Reply /allow, /deny, or /allow always (this tool without asking for the rest of this session). No answer within ${formatWait(opts.timeoutSeconds)} means no.${who} (request ${id})`,
+    ...(request.cut ? [formatCutNotice(request)] : []),
+    `${answers} No answer within ${formatWait(opts.timeoutSeconds)} means no.${who} (request ${id})`,
   ].join('\n');
   return {
     id,
@@ -36,7 +55,7 @@ export function formatApprovalPrompt(request: { id: string; tool: string; summar
     actions: [
       { label: 'Allow', command: `/allow ${id}` },
       { label: 'Deny', command: `/deny ${id}` },
-      { label: `Always allow ${tool}`, command: `/allow always ${id}` },
+      { label: `Always allow ${showInvisible(tool)}`, command: `/allow always ${id}` },
     ],
   };
 }

@@ -138,6 +138,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
           source: msg.channel,
           sender,
           caller,
+          admin: access.admin,
           messageText: msg.text,
           waitForCapacity: true,
         }),

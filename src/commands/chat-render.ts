@@ -1,6 +1,7 @@
 import chalk, { Chalk } from 'chalk';
 import type { Ora } from 'ora';
 import type { CommandResult } from '../core/assistant/slash-commands.js';
+import { showInvisible } from '../core/approvals/summary.js';
 import type { StreamEvent } from '../core/events.js';
 import type { CommandIO } from './io.js';
 
@@ -50,7 +51,8 @@ export function createChatRenderer(io: CommandIO, opts: { json: boolean; tty: bo
           write(e.content);
           break;
         case 'approval_request':
-          line(c.yellow(`Approval needed: ${e.tool}: ${e.summary}`));
+          // The whole text: a terminal has no message limit (core escaped what would not show).
+          line(c.yellow(`Approval needed: ${showInvisible(e.tool)}: ${e.detail}`));
           break;
         case 'tool_call':
           line(c.dim(`→ ${e.name} ${truncate(e.args, 120)}`));

@@ -104,7 +104,10 @@ async function send(
       continue;
     }
     renderer.event(e);
-    if (e.type === 'approval_request') onApproval?.({ id: e.id, tool: e.tool, summary: e.summary });
+    if (e.type === 'approval_request') {
+      const { type: _type, ...request } = e;
+      onApproval?.(request);
+    }
     if (e.type === 'completion') ok = e.status === 'completed' || e.status === 'silent';
   }
   return ok;

@@ -40,7 +40,7 @@ export const TIMEOUT_MESSAGE = 'Agent invocation timed out';
  */
 export type StreamEvent =
   | { type: 'text'; content: string }
-  | { type: 'approval_request'; id: string; tool: string; summary: string }
+  | { type: 'approval_request'; id: string; tool: string; summary: string; detail: string; cut: boolean; adminOnly?: true }
   | { type: 'tool_call'; name: string; args: string }
   | { type: 'tool_result'; content: string }
   | { type: 'error'; message: string }

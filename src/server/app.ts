@@ -2,7 +2,7 @@ import { H3, type H3Event, type HTTPError, HTTPResponse, handleCors, type Middle
 import type { LoadedConfig } from '../core/config/load.js';
 import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
-import { presentedToken, tokensMatch } from './auth.js';
+import { engineMayCall, identifyToken, presentedToken } from './auth.js';
 import { CORS_OPTIONS } from './cors.js';
 import { ApiError, errorBody, formatHttpLine, httpError, isJsonReply, JSON_TYPE, jsonReply } from './http.js';
 import { registerAccessRoutes } from './routes/access.js';
@@ -135,7 +135,19 @@ function createTokenCheck(deps: ServerDeps): Middleware {
     // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
     if (method === 'GET' && pathname.startsWith(FILES_PATH)) return;
     const token = presentedToken(event.req.headers.get('authorization') ?? undefined, event.url, method === 'GET' && pathname === '/api/events');
-    if (token !== undefined && tokensMatch(token, deps.token)) return;
+    const holder = token === undefined ? undefined : identifyToken(token, { gateway: deps.token, engine: deps.engineToken });
+    if (holder === 'owner') return;
+    if (holder === 'engine') {
+      if (engineMayCall(method, pathname)) return;
+      // The token is known, the route is not its own: 403, not 401.
+      throw httpError(
+        403,
+        `the engine's token may only send messages and files (POST /api/send, GET /api/channels, GET /api/files/…), not ${method} ${pathname}`,
+        {},
+        {},
+        "the engine's token",
+      );
+    }
     const none = token === undefined;
     throw httpError(
       401,
@@ -155,7 +167,7 @@ function createRedactor(deps: ServerDeps): <T>(value: T) => T {
   let basis: LoadedConfig | undefined;
   // Every secret value seen while this server runs stays masked: a value that stopped being a
   // secret (a PATCH replaced the placeholder that held it) may still sit in stored activity.
-  const known = new Set<string>([deps.token]);
+  const known = new Set<string>([deps.token, ...(deps.engineToken ? [deps.engineToken] : [])]);
   let values: string[] = [];
   return <T>(value: T): T => {
     const current = deps.config.current();

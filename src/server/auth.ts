@@ -44,3 +44,25 @@ export function presentedToken(header: string | undefined, url: URL, allowQuery:
   if (allowQuery) return url.searchParams.get('token') ?? undefined;
   return undefined;
 }
+
+/** Who holds a token: the gateway's own (the owner: every route) or the engine's (send-only, see engineMayCall). */
+export type TokenHolder = 'owner' | 'engine';
+
+/** Which token was presented; undefined when it is neither (constant-time comparisons, both always made). */
+export function identifyToken(presented: string, tokens: { gateway: string; engine?: string | undefined }): TokenHolder | undefined {
+  const owner = tokensMatch(presented, tokens.gateway);
+  const engine = tokens.engine !== undefined && tokensMatch(presented, tokens.engine);
+  return owner ? 'owner' : engine ? 'engine' : undefined;
+}
+
+/**
+ * What the engine's own token may call: send a message (POST /api/send), see which channels can
+ * send (GET /api/channels: the message-push skill checks first) and fetch a sent file (GET
+ * /api/files/…). Everything else (chat, approvals, configuration, access, tasks, status, events)
+ * is refused with 403: the agent must never act as the owner, nor answer its own approvals.
+ */
+export function engineMayCall(method: string, pathname: string): boolean {
+  const read = method === 'GET' || method === 'HEAD';
+  const path = pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname;
+  return (method === 'POST' && path === '/api/send') || (read && path === '/api/channels') || (read && pathname.startsWith('/api/files/'));
+}

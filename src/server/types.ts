@@ -22,6 +22,8 @@ export interface ServerDeps {
   /** Pairings and approvals (GET /api/access, approve, deny, revoke). */
   access: AccessAdmin;
   token: string;
+  /** The engine's own token (SERVICE_TOKEN in its environment): send-only, see auth.ts engineMayCall. */
+  engineToken?: string;
   log: Logger;
   version: string;
   /** Folder of the dashboard's static files. */

@@ -1,5 +1,8 @@
 // Quick test: POST /chat through fetch and a stream reader (EventSource cannot POST), showing
-// the reply as it streams, each tool call, and the completion status.
+// the reply as it streams, each tool call, the completion status, and each approval request
+// (skipPermissions: false) with Allow / Deny (POST /approve). A request shows its whole `detail`:
+// the server's one formatting (invisible and direction-changing characters already written as
+// escapes), set as text, never as HTML.
 import { $, api, el, formatDuration, readSseData, token } from './api.js';
 
 export function setupQuickTest() {
@@ -14,8 +17,32 @@ export function setupQuickTest() {
     status.className = `pill ${cls}`;
   };
 
-  const handle = (e) => {
+  const approvals = $('qt-approvals');
+  const showApproval = (e, sessionKey) => {
+    const status = el('span', { class: 'muted' });
+    const answer = async (decision) => {
+      for (const b of item.querySelectorAll('button')) b.disabled = true;
+      try {
+        await api('/approve', { method: 'POST', json: { sessionKey, id: e.id, decision } });
+        status.textContent = decision === 'deny' ? ' denied' : ' allowed';
+      } catch (err) {
+        status.textContent = ` ${err.message}`;
+      }
+    };
+    const item = el('li', { class: 'approval', attrs: { 'data-approval': e.id } }, [
+      el('strong', { text: 'Approval needed: ' }),
+      el('code', { text: e.tool }),
+      el('pre', { class: 'output approval-detail', text: e.detail ?? e.summary }),
+      el('button', { text: 'Allow', attrs: { type: 'button' }, on: { click: () => answer('allow') } }),
+      el('button', { class: 'secondary', text: 'Deny', attrs: { type: 'button' }, on: { click: () => answer('deny') } }),
+      status,
+    ]);
+    approvals.append(item);
+  };
+
+  const handle = (e, sessionKey) => {
     if (e.type === 'text') out.append(e.content);
+    else if (e.type === 'approval_request') showApproval(e, sessionKey);
     else if (e.type === 'tool_call') tools.append(el('li', {}, [el('code', { text: e.name }), el('span', { class: 'muted', text: ` ${e.args ?? ''}` })]));
     else if (e.type === 'tool_result') tools.append(el('li', { class: 'muted', text: `→ ${String(e.content).slice(0, 200)}` }));
     else if (e.type === 'error') $('qt-error').textContent = e.message;
@@ -34,6 +61,7 @@ export function setupQuickTest() {
     if (!message.trim()) return;
     out.textContent = '';
     tools.replaceChildren();
+    approvals.replaceChildren();
     $('qt-error').textContent = '';
     $('qt-meta').textContent = '';
     setStatus('running…');
@@ -54,7 +82,7 @@ export function setupQuickTest() {
       }
       for await (const data of readSseData(res.body)) {
         try {
-          handle(JSON.parse(data));
+          handle(JSON.parse(data), sessionKey);
         } catch {
           // not JSON: not one of ours
         }

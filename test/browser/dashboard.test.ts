@@ -7,6 +7,7 @@ import { findEngineBinary } from '../../src/core/engines/detect.js';
 import { engineDefinitions } from '../../src/core/engines/registry.js';
 import { collect } from '../helpers/assistant.js';
 import { repoRoot } from '../helpers/cli.js';
+import { ZERO_WIDTH } from '../helpers/hidden-commands.js';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 
 /**
@@ -338,6 +339,23 @@ describe('dashboard in chromium', () => {
     })`)) as { group: number; header: number };
     expect(jump.group).toBeGreaterThanOrEqual(jump.header);
     expect(jump.group).toBeLessThan(jump.header + 60);
+    expect(problems).toEqual([]);
+  });
+
+  it('quick test: an approval request shows its whole command (escapes for what would not show), and Deny answers it', async () => {
+    s = await startTestServer({ hub, yaml: 'skipPermissions: false\n' });
+    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
+    await go(page, 'activity');
+    const command = `${ZERO_WIDTH}\ntouch HIDDEN-LINE`;
+    await page.fill('#qt-message', `ASK-B64:${Buffer.from(command).toString('base64')}`);
+    await page.click('#qt-send');
+    await page.locator('#qt-approvals [data-approval]').waitFor({ state: 'visible' });
+    expect(await text(page, '#qt-approvals .approval-detail')).toBe('ls\\u{200B}×220; touch HIDDEN-ZW\\ntouch HIDDEN-LINE');
+    await page.locator('#qt-approvals button', { hasText: 'Deny' }).click();
+    await expect.poll(() => text(page, '#qt-status')).toBe('completed');
+    expect(await text(page, '#qt-approvals')).toContain('denied');
+    expect(await text(page, '#qt-output')).toContain('DENIED: The person denied this Bash call.');
+    expect(fs.existsSync(path.join(s.dir, 'HIDDEN-ZW'))).toBe(false);
     expect(problems).toEqual([]);
   });
 

@@ -21,6 +21,10 @@
  * - `BIG-OUTPUT`  the same, but the command prints 300 000 bytes.
  * - `ASK-TOOL`    the same, but the command writes a file first (agents that ask before writing do ask).
  *                 The shell tool is the first of bash / run_shell_command / Bash / shell the request offers.
+ * - `RUN-COMMAND-B64:<base64>` like `RUN-TOOL`, but the command is what the base64 (UTF-8) decodes to
+ *                 (newlines, zero-width characters and quotes survive every CLI's prompt handling).
+ * - `CALL-TOOL-B64:<base64>` Anthropic Messages only: a call of any tool, `{"name", "input"}` decoded from
+ *                 the base64 JSON (Claude Code's Write, Edit, Read…); elsewhere as `RUN-TOOL`.
  * - `TEXT-THEN-TOOL` like `RUN-TOOL`, but the tool call comes after a text block in the same message
  *                 (`FAKE_PREAMBLE`), as models do when they say what they are about to do.
  * - `SLOW-<ms>`   waits that long before the response headers (combinable with everything else).
@@ -97,8 +101,11 @@ interface Conversation {
 
 type Reply =
   | { kind: 'text'; text: string; chunkSize: number; deltaDelayMs: number }
-  /** A tool call, optionally after a text block in the same message; `tool` is the shell tool the request offered. */
-  | { kind: 'tool'; command: string; description: string; preamble?: string; tool?: string };
+  /**
+   * A tool call, optionally after a text block in the same message; `tool` is the shell tool the
+   * request offered; `call` (Anthropic only) replaces the shell call by any tool and input.
+   */
+  | { kind: 'tool'; command: string; description: string; preamble?: string; tool?: string; call?: { name: string; input: unknown } };
 
 interface Plan {
   delayMs: number;
@@ -243,6 +250,14 @@ function plan(conv: Conversation): Plan {
   const delayMs = slow ? Number(slow[1]) : 0;
   const withPrevious = (text: string): string => (earlier ? `${text}\nPREVIOUS-USER-MESSAGE: ${earlier.text}` : text);
 
+  const encoded = /RUN-COMMAND-B64:(\S+)/.exec(userText)?.[1];
+  const called = /CALL-TOOL-B64:(\S+)/.exec(userText)?.[1];
+  if ((encoded || called) && !toolResultSeen) {
+    const tool = SHELL_TOOLS.find((t) => conv.toolNames.includes(t));
+    const command = encoded ? Buffer.from(encoded, 'base64').toString('utf8') : FAKE_TOOL_COMMAND;
+    const call = called ? (JSON.parse(Buffer.from(called, 'base64').toString('utf8')) as { name: string; input: unknown }) : undefined;
+    return { delayMs, reply: { kind: 'tool', command, description: 'Run the given command', ...(tool ? { tool } : {}), ...(call ? { call } : {}) } };
+  }
   const big = userText.includes('BIG-OUTPUT');
   const preamble = userText.includes('TEXT-THEN-TOOL');
   const asking = userText.includes('ASK-TOOL');
@@ -441,10 +456,10 @@ async function anthropicStream(res: http.ServerResponse, model: string, reply: R
     await s.event('content_block_start', {
       type: 'content_block_start',
       index,
-      content_block: { type: 'tool_use', id: id('toolu_'), name: 'Bash', input: {} },
+      content_block: { type: 'tool_use', id: id('toolu_'), name: reply.call?.name ?? 'Bash', input: {} },
     });
     if (index === 0) await s.event('ping', { type: 'ping' });
-    const json = JSON.stringify({ command: reply.command, description: reply.description });
+    const json = JSON.stringify(reply.call?.input ?? { command: reply.command, description: reply.description });
     for (const piece of ['', ...chunks(json, 16)]) {
       await s.event('content_block_delta', {
         type: 'content_block_delta',
@@ -477,8 +492,8 @@ function anthropicJson(model: string, reply: Reply): Record<string, unknown> {
             {
               type: 'tool_use',
               id: id('toolu_'),
-              name: 'Bash',
-              input: { command: reply.command, description: reply.description },
+              name: reply.call?.name ?? 'Bash',
+              input: reply.call?.input ?? { command: reply.command, description: reply.description },
             },
           ],
     stop_reason: reply.kind === 'text' ? 'end_turn' : 'tool_use',

@@ -27,6 +27,9 @@
 //                  stand-in starts <server> from the --mcp-config file, calls <tool> over MCP and runs the
 //                  command (sh -c, in its cwd) only on {"behavior":"allow"}; without the flag it is denied.
 //                  The answer then says `ALLOWED` or `DENIED: <message>`. ASK2:<command> asks a second time.
+//                  ASK-B64:<base64> asks for the command the base64 (UTF-8) decodes to: newlines, zero-width characters…
+//   RUN-SH:<command>  run <command> (sh -c, in its cwd, to the end of the line) without asking, as an engine
+//                  with skipPermissions does, reported as a Bash tool call; RUN-SH-B64:<base64> the same, decoded
 //   REPLAY:<scenario>            print the recorded run test/fixtures/<engine>/<scenario> (its stdout, its
 //                                stderr, its exit code) instead of answering: real output through the real parser
 //   REPLAY-ON-RESUME:<scenario>  the same, but only when asked to resume a session (whether or not it
@@ -492,7 +495,19 @@ if (has('TEXT-THEN-TOOL')) {
   fmt.tool('search', { q: 'x' }, 'found');
 }
 if (arg('TOOL')) fmt.tool(arg('TOOL'), { command: 'echo hi' }, 'hi\n');
+for (const m of own.matchAll(/RUN-SH(-B64)?:([^\n]*)/g)) {
+  const command = m[1] ? Buffer.from(m[2].trim(), 'base64').toString('utf8') : m[2].trim();
+  let output;
+  try {
+    output = execSync(command, { encoding: 'utf8', shell: '/bin/sh' });
+  } catch (err) {
+    output = String(err.message);
+  }
+  fmt.tool('Bash', { command }, output);
+}
 const asked = [];
+const b64 = /ASK-B64:(\S+)/.exec(own)?.[1];
+if (engine === 'engine_b' && b64) asked.push(await askedTool(Buffer.from(b64, 'base64').toString('utf8')));
 for (const d of ['ASK:', 'ASK2:']) {
   if (engine === 'engine_b' && has(d))
     asked.push(

@@ -151,6 +151,7 @@ export async function startChannelGateway(
   channels: Record<string, Record<string, unknown>>,
   yaml = '',
   files: Record<string, string> = {},
+  env: NodeJS.ProcessEnv = {},
 ): Promise<ChannelGateway> {
   const access = /^access:/m.test(yaml) ? '' : OPEN_ACCESS;
   // JSON is YAML: the channel blocks go in as one flow mapping.
@@ -166,6 +167,7 @@ export async function startChannelGateway(
       SERVICE_FLEET_DIR: testdir({}, 'service-fleet-'),
       SERVICE_CHANNEL_RETRY_MS: '400',
       SERVICE_CHANNEL_CONNECT_TIMEOUT_MS: '8000',
+      ...env,
     },
   });
   await gateway.channels.settled();

@@ -50,6 +50,8 @@ export interface AccessAdminDeps {
   /** Read when needed only: approving works even while service.yaml is being fixed. */
   access: () => AccessConfig;
   now?: () => number;
+  /** A grant was made here (the check after a non-admin's turn leaves it alone). */
+  onGranted?: (grant: AccessGrant) => void;
 }
 
 export function createAccessAdmin(deps: AccessAdminDeps): AccessAdmin {
@@ -92,6 +94,7 @@ export function createAccessAdmin(deps: AccessAdminDeps): AccessAdmin {
       const out = await withCode(input, (code) => deps.store.approvePairing(code, now(), by));
       if (!out.ok) return out;
       const g = out.value;
+      deps.onGranted?.(g);
       const who = `${g.channel}:${g.id}${g.label ? ` (${g.label})` : ''}`;
       return {
         ...out,

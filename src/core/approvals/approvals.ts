@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { formatApprovalSummary } from './summary.js';
+import { DETAIL_MAX, describeToolCall } from './summary.js';
 
 /**
  * Chat approvals (skipPermissions: false): an engine that wants to run a tool asks the person who
@@ -11,12 +11,18 @@ import { formatApprovalSummary } from './summary.js';
 export type ApprovalDecision = 'allow' | 'deny' | 'allow_always';
 export const APPROVAL_DECISIONS = ['allow', 'deny', 'allow_always'] as const;
 
-/** What the person is shown (the `approval_request` stream event, without its type). */
+/** What the person is shown (the `approval_request` stream event, without its type; see summary.ts). */
 export interface ApprovalRequest {
   id: string;
   tool: string;
-  /** The command, file or input, on one line, at most 200 characters, secrets masked. */
+  /** The command, file or input on one line, invisible characters as escapes, secrets masked; at most PROMPT_MAX characters. */
   summary: string;
+  /** The whole of it, escaped and masked the same way (`/approval <id>` shows it). */
+  detail: string;
+  /** Whether `summary` is only the start of `detail` (a prompt says so). */
+  cut: boolean;
+  /** It touches the assistant's own files on a turn a non-admin started: only an admin may allow it. */
+  adminOnly?: true;
 }
 
 /** What the engine is told. */
@@ -47,6 +53,8 @@ export interface TurnApprovalOptions {
   sessionKey: string;
   /** `<channel>:<userId>` of who started the turn; absent for the HTTP API and the terminal (the owner). */
   requester?: string;
+  /** Whether an admin (or the owner) started the turn; default: no requester, i.e. the owner. */
+  startedByAdmin?: boolean;
   /** Whether someone can see and answer requests (false for scheduled tasks: denied at once). */
   canAsk: boolean;
   /** Show a request to the person (the turn's stream). */
@@ -84,6 +92,8 @@ export interface ApprovalsDeps {
   timeoutMs(): number;
   /** Mask secret values in what is shown. */
   mask(text: string): string;
+  /** Whether a tool call's input names the assistant's own files (service.yaml, .env, .service/): admin-only on a non-admin's turn. */
+  touchesControlFiles?(text: string): boolean;
 }
 
 /** Ids people type after /allow: lower case, no lookalikes. */
@@ -94,14 +104,35 @@ interface Waiting {
   request: ApprovalRequest;
   sessionKey: string;
   requester: string | undefined;
-  settle(verdict: ApprovalVerdict, always?: boolean): void;
+  /** `holder`: for whom an `/allow always` holds (EVERYONE, or the requester). */
+  settle(verdict: ApprovalVerdict, always?: { holder: string }): void;
 }
+
+/** The holder of an `/allow always` an admin (or the owner) gave: everyone in the session. */
+const EVERYONE = '*';
+
+/** What a non-admin hears when allowing a call on the assistant's own files. */
+export const ADMIN_ONLY_TEXT =
+  "This tool call touches the assistant's own settings or state (service.yaml, .env, .service/): only an admin can allow it. You may deny it.";
 
 export function createApprovals(deps: ApprovalsDeps): Approvals {
   /** Waiting requests by id, in the order they were made. */
   const waiting = new Map<string, Waiting>();
-  /** Tools allowed for the rest of a session (`/allow always`), by session key. */
-  const always = new Map<string, Set<string>>();
+  /**
+   * Tools allowed for the rest of a session (`/allow always`), by session key, then tool, then for
+   * whom: a person's own answer holds for their turns only (a group's other members still get
+   * asked); an admin's holds for everyone in the session.
+   */
+  const always = new Map<string, Map<string, Set<string>>>();
+  const allowedAlways = (key: string, tool: string, requester: string | undefined) => {
+    const holders = always.get(key)?.get(tool);
+    return holders !== undefined && (holders.has(EVERYONE) || (requester !== undefined && holders.has(requester)));
+  };
+  const addAlways = (key: string, tool: string, holder: string) => {
+    const tools = always.get(key) ?? new Map<string, Set<string>>();
+    tools.set(tool, (tools.get(tool) ?? new Set()).add(holder));
+    always.set(key, tools);
+  };
 
   const newId = () => {
     for (;;) {
@@ -131,11 +162,20 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
           message: `No one can approve tool calls in this turn (a scheduled task), so ${req.tool} was denied. Set skipPermissions: true, or allow the tool in the engine's own settings.`,
         });
       }
-      if (always.get(turn.sessionKey)?.has(req.tool)) {
+      const text = describeToolCall(req.input, req.title, deps.mask);
+      if (text.detail.length > DETAIL_MAX) {
+        return Promise.resolve({
+          allow: false,
+          message: `The ${req.tool} call is ${text.detail.length} characters long, too long for a person to review in a chat (at most ${DETAIL_MAX}), so it was denied unseen. Split it into shorter steps.`,
+        });
+      }
+      const adminOnly = turn.startedByAdmin === false && deps.touchesControlFiles?.(`${compactInput(req.input)} ${req.title ?? ''}`) === true;
+      // An /allow always never covers a call on the assistant's own files in a non-admin's turn: that one is always asked.
+      if (!adminOnly && allowedAlways(turn.sessionKey, req.tool, turn.requester || undefined)) {
         return Promise.resolve({ allow: true, message: `${req.tool} is allowed for the rest of this session.` });
       }
       return new Promise<ApprovalVerdict>((resolve) => {
-        const request: ApprovalRequest = { id: newId(), tool: req.tool, summary: formatApprovalSummary(req.input, req.title, deps.mask) };
+        const request: ApprovalRequest = { id: newId(), tool: req.tool, ...text, ...(adminOnly ? { adminOnly: true as const } : {}) };
         const timer = setTimeout(() => {
           const seconds = Math.round(deps.timeoutMs() / 1000);
           entry.settle({ allow: false, message: `No answer within ${seconds} s: the person did not approve ${req.tool}, so it was denied.` });
@@ -152,7 +192,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
             mine.delete(entry);
             clearTimeout(timer);
             req.signal?.removeEventListener('abort', onGone);
-            if (allowAlways) always.set(turn.sessionKey, (always.get(turn.sessionKey) ?? new Set()).add(req.tool));
+            if (allowAlways) addAlways(turn.sessionKey, req.tool, allowAlways.holder);
             resolve(verdict);
           },
         };
@@ -195,16 +235,22 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     }
     const { request } = entry;
     const allow = a.decision !== 'deny';
+    if (allow && request.adminOnly && !a.privileged) {
+      return { ok: false, reason: 'not_allowed', text: ADMIN_ONLY_TEXT };
+    }
+    // The owner's or an admin's "always" holds for everyone in the session; a member's for their own turns.
+    const holder = a.privileged || entry.requester === undefined ? EVERYONE : entry.requester;
     entry.settle(
       allow ? { allow: true, message: 'The person allowed this tool call.' } : { allow: false, message: `The person denied this ${request.tool} call.` },
-      a.decision === 'allow_always',
+      a.decision === 'allow_always' ? { holder } : undefined,
     );
     const what = `${request.tool}: ${request.summary}`;
+    const whom = holder === EVERYONE ? 'for everyone in this session' : 'for your own turns in this session (an admin can allow it for everyone)';
     const text =
       a.decision === 'deny'
         ? `Denied ${what}`
         : a.decision === 'allow_always'
-          ? `Allowed ${what}\n${request.tool} is allowed without asking for the rest of this session (until /reset).`
+          ? `Allowed ${what}\n${request.tool} is allowed without asking ${whom}, until /reset.`
           : `Allowed ${what}`;
     return { ok: true, request, decision: a.decision, text };
   };
@@ -215,4 +261,14 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     waiting: (key) => inSession(key).map((w) => w.request),
     forget: (key) => void always.delete(key),
   };
+}
+
+// --- internal ---
+
+function compactInput(input: unknown): string {
+  try {
+    return JSON.stringify(input) ?? '';
+  } catch {
+    return String(input);
+  }
 }

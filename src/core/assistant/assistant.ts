@@ -1,12 +1,15 @@
-import { type BudgetState, formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
+import { formatBudgetRefusal, isBudgeted, readBudget } from '../access/budget.js';
 import { createBudgetGuard } from '../access/budget-holds.js';
 import { createApprovalCommands } from '../approvals/approval-commands.js';
-import { type AnswerOutcome, type AnswerRequest, createApprovals, type TurnApprovals } from '../approvals/approvals.js';
+import { createApprovals, type TurnApprovals } from '../approvals/approvals.js';
 import { maskSecretValues } from '../config/secrets.js';
 import type { ConfigSource } from '../config/source.js';
 import type { PeerAssistant } from '../engines/context.js';
 import { describeMissingEngine } from '../engines/detect.js';
 import { enginesWith, getEngine } from '../engines/registry.js';
+import type { EngineApiAccess } from '../engines/engine-env.js';
+import { mentionsControlFile, PROTECTED_PATHS } from '../guard/control-files.js';
+import type { ControlGuard } from '../guard/control-guard.js';
 import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.js';
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
@@ -14,7 +17,7 @@ import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue, formatAdmissionRefusal } from '../queue/turn-queue.js';
 import { decodeFiles, promptWithFiles, saveIncomingFiles } from '../files/incoming.js';
 import { removeStaleOutboxes } from '../files/outbox.js';
-import { createSentFiles, type SentFiles } from '../files/sent-files.js';
+import { createSentFiles } from '../files/sent-files.js';
 import type {
   ActivityRecord,
   ActivityStore,
@@ -23,7 +26,6 @@ import type {
   CoordinationStore,
   FailoverStore,
   HistoryStore,
-  Metrics,
   RefusalReason,
   RunningTurnStore,
   SessionStore,
@@ -33,9 +35,9 @@ import { pruneIdleSessions } from './prune-sessions.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { formatCommandRecord, formatPreview, formatRefusalRecord, formatTurnRecord } from './activity-records.js';
 import { createBuiltinCommands } from './builtin-commands.js';
-import { type ChatSessions, createChatSessions } from './chat-sessions.js';
+import { createChatSessions } from './chat-sessions.js';
 import { createSessionCommands } from './session-commands.js';
-import type { CommandResult, CommandTable } from './slash-commands.js';
+import type { CommandTable } from './slash-commands.js';
 import { decodeImages } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
 import { formatStatusText } from './status-text.js';
@@ -62,48 +64,17 @@ export interface AssistantDeps {
   peers?: () => PeerAssistant[];
   /** With a store shared by several gateways of the assistant: a key runs on one of them at a time. */
   keyLocks?: Pick<CoordinationStore, 'lockSessionKey'>;
+  /** Under a gateway: how the engine reaches its API (SERVICE_URL, a send-only token). */
+  engineApi?: EngineApiAccess;
+  /** Undoes what a turn a non-admin started changed of the assistant's own files and grants. */
+  guard?: ControlGuard;
 }
 
-import type { AssistantStatus, ChatOptions, CommandOptions, Refusal } from './turn-options.js';
+import { type AssistantStatus, type ChatOptions, type CommandOptions, type Refusal, startedByAdmin } from './turn-options.js';
 
 export type { AssistantStatus, ChatOptions, CommandOptions, Refusal };
-
-export interface Assistant {
-  chat(message: string, opts?: ChatOptions): AsyncIterable<StreamEvent>;
-  /** A native engine command (POST /command): never sent as prompt text. */
-  command(name: string, args: string | undefined, opts?: ChatOptions): AsyncIterable<StreamEvent>;
-  /** A slash command; recorded as an activity event like a turn (`source`/`sender` as in ChatOptions). */
-  runCommand(line: string, opts?: CommandOptions): Promise<CommandResult>;
-  /** Clear the engine session and history of a key (aborting its running turn first). */
-  reset(key: string): Promise<void>;
-  /** Cancel the running turn of a key; true when one was running. History is kept. */
-  abort(key: string): boolean;
-  /** Answer an approval request of a running turn (POST /approve, /allow, /deny, the terminal). */
-  answerApproval(answer: AnswerRequest): AnswerOutcome;
-  /** Whether a slash command line is answered at once (/stop, /allow, /deny), not queued behind the session's turn. */
-  runsAtOnce(line: string): boolean;
-  status(): AssistantStatus;
-  /** Why the configured engine cannot start (its program is not found), with the fix; undefined when it can. */
-  engineWarning(): string | undefined;
-  onActivity(listener: (record: ActivityRecord) => void): () => void;
-  recentActivity(limit: number): Promise<ActivityRecord[]>;
-  metrics(): Promise<Metrics>;
-  /** Record a message refused before any turn (live on onActivity, like a turn). */
-  recordRefusal(refusal: Refusal): Promise<void>;
-  /** Today's spending against `access.dailyBudgetUsd`. */
-  budget(): Promise<BudgetState>;
-  /**
-   * Let running turns finish for up to `graceMs`, then abort what is left, queued turns too; their
-   * completion says `Aborted: <why>` (default: the gateway is shutting down).
-   */
-  drain(graceMs: number, why?: string): Promise<void>;
-  readonly config: ConfigSource;
-  readonly engine: EngineRunner;
-  /** Named sessions per chat, and every session key (GET /api/sessions). */
-  readonly sessions: ChatSessions;
-  /** Files the agent sent, kept for delivery and download (GET /api/files/…). */
-  readonly files: SentFiles;
-}
+export type { Assistant } from './assistant-api.js';
+import type { Assistant } from './assistant-api.js';
 
 /** How long an admitted turn waits for requests sent together with it before its engine starts. */
 const START_COALESCE_MS = 5;
@@ -123,11 +94,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       ...(deps.env ? { env: deps.env } : {}),
       ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
       ...(deps.peers ? { peers: deps.peers } : {}),
+      ...(deps.engineApi ? { engineApi: deps.engineApi } : {}),
       now,
     });
   const queue = createTurnQueue(() => {
     const c = deps.config.current().config;
-    return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession };
+    return { maxConcurrent: c.maxConcurrent, maxQueuePerSession: c.maxQueuePerSession, maxTurnsPerPerson: c.maxTurnsPerPerson };
   });
   const running = new Map<string, AbortController>();
   /** Every admitted turn, running or queued behind its key, and the stop given to all once draining. */
@@ -145,6 +117,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const approvals = createApprovals({
     timeoutMs: () => deps.config.current().config.approvalTimeoutSeconds * 1000,
     mask: (text) => maskSecretValues(text, deps.config.current().secretValues),
+    touchesControlFiles: mentionsControlFile,
   });
 
   // Stored masked: the record outlives the configuration whose secrets it could echo (a reply naming a resolved ${VAR}).
@@ -163,6 +136,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
     const message = command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt);
+    const byAdmin = startedByAdmin(opts);
     const log = (completion: Completion, costUsd: number, refused?: RefusalReason) =>
       record(formatTurnRecord({ ts, source, sender, message, sessionKey: key, completion, costUsd, ...(refused ? { refused } : {}) }));
 
@@ -178,7 +152,12 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         if (opts.chatKey !== undefined) key = await sessions.resolve(opts.chatKey);
         const budget = budgeted(source) ? await budgetNow() : undefined;
         if (budget?.reached) return { spent: true as const, budget };
-        return { spent: false as const, admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal) : Promise.resolve(queue.admit(key)) };
+        // A member's turns count against maxTurnsPerPerson; an admin's and the owner's do not.
+        const person = byAdmin ? undefined : opts.caller;
+        return {
+          spent: false as const,
+          admitting: opts.waitForCapacity ? queue.admitWhenFree(key, opts.signal, person) : Promise.resolve(queue.admit(key, person)),
+        };
       });
       if (pre.spent) return log(rejectTurn(formatBudgetRefusal(pre.budget), emit), 0, 'over_budget');
       const admission = await pre.admitting;
@@ -187,6 +166,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       admitted.add(ctl);
       let turnRecord: TurnRecord | undefined;
       let turnApprovals: TurnApprovals | undefined;
+      let guarded: ReturnType<ControlGuard['begin']> | undefined;
       let unlockKey: (() => Promise<void>) | undefined;
       let releaseHold: ((costUsd?: number) => Promise<void>) | undefined;
       const onCallerAbort = () => ctl.abort();
@@ -228,9 +208,11 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         const full = promptWithFiles(prompt, saveIncomingFiles(paths.dir, files.files, now()));
         await deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
         turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
+        if (!byAdmin) guarded = deps.guard?.begin(sender);
         turnApprovals = approvals.openTurn({
           sessionKey: key,
           ...(opts.caller ? { requester: opts.caller } : {}),
+          startedByAdmin: byAdmin,
           canAsk: opts.askApprovals !== false,
           emit: (request) => emit({ type: 'approval_request', ...request }),
           signal: ctl.signal,
@@ -246,6 +228,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
             onProcesses: turnRecord.processes,
             askApproval: turnApprovals.ask,
             overtaken,
+            ...(guarded ? { afterEngine: guarded.end, protectedPaths: PROTECTED_PATHS } : {}),
           },
           emit,
         );
@@ -258,6 +241,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
       } finally {
         await releaseHold?.();
         turnApprovals?.close();
+        await guarded?.end();
         await turnRecord?.end();
         if (running.get(key) === ctl) running.delete(key);
         admitted.delete(ctl);

@@ -31,6 +31,10 @@ export interface TurnRequest {
   askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
   /** True once the key was reset while this turn ran: its engine session is not saved then. */
   overtaken?: () => boolean;
+  /** The assistant's own files, out of the engine's reach where it has deny rules (a non-admin started the turn). */
+  protectedPaths?: readonly string[];
+  /** Once the engine has exited, before the reply is complete: a notice to add to it (the check after a non-admin's turn). */
+  afterEngine?: () => Promise<string | undefined>;
 }
 
 export interface TurnDeps {
@@ -90,6 +94,7 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
       signal: req.signal,
       ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
       ...(req.askApproval ? { askApproval: req.askApproval } : {}),
+      ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
     });
     for await (const e of events) {
       switch (e.type) {
@@ -132,6 +137,13 @@ export async function executeTurn(deps: TurnDeps, req: TurnRequest, emit: (e: St
     streamed = terminal.text;
     answer = streamed;
     emit({ type: 'text', content: streamed });
+  }
+  const notice = await req.afterEngine?.();
+  if (notice) {
+    const added = `${streamed === '' ? '' : '\n\n'}${notice}`;
+    streamed += added;
+    answer += added;
+    emit({ type: 'text', content: added });
   }
   const durationMs = deps.now() - started;
   if (sessionId && !req.overtaken?.()) {

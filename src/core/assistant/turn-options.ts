@@ -15,6 +15,11 @@ export interface ChatOptions {
   sender?: string;
   /** `<channel>:<userId>` of who started the turn from a chat: they (or an admin) answer its approvals. */
   caller?: string;
+  /**
+   * Whether the person in the chat who started the turn is an admin (`access.admins`). A turn with
+   * no `caller` (HTTP API, terminal, scheduled task) is the owner's, and counts as an admin's.
+   */
+  admin?: boolean;
   /** Whether someone can answer approval requests (false for scheduled tasks: such tools are denied at once). */
   askApprovals?: boolean;
   /**
@@ -29,6 +34,11 @@ export interface ChatOptions {
    * For callers whose messages are already durable (the channel bridge, the scheduler).
    */
   waitForCapacity?: boolean;
+}
+
+/** Whether an admin (or the owner) started the turn: only then may it touch the assistant's own files. */
+export function startedByAdmin(opts: Pick<ChatOptions, 'caller' | 'admin'>): boolean {
+  return opts.caller === undefined || opts.admin === true;
 }
 
 export interface CommandOptions {

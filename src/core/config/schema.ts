@@ -249,6 +249,8 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     timeout: f.num(0).default(600),
     maxConcurrent: f.int(1).default(10),
     maxQueuePerSession: f.int(0).default(3),
+    // Turns one person in a chat (not an admin) may have admitted at once: one member's turns waiting on unanswered approvals never hold every slot.
+    maxTurnsPerPerson: f.int(1).default(2),
     sessionTtlDays: f.num(0).default(30),
     systemPrompt: text().optional(),
     permissions: permissions.optional(),

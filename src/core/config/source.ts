@@ -34,6 +34,13 @@ export interface ConfigSource {
   onChange(listener: (next: LoadedConfig, previous: LoadedConfig) => void): () => void;
   /** Follow outside changes of service.yaml until the returned function is called. */
   watch(): () => void;
+  /** The text of the configuration in force: what the file held when this source last read or wrote it. */
+  text(): string;
+  /**
+   * Hold back reloads of outside changes until every hold is released (a turn a non-admin started
+   * is running: what it changed is undone first, so it is never applied); then reload once.
+   */
+  hold(): () => void;
 }
 
 export interface ConfigSourceOptions {
@@ -49,6 +56,8 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
   let text = fs.readFileSync(loaded.file, 'utf8');
   const listeners = new Set<(next: LoadedConfig, previous: LoadedConfig) => void>();
   let merges: Promise<unknown> = Promise.resolve();
+  let holds = 0;
+  let heldBack = false;
 
   const adopt = (next: LoadedConfig, nextText: string) => {
     const previous = loaded;
@@ -64,6 +73,10 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
   };
 
   const reload = () => {
+    if (holds > 0) {
+      heldBack = true;
+      return;
+    }
     let nextText: string;
     try {
       nextText = fs.readFileSync(loaded.file, 'utf8');
@@ -121,6 +134,18 @@ export function createConfigSource(opts: ConfigSourceOptions): ConfigSource {
       return result;
     },
     reload,
+    text: () => text,
+    hold() {
+      holds++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        if (--holds > 0 || !heldBack) return;
+        heldBack = false;
+        reload();
+      };
+    },
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

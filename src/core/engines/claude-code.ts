@@ -46,6 +46,8 @@ export const claudeCode: EngineDefinition = {
     if (usesMcpFile(turn.config)) args.push('--mcp-config', mcpFile(turn.stateDir));
     // Chat approvals: Claude Code asks our helper (an MCP tool) instead of failing the tool call.
     if (!turn.config.skipPermissions) args.push('--permission-prompt-tool', APPROVAL_MCP_TOOL);
+    // A non-admin's turn: deny rules for the file tools on the assistant's own files (they hold in every permission mode).
+    if (turn.protectedPaths?.length) args.push('--disallowedTools', ...turn.protectedPaths.flatMap(denyRules));
 
     const env: Record<string, string | undefined> = {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -80,6 +82,12 @@ export const claudeCode: EngineDefinition = {
     return { models: DOCUMENTED_MODELS, source: 'documented' };
   },
 };
+
+/** Claude Code's rules (gitignore patterns, `./` from the working directory) keeping Read and every editing tool off a path. */
+function denyRules(relative: string): string[] {
+  const pattern = relative.endsWith('/') ? `./${relative}**` : `./${relative}`;
+  return [`Read(${pattern})`, `Edit(${pattern})`];
+}
 
 function mcpFile(stateDir: string): string {
   return path.join(stateDir, 'engines', 'engine_b-mcp.json');

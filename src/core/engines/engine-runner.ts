@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import { createSkillScanner, type Skill } from '../skills/skills.js';
 import { renderAssistantContext, type PeerAssistant } from './context.js';
 import { describeMissingEngine, type EngineLocation, locateEngine } from './detect.js';
+import { buildEngineEnv, type EngineApiAccess } from './engine-env.js';
 import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
@@ -30,6 +31,8 @@ export interface EngineRunnerDeps {
   now?: () => number;
   /** Where helper processes ask for approvals (one per assistant; made here when not given). */
   approvalBroker?: ApprovalBroker;
+  /** Under a gateway: SERVICE_URL and the engine's own token (engine-env.ts); the gateway's credentials are never passed. */
+  engineApi?: EngineApiAccess;
 }
 
 export interface EngineTurnRequest {
@@ -45,6 +48,8 @@ export interface EngineTurnRequest {
   onProcesses?: (processes: ProcessIdentity[]) => void;
   /** Ask the person before a tool runs (skipPermissions false); without it such tools are refused. */
   askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
+  /** The assistant's own files, out of this turn's reach (a non-admin started it): see EngineTurn. */
+  protectedPaths?: readonly string[];
 }
 
 export interface EngineRunner {
@@ -161,9 +166,10 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
       isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
       ...(approvals ? { approvals } : {}),
+      ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
     };
     const invocation = engine.buildInvocation(turn);
-    const childEnv: NodeJS.ProcessEnv = { ...env, ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
+    const childEnv: NodeJS.ProcessEnv = { ...buildEngineEnv(env, req.config, deps.engineApi), ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
     for (const [k, v] of Object.entries(invocation.env)) {
       if (v === undefined) delete childEnv[k];
       else childEnv[k] = v;

@@ -114,6 +114,12 @@ export interface EngineTurn {
   isRoot: boolean;
   /** Chat approvals of this turn (skipPermissions false, engines with `approvals`). */
   approvals?: EngineApprovals;
+  /**
+   * Paths in the assistant directory this turn may neither read nor change (a non-admin started
+   * it): `service.yaml`, `.env`, and folders ending in `/`. An engine with deny rules of its own
+   * passes them on; every engine is checked after the turn anyway (core/guard/).
+   */
+  protectedPaths?: readonly string[];
 }
 
 /** What an engine that asks before running tools gets from its turn. */

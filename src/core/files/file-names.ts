@@ -4,14 +4,19 @@ import path from 'node:path';
 /**
  * File names that cross a trust boundary (a name a chat user or the agent chose) are made safe
  * here before they become paths: never a separator or `..`, never hidden, never a control
- * character, bounded in length with the extension kept.
+ * character, never a bidirectional control or another invisible format character (a right-to-left
+ * override makes `invoice\u202Efdp.exe` show as `invoiceexe.pdf`), bounded in length with the
+ * extension kept. Files in (saved into the workspace) and out (sent by the agent) both pass here.
  */
 const MAX_NAME_CHARS = 120;
+
+/** C0/C1 controls, format characters (bidi controls, zero-width, BOM), line/paragraph separators, and what Windows refuses. */
+const UNSAFE_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}<>:"|?*]/gu;
 
 export function toSafeFileName(name: string): string {
   const base = name.normalize('NFC').split(/[/\\]/).at(-1) ?? '';
   const cleaned = base
-    .replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_')
+    .replace(UNSAFE_CHARS, '_')
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/^[.\s]+/, '')

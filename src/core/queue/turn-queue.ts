@@ -1,18 +1,25 @@
 /**
  * Admission and ordering of turns. Turns of one session key run one at a time in arrival order;
  * different keys run in parallel. `maxQueuePerSession` bounds how many wait behind the running
- * turn of a key; `maxConcurrent` bounds the turns admitted (running or waiting) across all keys.
- * Limits are read on every admission, so a config change applies to the next turn. No I/O here.
+ * turn of a key; `maxConcurrent` bounds the turns admitted (running or waiting) across all keys;
+ * `maxTurnsPerPerson` bounds the turns one person in a chat (not an admin) has admitted, so one
+ * member with turns waiting on unanswered approvals cannot hold every slot. Limits are read on
+ * every admission, so a config change applies to the next turn. No I/O here.
  */
 export interface QueueLimits {
   maxConcurrent: number;
   maxQueuePerSession: number;
+  /** Absent: no per-person limit. */
+  maxTurnsPerPerson?: number;
 }
 
-export type Admission = { ok: true; ticket: Ticket } | { ok: false; reason: 'busy' | 'queue_full'; limit: number };
+export type Admission = { ok: true; ticket: Ticket } | { ok: false; reason: 'busy' | 'queue_full' | 'person_busy'; limit: number };
 
-/** What a refused turn is told (the spec's texts). */
+/** What a refused turn is told (the spec's texts, and ours for the per-person limit). */
 export function formatAdmissionRefusal(refused: Extract<Admission, { ok: false }>): string {
+  if (refused.reason === 'person_busy') {
+    return `You already have ${refused.limit} turn${refused.limit === 1 ? '' : 's'} running or waiting (limit: ${refused.limit} per person). Try again when one has finished.`;
+  }
   return refused.reason === 'busy'
     ? `Server busy: too many concurrent requests (limit: ${refused.limit}). Try again later.`
     : `Too many pending requests for this session (limit: ${refused.limit}). Try again later.`;
@@ -27,12 +34,13 @@ export interface Ticket {
 }
 
 export interface TurnQueue {
-  admit(key: string): Admission;
+  /** `person`: who in a chat started it, counted against maxTurnsPerPerson (absent: not limited per person). */
+  admit(key: string, person?: string): Admission;
   /**
    * Admit, waiting for a free slot while the limits refuse (for callers whose messages are already
    * durable: channels, the scheduler); resolves with the refusal only once `signal` aborts.
    */
-  admitWhenFree(key: string, signal?: AbortSignal): Promise<Admission>;
+  admitWhenFree(key: string, signal?: AbortSignal, person?: string): Promise<Admission>;
   /** Let the callers waiting for a slot try again (a shutdown wants them admitted, and stopped). */
   wakeWaiting(): void;
   isRunning(key: string): boolean;
@@ -44,6 +52,7 @@ export interface TurnQueue {
 export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
   const lanes = new Map<string, Array<{ start: () => void; started: boolean }>>();
   let admitted = 0;
+  const perPerson = new Map<string, number>();
   /** Callers waiting for a slot, woken whenever a turn leaves the queue. */
   const waiting = new Set<() => void>();
   const wakeWaiting = () => {
@@ -59,12 +68,14 @@ export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
   };
 
   const queue: TurnQueue = {
-    admit(key) {
-      const { maxConcurrent, maxQueuePerSession } = limits();
+    admit(key, person) {
+      const { maxConcurrent, maxQueuePerSession, maxTurnsPerPerson = Number.POSITIVE_INFINITY } = limits();
       const lane = lanes.get(key) ?? [];
       const waiting = lane.filter((e) => !e.started).length;
       if (lane.length > 0 && waiting >= maxQueuePerSession) return { ok: false, reason: 'queue_full', limit: maxQueuePerSession };
+      if (person !== undefined && (perPerson.get(person) ?? 0) >= maxTurnsPerPerson) return { ok: false, reason: 'person_busy', limit: maxTurnsPerPerson };
       if (admitted >= maxConcurrent) return { ok: false, reason: 'busy', limit: maxConcurrent };
+      if (person !== undefined) perPerson.set(person, (perPerson.get(person) ?? 0) + 1);
 
       let start!: () => void;
       const ready = new Promise<void>((resolve) => (start = resolve));
@@ -83,6 +94,11 @@ export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
             if (released) return;
             released = true;
             admitted--;
+            if (person !== undefined) {
+              const left = (perPerson.get(person) ?? 1) - 1;
+              if (left > 0) perPerson.set(person, left);
+              else perPerson.delete(person);
+            }
             const current = lanes.get(key) ?? [];
             const i = current.indexOf(entry);
             if (i >= 0) current.splice(i, 1);
@@ -93,8 +109,8 @@ export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
         },
       };
     },
-    async admitWhenFree(key, signal) {
-      let admission = queue.admit(key);
+    async admitWhenFree(key, signal, person) {
+      let admission = queue.admit(key, person);
       while (!admission.ok && !signal?.aborted) {
         await new Promise<void>((resolve) => {
           const wake = () => {
@@ -105,7 +121,7 @@ export function createTurnQueue(limits: () => QueueLimits): TurnQueue {
           waiting.add(wake);
           signal?.addEventListener('abort', wake, { once: true });
         });
-        admission = queue.admit(key);
+        admission = queue.admit(key, person);
       }
       return admission;
     },

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import type { FileEvent, StreamEvent } from '../../core/events.js';
-import { presentedToken, tokensMatch } from '../auth.js';
+import { identifyToken, presentedToken, tokensMatch } from '../auth.js';
 import { HTTPResponse } from 'h3';
 import { httpError, routeParam } from '../http.js';
 import type { RouteTable, ServerDeps } from '../types.js';
@@ -43,7 +43,10 @@ export function registerFileRoutes(table: RouteTable, deps: ServerDeps): void {
     const id = routeParam(event, 'id') ?? '';
     const header = presentedToken(event.req.headers.get('authorization') ?? undefined, event.url, false);
     const query = event.url.searchParams.get('token');
-    const allowed = header !== undefined ? tokensMatch(header, deps.token) : query !== null && tokensMatch(query, signFileId(deps.token, id));
+    const allowed =
+      header !== undefined
+        ? identifyToken(header, { gateway: deps.token, engine: deps.engineToken }) !== undefined
+        : query !== null && tokensMatch(query, signFileId(deps.token, id));
     if (!allowed) {
       const none = header === undefined && query === null;
       throw httpError(401, none ? 'missing token' : 'invalid token', {}, { 'www-authenticate': 'Bearer realm="service"' }, none ? 'no token' : 'wrong token');

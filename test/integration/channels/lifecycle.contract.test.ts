@@ -82,7 +82,11 @@ async function expectNotConnected(adapter: ChannelAdapter, m: Pick<InboundMessag
     [
       'askApproval',
       adapter.askApproval &&
-        (() => adapter.askApproval!(m.replyTarget, formatApprovalPrompt({ id: 'k7m2x', tool: 'Bash', summary: 'ls' }, { timeoutSeconds: 300 }))),
+        (() =>
+          adapter.askApproval!(
+            m.replyTarget,
+            formatApprovalPrompt({ id: 'k7m2x', tool: 'Bash', summary: 'ls', detail: 'ls', cut: false }, { timeoutSeconds: 300 }),
+          )),
     ],
   ];
   for (const [what, call] of calls) {

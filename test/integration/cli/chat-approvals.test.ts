@@ -26,7 +26,7 @@ describe('service chat: approvals asked inline (spawned for real)', () => {
     expect(r.stdout).toContain('Approval needed: Bash: echo one > ONE.txt\nallow? [y/N/a]\nAllowed Bash: echo one > ONE.txt\n');
     expect(r.stdout).toContain('Denied Bash: echo two > TWO.txt\n');
     expect(r.stdout).toContain('DENIED: The person denied this Bash call.');
-    expect(r.stdout).toContain('Bash is allowed without asking for the rest of this session');
+    expect(r.stdout).toContain('Bash is allowed without asking for everyone in this session, until /reset.');
     // The fourth call is allowed without a question (allow always), so no line was taken for it.
     expect(r.stdout).not.toContain('Approval needed: Bash: echo four');
     expect(r.stdout.match(/ALLOWED/g)).toHaveLength(3);
@@ -72,7 +72,14 @@ describe('service chat: approvals asked inline (spawned for real)', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as { type: string });
     const request = events.find((e) => e.type === 'approval_request');
-    expect(request).toEqual({ type: 'approval_request', id: expect.stringMatching(/^[a-z2-9]{5}$/), tool: 'Bash', summary: 'echo j > J.txt' });
+    expect(request).toEqual({
+      type: 'approval_request',
+      id: expect.stringMatching(/^[a-z2-9]{5}$/),
+      tool: 'Bash',
+      summary: 'echo j > J.txt',
+      detail: 'echo j > J.txt',
+      cut: false,
+    });
     expect(t.exists('J.txt')).toBe(true);
     expect(events.find((e) => e.type === 'completion')).toMatchObject({ status: 'completed', finalText: 'ALLOWED' });
   });

@@ -38,11 +38,12 @@ function startTurn(a: TestAssistant, opts: Parameters<TestAssistant['assistant']
 const sideEffect = (a: TestAssistant) => fs.existsSync(path.join(a.dir, SIDE_EFFECT));
 
 describe('chat approvals through the assistant (skipPermissions: false)', () => {
-  it('the request streams as approval_request {id, tool, summary}; the one who started the turn allows it, the command runs', async () => {
+  it('the request streams as approval_request {id, tool, summary, detail, cut}; the one who started the turn allows it, the command runs', async () => {
     t = createTestAssistant({ yaml: 'skipPermissions: false\n' });
     const turn = startTurn(t, { sessionKey: 'tg:dm:1', source: 'channel_e', caller: 'channel_e:1' });
     const req = await turn.request;
-    expect(req).toEqual({ type: 'approval_request', id: expect.any(String), tool: 'Bash', summary: `echo done > ${SIDE_EFFECT}` });
+    const shown = `echo done > ${SIDE_EFFECT}`;
+    expect(req).toEqual({ type: 'approval_request', id: expect.any(String), tool: 'Bash', summary: shown, detail: shown, cut: false });
     const answer = await t.assistant.runCommand('/allow', { sessionKey: 'tg:dm:1', caller: 'channel_e:1', allowConfigChanges: false, source: 'channel_e' });
     expect(answer).toMatchObject({ approval: req.id, decision: 'allow' });
     const events = await turn.done;

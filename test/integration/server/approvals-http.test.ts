@@ -46,7 +46,14 @@ describe('POST /approve answers the approval_request of a /chat stream', () => {
     s = await startTestServer({ yaml: 'skipPermissions: false\n' });
     const turn = readEvents(await s.api('/chat', { json: { message: ASK, sessionKey: 'web' } }));
     const req = await turn.approval;
-    expect(req).toEqual({ type: 'approval_request', id: expect.stringMatching(/^[a-z0-9]+$/), tool: 'Bash', summary: 'echo done > HTTP-SIDE-EFFECT.txt' });
+    expect(req).toEqual({
+      type: 'approval_request',
+      id: expect.stringMatching(/^[a-z0-9]+$/),
+      tool: 'Bash',
+      summary: 'echo done > HTTP-SIDE-EFFECT.txt',
+      detail: 'echo done > HTTP-SIDE-EFFECT.txt',
+      cut: false,
+    });
     const res = await s.api('/approve', { json: { sessionKey: 'web', id: req.id, decision: 'allow' } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, id: req.id, decision: 'allow', tool: 'Bash', summary: 'echo done > HTTP-SIDE-EFFECT.txt' });

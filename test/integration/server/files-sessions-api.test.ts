@@ -93,6 +93,20 @@ describe('HTTP: files both ways, and GET /api/sessions', () => {
     expect(bad.at(-1)).toMatchObject({ status: 'failed', message: 'files[0]: data is not valid base64' });
   });
 
+  it('a right-to-left override in a file name is replaced, in (saved into inbox/) and out (sent by the agent)', async () => {
+    s = await startTestServer();
+    const events = await chat(s, {
+      message: 'MAKE-FILE:report\u202Efdp.exe:4 SAY:Done.',
+      files: [{ name: 'invoice\u202Efdp.exe', data: Buffer.from('x').toString('base64') }],
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
+    const day = formatLocalDay(Date.now());
+    expect(fs.readdirSync(path.join(s.dir, 'inbox', day))).toEqual(['invoice_fdp.exe']);
+    expect((s.standIn.runs()[0] as { prompt: string }).prompt).toContain(`- inbox/${day}/invoice_fdp.exe`);
+    const sent = events.find((e) => e.type === 'file');
+    expect(sent).toMatchObject({ name: 'report_fdp.exe', url: expect.stringContaining('/report_fdp.exe?token=') });
+  });
+
   it('GET /api/sessions lists every key with its last activity, turns and, for named sessions of a chat, the chat and name', async () => {
     s = await startTestServer();
     await chat(s, { message: 'hi', sessionKey: 'alpha' });

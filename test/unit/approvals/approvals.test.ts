@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ApprovalRequest, createApprovals, type TurnApprovals } from '../../../src/core/approvals/approvals.js';
+import { DETAIL_MAX, PROMPT_MAX } from '../../../src/core/approvals/summary.js';
+import { mentionsControlFile } from '../../../src/core/guard/control-files.js';
 
 /**
  * The decision routing of chat approvals: one registry per assistant, a handle per turn. What a
@@ -9,13 +11,15 @@ function setup(opts: { timeoutMs?: number; secrets?: string[] } = {}) {
   const approvals = createApprovals({
     timeoutMs: () => opts.timeoutMs ?? 60_000,
     mask: (text) => (opts.secrets ?? []).reduce((t, s) => t.split(s).join('********'), text),
+    touchesControlFiles: mentionsControlFile,
   });
   const shown: ApprovalRequest[] = [];
   const ctl = new AbortController();
-  const open = (over: { sessionKey?: string; requester?: string; canAsk?: boolean } = {}): TurnApprovals =>
+  const open = (over: { sessionKey?: string; requester?: string; canAsk?: boolean; startedByAdmin?: boolean } = {}): TurnApprovals =>
     approvals.openTurn({
       sessionKey: over.sessionKey ?? 'tg:dm:1',
       ...(over.requester !== undefined ? { requester: over.requester } : { requester: 'tg:1' }),
+      ...(over.startedByAdmin !== undefined ? { startedByAdmin: over.startedByAdmin } : {}),
       canAsk: over.canAsk ?? true,
       emit: (r) => shown.push(r),
       signal: ctl.signal,
@@ -29,7 +33,9 @@ describe('chat approvals: who answers and what the engine gets', () => {
   it('a request is shown with an id, the tool and a short summary; /allow by the requester allows it', async () => {
     const { approvals, shown, open } = setup();
     const verdict = open().ask(bash('echo hi > out.txt'));
-    expect(shown).toEqual([{ id: expect.stringMatching(/^[a-z0-9]{4,8}$/), tool: 'Bash', summary: 'echo hi > out.txt' }]);
+    expect(shown).toEqual([
+      { id: expect.stringMatching(/^[a-z0-9]{4,8}$/), tool: 'Bash', summary: 'echo hi > out.txt', detail: 'echo hi > out.txt', cut: false },
+    ]);
     expect(approvals.waiting('tg:dm:1').map((r) => r.id)).toEqual([shown[0]!.id]);
     const answer = approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow', caller: 'tg:1', privileged: false });
     expect(answer).toMatchObject({ ok: true, decision: 'allow', request: shown[0] });
@@ -153,18 +159,81 @@ describe('chat approvals: who answers and what the engine gets', () => {
     });
   });
 
-  it('the summary is short, on one line, without control characters, and secret values are masked', () => {
+  it('the summary is on one line with control characters as escapes, cut at PROMPT_MAX, and secret values are masked', () => {
     const { shown, open } = setup({ secrets: ['sk-live-123'] });
-    void open().ask(bash(`curl -H "Authorization: sk-live-123" https://x\n\u001b[31mred\u001b[0m ${'y'.repeat(500)}`));
+    void open().ask(bash(`curl -H "Authorization: sk-live-123" https://x\n\u001b[31mred\u001b[0m ${'y'.repeat(600)}`));
     void open().ask({ tool: 'Edit', input: { file_path: '/repo/src/a.ts', old_string: 'a', new_string: 'b' } });
     void open().ask({ tool: 'mcp__docs__search', input: { query: 'how', limit: 3 } });
     const [cmd, edit, other] = shown;
     expect(cmd!.summary).not.toContain('sk-live-123');
+    expect(cmd!.detail).not.toContain('sk-live-123');
     expect(cmd!.summary).toContain('********');
-    expect(cmd!.summary).not.toMatch(/[\u0000-\u001f\u007f]/);
-    expect(cmd!.summary.length).toBeLessThanOrEqual(200);
+    expect(cmd!.detail).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(cmd!.detail).toContain('https://x\\n\\u{001B}[31mred\\u{001B}[0m');
+    expect(cmd!.summary.length).toBeLessThanOrEqual(PROMPT_MAX);
     expect(cmd!.summary.endsWith('…')).toBe(true);
+    expect(cmd!.cut).toBe(true);
+    expect(cmd!.detail.endsWith('y'.repeat(600))).toBe(true);
     expect(edit!.summary).toBe('/repo/src/a.ts');
     expect(other!.summary).toBe('{"query":"how","limit":3}');
+  });
+
+  it('a tool call too long to review in a chat is denied unseen', async () => {
+    const { shown, open } = setup();
+    const v = await open().ask(bash(`echo ${'x'.repeat(DETAIL_MAX)}`));
+    expect(v.allow).toBe(false);
+    expect(v.message).toMatch(/too long for a person to review/);
+    expect(shown).toEqual([]);
+  });
+
+  it("in a group, a member's /allow always holds for their own turns; an admin's for everyone in the session", async () => {
+    const { approvals, shown, open } = setup();
+    const group = 'tg:group:7';
+    const ada = () => open({ sessionKey: group, requester: 'tg:ada' });
+    const bob = () => open({ sessionKey: group, requester: 'tg:bob' });
+    const first = ada().ask(bash('a'));
+    const given = approvals.answer({ sessionKey: group, decision: 'allow_always', caller: 'tg:ada', privileged: false });
+    expect(given).toMatchObject({ ok: true });
+    expect(given.text).toMatch(/for your own turns/);
+    expect((await first).allow).toBe(true);
+    // Ada's next Bash runs unasked; Bob's is still asked.
+    expect((await ada().ask(bash('b'))).allow).toBe(true);
+    const bobs = bob().ask(bash('c'));
+    expect(shown).toHaveLength(2);
+    // An admin's "always" on Bob's request holds for everyone in the group from then on.
+    const admin = approvals.answer({ sessionKey: group, decision: 'allow_always', caller: 'tg:root', privileged: true });
+    expect(admin.text).toMatch(/for everyone in this session/);
+    expect((await bobs).allow).toBe(true);
+    expect((await open({ sessionKey: group, requester: 'tg:carol' }).ask(bash('d'))).allow).toBe(true);
+    expect(shown).toHaveLength(2);
+  });
+
+  it("a call on the assistant's own files in a member's turn: only an admin may allow it, the member may deny; never covered by /allow always", async () => {
+    const { approvals, shown, open } = setup();
+    const member = () => open({ startedByAdmin: false });
+    const always = member().ask(bash('ls'));
+    approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow_always', caller: 'tg:1', privileged: false });
+    expect((await always).allow).toBe(true);
+    const edit = member().ask(bash(`sed -i 's/admins: \\[\\]/admins: [tg:1]/' service.yaml`));
+    expect(shown.at(-1)).toMatchObject({ adminOnly: true });
+    const refused = approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow', caller: 'tg:1', privileged: false });
+    expect(refused).toMatchObject({ ok: false, reason: 'not_allowed', text: expect.stringMatching(/only an admin can allow it/) });
+    expect(approvals.answer({ sessionKey: 'tg:dm:1', decision: 'allow', caller: 'tg:9', privileged: true })).toMatchObject({ ok: true });
+    expect((await edit).allow).toBe(true);
+    const token = member().ask({ tool: 'Read', input: { file_path: '/srv/bot/.service/gateway-token' } });
+    expect(approvals.answer({ sessionKey: 'tg:dm:1', decision: 'deny', caller: 'tg:1', privileged: false })).toMatchObject({ ok: true });
+    expect((await token).allow).toBe(false);
+    // An admin's own turn: an ordinary request.
+    void open({ startedByAdmin: true }).ask({ tool: 'Edit', input: { file_path: 'service.yaml' } });
+    expect(shown.at(-1)?.adminOnly).toBeUndefined();
+  });
+
+  it("what counts as naming the assistant's own files", () => {
+    for (const t of ['service.yaml', 'cat ./.env', 'cp x /srv/bot/.service/state.db', 'echo x > .service/gateway-token', 'vi service.yml']) {
+      expect(mentionsControlFile(t), t).toBe(true);
+    }
+    for (const t of ['node -e "process.env.HOME"', 'systemctl restart nginx.service', 'cat README.md', 'ls services/']) {
+      expect(mentionsControlFile(t), t).toBe(false);
+    }
   });
 });

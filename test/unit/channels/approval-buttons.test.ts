@@ -10,7 +10,7 @@ import { formatTelegramApprovalKeyboard, normaliseTelegramCallback } from '../..
 describe('approval buttons', () => {
   const prompts = fc
     .record({ id: fc.stringMatching(/^[a-z0-9]{5}$/), tool: fc.string({ minLength: 1, maxLength: 200 }), summary: fc.string({ maxLength: 80 }) })
-    .map((r) => formatApprovalPrompt(r, { timeoutSeconds: 300 }));
+    .map((r) => formatApprovalPrompt({ ...r, detail: r.summary, cut: false }, { timeoutSeconds: 300 }));
 
   it('Telegram: every button carries its command within 64 bytes of callback_data', () => {
     fc.assert(

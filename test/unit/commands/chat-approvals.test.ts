@@ -33,7 +33,12 @@ describe('createInlineApprovals', () => {
       assistant: {
         answerApproval: (a) => {
           answers.push(a);
-          return { ok: true, request: { id: a.id ?? '', tool: 'Bash', summary: '' }, decision: a.decision, text: `answered ${a.id} ${a.decision}` };
+          return {
+            ok: true,
+            request: { id: a.id ?? '', tool: 'Bash', summary: '', detail: '', cut: false },
+            decision: a.decision,
+            text: `answered ${a.id} ${a.decision}`,
+          };
         },
       },
       sessionKey: 'k',
@@ -42,7 +47,7 @@ describe('createInlineApprovals', () => {
     });
     return { inline, answers, asked, said };
   };
-  const req = (id: string) => ({ id, tool: 'Bash', summary: `echo ${id}` });
+  const req = (id: string) => ({ id, tool: 'Bash', summary: `echo ${id}`, detail: `echo ${id}`, cut: false });
 
   it('answers the oldest first, as the owner, and asks for the next one only then', () => {
     const t = setup();

@@ -19,6 +19,28 @@ describe('file names that cross a trust boundary', () => {
     expect(toSafeFileName(`${'x'.repeat(300)}.tar.gz`)).toMatch(/^x{117}\.gz$/);
   });
 
+  it('replaces bidirectional controls and other invisible format characters (a right-to-left override would show exe as pdf)', () => {
+    expect(toSafeFileName('invoice\u202Efdp.exe')).toBe('invoice_fdp.exe');
+    for (const c of [
+      '\u202A',
+      '\u202B',
+      '\u202C',
+      '\u202D',
+      '\u202E',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+      '\u200E',
+      '\u200F',
+      '\u061C',
+      '\u200B',
+      '\uFEFF',
+    ]) {
+      expect(toSafeFileName(`a${c}b.txt`)).toBe('a_b.txt');
+    }
+  });
+
   it('never yields a path separator, a leading dot, an empty name or more than 120 characters (property)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 400 }), (name) => {
@@ -27,7 +49,7 @@ describe('file names that cross a trust boundary', () => {
         expect(safe.startsWith('.')).toBe(false);
         expect(safe.length).toBeGreaterThan(0);
         expect(safe.length).toBeLessThanOrEqual(120);
-        expect(safe).not.toMatch(/[\u0000-\u001f]/);
+        expect(safe).not.toMatch(/[\u0000-\u001f\u202a-\u202e\u2066-\u2069\u200e\u200f]/);
         expect(toSafeFileName(safe)).toBe(safe);
       }),
     );

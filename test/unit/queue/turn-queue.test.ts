@@ -61,4 +61,21 @@ describe('turn queue', () => {
     running.ticket.release();
     expect(q.stats()).toEqual({ running: 0, waiting: 0, keys: 0 });
   });
+
+  it('maxTurnsPerPerson: one person holds at most that many turns across their chats; others and unlimited callers still get in', async () => {
+    const q = createTurnQueue(() => ({ maxConcurrent: 4, maxQueuePerSession: 3, maxTurnsPerPerson: 2 }));
+    const dm = q.admit('tg:dm:1', 'tg:1');
+    const group = q.admit('tg:group:a', 'tg:1');
+    expect(dm.ok && group.ok).toBe(true);
+    expect(q.admit('tg:group:b', 'tg:1')).toEqual({ ok: false, reason: 'person_busy', limit: 2 });
+    // Another person, and the owner (no person), are not held back by it.
+    expect(q.admit('tg:dm:2', 'tg:2').ok).toBe(true);
+    expect(q.admit('http').ok).toBe(true);
+    // A waiting caller gets in once one of the person's own turns ends, without taking a slot meanwhile.
+    const later = q.admitWhenFree('tg:group:b', undefined, 'tg:1');
+    expect(q.size()).toBe(4);
+    if (dm.ok) dm.ticket.release();
+    expect((await later).ok).toBe(true);
+    expect(q.admit('tg:group:c', 'tg:1')).toMatchObject({ ok: false, reason: 'person_busy' });
+  });
 });
