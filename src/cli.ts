@@ -82,6 +82,7 @@ command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channel
   .option('--qr', 'print a QR code of the dashboard URL (the network or tunnel URL when there is one)')
   .option('--qr-token', "put the token in the QR code's link (anyone who sees the code can use the API)")
   .option('--tunnel', 'open a public URL through a Cloudflare quick tunnel (downloads cloudflared on first use)')
+  .option('--log-format <format>', 'text, or json: one JSON object per line (default: SERVICE_LOG_FORMAT, gateway.logFormat, text)')
   .action(
     act(async (opts: import('./commands/gateway.js').GatewayOptions, cmd: Command) => {
       const { runGateway } = await import('./commands/gateway.js');

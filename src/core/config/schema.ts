@@ -167,6 +167,13 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     port: f.int(0, 65535).default(3000),
     host: z.string().min(1).default('127.0.0.1'),
     token: z.string().min(1).optional(),
+    // One JSON object per log line instead of text (--log-format and SERVICE_LOG_FORMAT win over it).
+    logFormat: z.enum(['text', 'json']).default('text'),
+  });
+
+  // GET /metrics (Prometheus text format): behind the token unless `public` (a scraper on a private network).
+  const metrics = z.strictObject({
+    public: f.bool().default(false),
   });
 
   // MCP servers by name, in the shape every engine's native config can express:
@@ -208,6 +215,7 @@ export function createConfigSchema(parts: ConfigSchemaParts, opts: ConfigSchemaO
     persona: persona.optional(),
     provider: provider.optional(),
     gateway: gateway.prefault({}),
+    metrics: metrics.prefault({}),
     access: access.prefault({}),
     mcp: z.record(z.string(), mcpServer).optional(),
     // Engine-owned blocks: validated here, typed only in their engine (absent from ServiceConfig's type).
