@@ -161,6 +161,7 @@ function checkHistogram(f: Family): void {
     sorted.forEach(([, v], i) => {
       if (i > 0 && v < (sorted[i - 1]?.[1] ?? 0)) throw new Error(`${f.name}${key}: buckets are not cumulative`);
     });
-    if (e.count === undefined || e.sum === undefined || e.count !== last[1]) throw new Error(`${f.name}${key}: _count and the +Inf bucket differ, or _sum is missing`);
+    if (e.count === undefined || e.sum === undefined || e.count !== last[1])
+      throw new Error(`${f.name}${key}: _count and the +Inf bucket differ, or _sum is missing`);
   }
 }

@@ -47,7 +47,9 @@ describe('the gateway for months (spawned for real)', () => {
     const standIn = createStandIn();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', `gateway:\n  token: ${TOKEN}\n`).replace('test-bot', 'bot-${OPS_NAME_SECRET}') });
     const g = await startGatewayProcess(dir, ['--log-format', 'json'], { ...standIn.env, SERVICE_TOKEN: '', OPS_NAME_SECRET: 'name-secret-4242' });
-    const reply = await (await fetch(`${g.url}/chat`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"message":"SAY:hi","sessionKey":"s1"}' })).text();
+    const reply = await (
+      await fetch(`${g.url}/chat`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"message":"SAY:hi","sessionKey":"s1"}' })
+    ).text();
     expect(reply).toContain('"status":"completed"');
     expect((await fetch(`${g.url}/dashboard/x%0aFORGED%0d%1b[31m%E2%80%A8${TOKEN}`)).status).toBe(404);
     expect((await fetch(`${g.url}/api/status`)).status).toBe(401);

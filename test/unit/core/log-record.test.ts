@@ -5,7 +5,14 @@ import { createLogger } from '../../../src/core/logger.js';
 describe('the JSON log format', () => {
   const capture = () => {
     const lines: string[] = [];
-    const log = createLogger({ format: 'json', level: 'debug', component: 'gateway', write: (l) => lines.push(l), secrets: ['s3cret-value'], now: () => new Date(0) });
+    const log = createLogger({
+      format: 'json',
+      level: 'debug',
+      component: 'gateway',
+      write: (l) => lines.push(l),
+      secrets: ['s3cret-value'],
+      now: () => new Date(0),
+    });
     return { lines, log };
   };
 
@@ -15,7 +22,16 @@ describe('the JSON log format', () => {
     log.child('channels', { channel: 'c1' }).child('adapter').warn('dropped', { messageId: 'm1', attempt: 2, retry: true, gone: undefined });
     expect(lines.map((l) => JSON.parse(l))).toEqual([
       { time: '1970-01-01T00:00:00.000Z', level: 'info', component: 'gateway', message: 'serving' },
-      { time: '1970-01-01T00:00:00.000Z', level: 'warn', component: 'channels.adapter', message: 'dropped', channel: 'c1', messageId: 'm1', attempt: 2, retry: true },
+      {
+        time: '1970-01-01T00:00:00.000Z',
+        level: 'warn',
+        component: 'channels.adapter',
+        message: 'dropped',
+        channel: 'c1',
+        messageId: 'm1',
+        attempt: 2,
+        retry: true,
+      },
     ]);
   });
 
