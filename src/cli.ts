@@ -161,6 +161,24 @@ store
       return runStoreMigrate({ ...opts, dir: dirOf(cmd) }, processIO);
     }),
   );
+for (const [name, description] of [
+  ['backup', 'copy the SQLite store to FILE, consistent while a gateway runs (PostgreSQL: it says how to use pg_dump)'],
+  ['restore', 'put a backup FILE in place of the store of a directory no gateway runs on'],
+] as const) {
+  store
+    .command(name)
+    .description(description)
+    .argument('<file>', name === 'backup' ? 'the backup file to write' : 'a file written by `store backup`')
+    .option('-d, --dir <path>', 'assistant directory')
+    .option('-f, --force', name === 'backup' ? 'replace FILE if it exists' : 'replace the state there (it is kept as state.db.before-restore-<time>)')
+    .option('--json', 'print JSON')
+    .action(
+      act(async (file: string, opts: { force?: boolean; json?: boolean }, cmd: Command) => {
+        const { runStoreBackup, runStoreRestore } = await import('./commands/store-backup.js');
+        return (name === 'backup' ? runStoreBackup : runStoreRestore)({ ...opts, file, dir: dirOf(cmd) }, processIO);
+      }),
+    );
+}
 
 const skill = command('skill', 'list, add and remove skills');
 skill
