@@ -180,6 +180,34 @@ for (const [name, description] of [
     );
 }
 
+const daemon = command('daemon', 'run the gateway as a service of this machine (systemd user unit, or launchd on macOS)');
+for (const [name, description] of [
+  ['install', 'write the unit and its environment file (0600, for the token and secrets), enable and start it'],
+  ['uninstall', 'stop and disable the service, remove the unit and its environment file'],
+  ['status', "the service manager's status of the service (systemctl status)"],
+  ['logs', "the service's log (journalctl -u)"],
+] as const) {
+  const sub = daemon
+    .command(name)
+    .description(description)
+    .option('-d, --dir <path>', 'assistant directory')
+    .option('--system', "a system unit, run from boot as the directory's owner (Linux, as root)")
+    .option('--name <unit>', "the unit's name (default: service-<assistant name>)");
+  if (name === 'install') {
+    sub
+      .option('--print', 'write the unit to stdout and change nothing')
+      .option('--no-start', 'enable it without starting it now')
+      .option('--env <name...>', 'more variables of this shell for the environment file (engine credentials)');
+  }
+  if (name === 'logs') sub.option('-f, --follow', 'keep printing new lines').option('-n, --lines <n>', 'how many lines', '100');
+  sub.action(
+    act(async (opts: Omit<import('./commands/daemon.js').DaemonOptions, 'action' | 'dir'>, cmd: Command) => {
+      const { runDaemon } = await import('./commands/daemon.js');
+      return runDaemon({ ...opts, action: name, dir: dirOf(cmd) }, processIO);
+    }),
+  );
+}
+
 const skill = command('skill', 'list, add and remove skills');
 skill
   .command('list')
