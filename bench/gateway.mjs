@@ -353,7 +353,9 @@ if (cold.failed) console.log(`  !! ${cold.failed} --version runs failed`);
 const gap = (key) => median(column(rounds, key)) - median(column(libFloors, key));
 console.log('\ngoals: the gateway against floor+libs (medians of this run)');
 const goal = (label, value, limit, unit) =>
-  console.log(`  ${label.padEnd(38)} ${value >= 0 ? '+' : ''}${value.toFixed(2)} ${unit} (goal: at most +${limit} ${unit}) ${value <= limit ? 'met' : 'NOT met'}`);
+  console.log(
+    `  ${label.padEnd(38)} ${value >= 0 ? '+' : ''}${value.toFixed(2)} ${unit} (goal: at most +${limit} ${unit}) ${value <= limit ? 'met' : 'NOT met'}`,
+  );
 goal('CPU per turn', gap('cpuPerTurn'), 2, 'ms');
 goal('RSS idle', gap('rssIdle'), 4, 'MiB');
 goal('RSS after load', gap('rssLoad'), 10, 'MiB');

@@ -203,7 +203,7 @@ function decodePrintedQr(output: string): string | undefined {
   const quiet = 4;
   const size = (Math.max(width, modules.length) + 2 * quiet) * scale;
   const pixels = new Uint8ClampedArray(size * size * 4).fill(255);
-  modules.forEach((line, y) =>
+  modules.forEach((line, y) => {
     line.forEach((dark, x) => {
       if (!dark) return;
       for (let dy = 0; dy < scale; dy++)
@@ -211,7 +211,7 @@ function decodePrintedQr(output: string): string | undefined {
           const at = (((y + quiet) * scale + dy) * size + (x + quiet) * scale + dx) * 4;
           pixels[at] = pixels[at + 1] = pixels[at + 2] = 0;
         }
-    }),
-  );
+    });
+  });
   return jsQR(pixels, size, size)?.data;
 }
