@@ -83,6 +83,7 @@ command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channel
   .option('--qr', 'print a QR code of the dashboard URL (the network or tunnel URL when there is one)')
   .option('--qr-token', "put the token in the QR code's link (anyone who sees the code can use the API)")
   .option('--tunnel', 'open a public URL through a Cloudflare quick tunnel (downloads cloudflared on first use)')
+  .option('--log-format <format>', 'text, or json: one JSON object per line (default: SERVICE_LOG_FORMAT, gateway.logFormat, text)')
   .action(
     act(async (opts: import('./commands/gateway.js').GatewayOptions, cmd: Command) => {
       const { runGateway } = await import('./commands/gateway.js');
@@ -163,6 +164,52 @@ store
       return runStoreMigrate({ ...opts, dir: dirOf(cmd) }, processIO);
     }),
   );
+for (const [name, description] of [
+  ['backup', 'copy the SQLite store to FILE, consistent while a gateway runs (PostgreSQL: it says how to use pg_dump)'],
+  ['restore', 'put a backup FILE in place of the store of a directory no gateway runs on'],
+] as const) {
+  store
+    .command(name)
+    .description(description)
+    .argument('<file>', name === 'backup' ? 'the backup file to write' : 'a file written by `store backup`')
+    .option('-d, --dir <path>', 'assistant directory')
+    .option('-f, --force', name === 'backup' ? 'replace FILE if it exists' : 'replace the state there (it is kept as state.db.before-restore-<time>)')
+    .option('--json', 'print JSON')
+    .action(
+      act(async (file: string, opts: { force?: boolean; json?: boolean }, cmd: Command) => {
+        const { runStoreBackup, runStoreRestore } = await import('./commands/store-backup.js');
+        return (name === 'backup' ? runStoreBackup : runStoreRestore)({ ...opts, file, dir: dirOf(cmd) }, processIO);
+      }),
+    );
+}
+
+const daemon = command('daemon', 'run the gateway as a service of this machine (systemd user unit, or launchd on macOS)');
+for (const [name, description] of [
+  ['install', 'write the unit and its environment file (0600, for the token and secrets), enable and start it'],
+  ['uninstall', 'stop and disable the service, remove the unit and its environment file'],
+  ['status', "the service manager's status of the service (systemctl status)"],
+  ['logs', "the service's log (journalctl -u)"],
+] as const) {
+  const sub = daemon
+    .command(name)
+    .description(description)
+    .option('-d, --dir <path>', 'assistant directory')
+    .option('--system', "a system unit, run from boot as the directory's owner (Linux, as root)")
+    .option('--name <unit>', "the unit's name (default: service-<assistant name>)");
+  if (name === 'install') {
+    sub
+      .option('--print', 'write the unit to stdout and change nothing')
+      .option('--no-start', 'enable it without starting it now')
+      .option('--env <name...>', 'more variables of this shell for the environment file (engine credentials)');
+  }
+  if (name === 'logs') sub.option('-f, --follow', 'keep printing new lines').option('-n, --lines <n>', 'how many lines', '100');
+  sub.action(
+    act(async (opts: Omit<import('./commands/daemon.js').DaemonOptions, 'action' | 'dir'>, cmd: Command) => {
+      const { runDaemon } = await import('./commands/daemon.js');
+      return runDaemon({ ...opts, action: name, dir: dirOf(cmd) }, processIO);
+    }),
+  );
+}
 
 const skill = command('skill', 'list, add and remove skills');
 skill

@@ -148,6 +148,7 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
     channels: createUnconnectedHub(directory.config),
     tasks: inner.tasks.control,
     access: directory.access,
+    metrics: directory.metrics,
     activity: directory.store,
     token: auth.token,
     log: directory.log,

@@ -149,7 +149,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   // Engines a killed run of this directory left running are stopped before anything new starts.
   await reapInterruptedTurns({ store, log }).catch((err: unknown) => log.error(`cannot check for interrupted turns: ${errorMessage(err)}`));
 
-  const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
+  const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, metrics: directory.metrics, ...channelTuning(env) });
   for (const line of formatAccessNotices({ raw: config.current().raw, config: config.current().config, dir: directory.dir })) log.warn(line);
   // An engine whose program is missing is said now, not at the first turn (and in /api/status).
   const engineWarning = assistant.engineWarning();
@@ -176,6 +176,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     tasks: taskControl,
     activity: store,
     access: directory.access,
+    metrics: directory.metrics,
     token: auth.token,
     engineToken: engineApi.token,
     log,

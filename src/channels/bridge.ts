@@ -3,6 +3,7 @@ import { isSlashCommand } from '../core/assistant/slash-commands.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { LiveMetrics } from '../core/metrics/live-metrics.js';
 import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
 import type { AccessGate } from './access/gate.js';
 import { downloadFiles, downloadImages } from './attachments.js';
@@ -31,6 +32,8 @@ export interface BridgeDeps {
   runId: string;
   /** Who may use the assistant (pairing, allowlists, admins) and how often (rate limit). */
   access: AccessGate;
+  /** Messages in (each platform message taken in once) and replies updated in place are counted here. */
+  metrics?: Pick<LiveMetrics, 'channelMessage'>;
   now?: () => number;
 }
 
@@ -70,7 +73,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
       // A platform may deliver while its adapter is still connecting (or reconnecting): wait for it.
       const adapter = await deps.adapters.whenRunning(msg.channel, ADAPTER_WAIT_MS);
       if (!adapter) {
-        log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
+        log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`, { channel: msg.channel, messageId: msg.messageId });
         return;
       }
       const onSent = async (s: { messageId: string } | undefined, text: string) => {
@@ -148,6 +151,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
           log,
           onSent,
           approval: { timeoutSeconds: cfg.approvalTimeoutSeconds, ...(msg.chatType === 'group' ? { requester: sender } : {}) },
+          onStreamOpened: () => deps.metrics?.channelMessage(msg.channel, 'out'),
         },
       );
       // Counted in one statement: two senders' lanes of one group may end their turns together.
@@ -156,7 +160,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
     } catch (err) {
       // The reply could not be delivered (the platform refused, the adapter stopped). The message
       // is marked done anyway: retrying a whole turn would answer twice if the first reply landed.
-      log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`);
+      log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`, { channel: msg.channel, messageId: msg.messageId, session: key });
       await deps.store.markMessageDone(msg.channel, msg.messageId).catch((e: unknown) => log.error(`cannot mark ${msg.messageId} done: ${errorMessage(e)}`));
     }
   }
@@ -233,9 +237,10 @@ export function createBridge(deps: BridgeDeps): Bridge {
       ...(cfg.inbox.enabled ? { payload: JSON.stringify(msg) } : {}),
     });
     if (!fresh) {
-      log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`);
+      log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`, { channel: msg.channel, messageId: msg.messageId });
       return false;
     }
+    deps.metrics?.channelMessage(msg.channel, 'in');
     // Chats seen live are the ones history catch-up reads back.
     await deps.store.noteChat({ channel: msg.channel, chatId: msg.chatId, chatType: msg.chatType, lastSeen: msg.ts });
     if (msg.chatType === 'group') {

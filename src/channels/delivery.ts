@@ -23,6 +23,8 @@ export interface DeliveryOptions {
   onSent?: (sent: SentMessage | undefined, text: string) => void;
   /** How approval requests are worded (see approval-prompt.ts). */
   approval?: ApprovalPromptOptions;
+  /** Called when a message updated in place is opened (it is sent without `onSent`). */
+  onStreamOpened?: () => void;
 }
 
 export interface Delivered {
@@ -106,7 +108,10 @@ async function streamed(
     if (markdown.trim() === '') return;
     shown = shown ? `${shown}\n\n${markdown}` : markdown;
     if (adapter.openStream) {
-      stream ??= await adapter.openStream(to);
+      if (!stream) {
+        stream = await adapter.openStream(to);
+        opts.onStreamOpened?.();
+      }
       await stream.update(shown);
     } else {
       await send(markdown);

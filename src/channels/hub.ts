@@ -66,7 +66,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   const isStale = (rt: Runtime) => stopped || runtimes.get(rt.name) !== rt;
 
   const setStatus = (rt: Runtime, status: Runtime['status'], reason?: string) => {
-    if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`);
+    if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`, { channel: rt.name, status });
     rt.status = status;
     if (reason === undefined) delete rt.reason;
     else rt.reason = reason;
@@ -84,7 +84,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   };
 
   const create = async (rt: Runtime): Promise<ChannelAdapter> => {
-    const channelDeps: ChannelDeps = { log: deps.log.child(rt.name), dir: deps.dir, name: rt.name };
+    const channelDeps: ChannelDeps = { log: deps.log.child(rt.name, { channel: rt.name }), dir: deps.dir, name: rt.name };
     const def = channelDefinitions[rt.name];
     if (def) return def.create(rt.options, channelDeps);
     const { _adapter, ...rest } = rt.options as { _adapter: string };
@@ -101,7 +101,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       const current = adapter;
       await withDeadline(
         adapter.start({
-          log: deps.log.child(rt.name),
+          log: deps.log.child(rt.name, { channel: rt.name }),
           onMessage: (msg) => deps.onMessage(msg),
           onStatus: (s) => {
             if (rt.adapter !== current || isStale(rt)) return;
@@ -127,7 +127,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   const scheduleRestart = (rt: Runtime) => {
     if (isStale(rt) || rt.timer) return;
     const delay = backoff[Math.min(rt.attempt, backoff.length) - 1] ?? backoff[backoff.length - 1] ?? 60_000;
-    log.info(`${rt.name}: retrying in ${Math.round(delay / 1000)} s`);
+    log.info(`${rt.name}: retrying in ${Math.round(delay / 1000)} s`, { channel: rt.name });
     rt.timer = setTimeout(() => {
       delete rt.timer;
       void (async () => {
@@ -194,7 +194,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
         }
         return { ok: true };
       } catch (err) {
-        log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`);
+        log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`, { channel, chatId });
         return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
       }
     },

@@ -133,6 +133,8 @@ export const CONFIG_GROUPS = [
       f('gateway.host', 'string', { restart: true }),
       f('gateway.port', 'int', { restart: true }),
       f('gateway.token', 'secret', { restart: true }),
+      f('gateway.logFormat', 'enum', { options: ['text', 'json'], restart: true, help: 'json: one JSON object per log line' }),
+      f('metrics.public', 'bool', { restart: true, help: 'GET /metrics without the token (a scraper on a private network)' }),
       f('mcp', 'json', { restart: true, help: 'server name → {command, args, env} or {url, type, headers}' }),
     ],
   },

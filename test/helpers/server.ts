@@ -46,6 +46,7 @@ export async function startTestServer(
     channels,
     activity: t.store,
     access: t.access,
+    metrics: t.metrics,
     token: TEST_TOKEN,
     log: t.log,
     version: '0.0.0-test',

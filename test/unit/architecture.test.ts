@@ -46,6 +46,13 @@ describe('architecture', () => {
     expect(importing((s) => s === 'rou3')).toEqual([]);
   });
 
+  it('prom-client is imported by server/prometheus.ts only, and that module only lazily (GET /metrics loads it on first use)', () => {
+    expect(importing((s) => s === 'prom-client')).toEqual(['server/prometheus.ts']);
+    const users = all.filter((f) => /['"]\.\.?\/(?:\.\.\/)*prometheus\.js['"]/.test(code(f.text)));
+    expect(users.map((f) => f.file)).toEqual(['server/routes/metrics.ts']);
+    for (const f of users) expect(code(f.text)).not.toMatch(/^import\s+(?!type\b)[^;]*prometheus\.js/m);
+  });
+
   it('only the CLI layer imports commander, prompts, spinners and colours', () => {
     const ui = importing((s) => ['commander', '@inquirer/prompts', 'ora', 'chalk'].includes(s));
     expect(ui.every((f) => f === 'cli.ts' || f.startsWith('commands/'))).toBe(true);

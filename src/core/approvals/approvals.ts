@@ -83,6 +83,8 @@ export interface Approvals {
   answer(answer: AnswerRequest): AnswerOutcome;
   /** Requests waiting in a session, oldest first. */
   waiting(sessionKey: string): ApprovalRequest[];
+  /** How many requests wait for an answer, in every session. */
+  waitingCount(): number;
   /** Forget what `/allow always` allowed in a session (the session was reset). */
   forget(sessionKey: string): void;
 }
@@ -259,6 +261,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     openTurn,
     answer,
     waiting: (key) => inSession(key).map((w) => w.request),
+    waitingCount: () => waiting.size,
     forget: (key) => void always.delete(key),
   };
 }

@@ -13,6 +13,7 @@ import type { ControlGuard } from '../guard/control-guard.js';
 import { createEngineRunner, type EngineRunner } from '../engines/engine-runner.js';
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
+import type { LiveMetrics } from '../metrics/live-metrics.js';
 import { resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue, formatAdmissionRefusal } from '../queue/turn-queue.js';
 import { decodeFiles, promptWithFiles, saveIncomingFiles } from '../files/incoming.js';
@@ -42,6 +43,7 @@ import { decodeImages } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
 import { formatStatusText } from './status-text.js';
 import { createTurnRecorder, type TurnRecord } from './turn-records.js';
+import { createTurnReports } from './turn-report.js';
 import { abortMessage, createShutdownStop, type TurnStop } from './turn-stop.js';
 
 /**
@@ -68,6 +70,8 @@ export interface AssistantDeps {
   engineApi?: EngineApiAccess;
   /** Undoes what a turn a non-admin started changed of the assistant's own files and grants. */
   guard?: ControlGuard;
+  /** Where each turn's outcome, timing and cost are counted (the dashboard's status and GET /metrics). */
+  metrics?: LiveMetrics;
 }
 
 import { type AssistantStatus, type ChatOptions, type CommandOptions, type Refusal, startedByAdmin } from './turn-options.js';
@@ -111,6 +115,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const pruning = pruneIdleSessions(deps.store, deps.config.current().config.sessionTtlDays, now(), deps.log);
   const inOrder = createKeyedOrder();
   const recorder = createTurnRecorder(deps.store, deps.log);
+  const reports = createTurnReports({ log: deps.log, metrics: deps.metrics, engine: () => deps.config.current().config.engine, now });
   const sentFiles = createSentFiles({ dir: paths.sentFilesDir, now });
   sentFiles.prune();
   removeStaleOutboxes(paths.outboxDir, now() - 86_400_000);
@@ -130,15 +135,18 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   /** Admit, wait for the key's turn, run (`refusal`: refused before anything); the stream is fed by a task of its own. */
   const startTurn = (prompt: string, opts: ChatOptions, command?: { name: string; arguments?: string }, refusal?: string): AsyncIterable<StreamEvent> => {
     const out = createAsyncQueue<StreamEvent>();
-    const emit = (e: StreamEvent) => out.push(e);
+    const report = reports.begin();
+    const emit = report.timing((e: StreamEvent) => out.push(e));
     let key = opts.sessionKey ?? 'default';
     const source = opts.source ?? 'http';
     const sender = opts.sender ?? source;
     const ts = new Date(now()).toISOString();
     const message = command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? prompt);
     const byAdmin = startedByAdmin(opts);
-    const log = (completion: Completion, costUsd: number, refused?: RefusalReason) =>
-      record(formatTurnRecord({ ts, source, sender, message, sessionKey: key, completion, costUsd, ...(refused ? { refused } : {}) }));
+    const log = (completion: Completion, costUsd: number, refused?: RefusalReason) => {
+      report.ended({ key, source, completion, costUsd });
+      return record(formatTurnRecord({ ts, source, sender, message, sessionKey: key, completion, costUsd, ...(refused ? { refused } : {}) }));
+    };
 
     const task = (async () => {
       if (refusal) return log(rejectTurn(refusal, emit), 0);
@@ -209,6 +217,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         await deps.store.appendHistory({ key, role: 'user', text: full, ts: now() });
         turnRecord = recorder.begin({ sessionKey: key, source, sender, messagePreview: formatPreview(prompt), startedAt: now() });
         if (!byAdmin) guarded = deps.guard?.begin(sender);
+        report.started();
         turnApprovals = approvals.openTurn({
           sessionKey: key,
           ...(opts.caller ? { requester: opts.caller } : {}),
@@ -225,7 +234,7 @@ export function createAssistant(deps: AssistantDeps): Assistant {
             images: images.images,
             ...(command ? { command } : {}),
             signal: ctl.signal,
-            onProcesses: turnRecord.processes,
+            onProcesses: report.counting(turnRecord.processes),
             askApproval: turnApprovals.ask,
             overtaken,
             ...(guarded ? { afterEngine: guarded.end, protectedPaths: PROTECTED_PATHS } : {}),
@@ -289,7 +298,8 @@ export function createAssistant(deps: AssistantDeps): Assistant {
   const status = (): AssistantStatus => {
     const c = deps.config.current().config;
     const q = queue.stats();
-    return { name: c.name, engine: c.engine, model: c.model ?? '', version: deps.version, uptime: now() - startedAt, running: q.running, waiting: q.waiting };
+    const live = { running: q.running, waiting: q.waiting, approvalsWaiting: approvals.waitingCount() };
+    return { name: c.name, engine: c.engine, model: c.model ?? '', version: deps.version, uptime: now() - startedAt, ...live };
   };
 
   const sessions = createChatSessions({ store: deps.store, reset, now });

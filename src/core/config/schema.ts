@@ -222,6 +222,13 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     port: f.int(0, 65535).default(3000),
     host: text().min(1).default('127.0.0.1'),
     token: text().min(1).optional(),
+    // One JSON object per log line instead of text (--log-format and SERVICE_LOG_FORMAT win over it).
+    logFormat: z.enum(['text', 'json']).default('text'),
+  });
+
+  // GET /metrics (Prometheus text format): behind the token unless `public` (a scraper on a private network).
+  const metrics = z.strictObject({
+    public: f.bool().default(false),
   });
 
   // MCP servers by name, in the shape every engine's native config can express:
@@ -265,6 +272,7 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     persona: persona.optional(),
     provider: provider.optional(),
     gateway: gateway.prefault({}),
+    metrics: metrics.prefault({}),
     access: access.prefault({}),
     mcp: map(mcpServer, LIMITS.mcpServers, 'servers').optional(),
     // Engine-owned blocks: validated here, typed only in their engine (absent from ServiceConfig's type).

@@ -420,7 +420,9 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       const callbackType = typeof body.callbackType === 'string' ? body.callbackType : undefined;
       let buttons: FakeButton[] | undefined;
       if (templateId === APPROVAL_CARD_TEMPLATE) {
-        const missing = ['markdown', ...APPROVAL_BUTTONS.flatMap(([l, c]) => [l, c])].filter((k) => typeof params[k] !== 'string' || params[k] === '');
+        const missing = ['markdown', ...APPROVAL_BUTTONS.flatMap((button) => button.slice(0, 2))].filter(
+          (k) => typeof params[k] !== 'string' || params[k] === '',
+        );
         if (missing.length)
           return refuseReq(res, route, `approval card data lacks ${missing.join(', ')}`, body, 400, { code: 'InvalidParameter', message: 'cardParamMap' });
         buttons = APPROVAL_BUTTONS.map(([l, c]) => ({ label: String(params[l]), value: String(params[c]) }));
