@@ -7,7 +7,7 @@ import { ChannelError } from '../types.js';
  * content is `too_long` (50035 with BASE_TYPE_MAX_LENGTH), which the bridge avoids by splitting at
  * `limit`.
  */
-export function toChannelError(channel: string, what: string, err: unknown): ChannelError {
+export function toDiscordChannelError(channel: string, what: string, err: unknown): ChannelError {
   if (err instanceof ChannelError) return err;
   const fail = (kind: ChannelError['kind'], detail: string) => new ChannelError(channel, kind, `${what}: ${detail}`, { cause: err });
   if (err instanceof DiscordAPIError) {

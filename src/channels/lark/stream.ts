@@ -1,6 +1,6 @@
 import type { Logger } from '../../core/logger.js';
 import type { ReplyStream, ReplyTarget } from '../types.js';
-import { larkCode, toChannelError } from './errors.js';
+import { larkCode, toLarkChannelError } from './errors.js';
 import type { LarkRest, LarkSent } from './rest.js';
 
 export interface CardStreamDeps {
@@ -113,7 +113,7 @@ export async function openCardStream(deps: CardStreamDeps, to: ReplyTarget): Pro
       try {
         await pump();
       } catch (err) {
-        throw toChannelError(deps.channel, 'finish the stream card', err);
+        throw toLarkChannelError(deps.channel, 'finish the stream card', err);
       } finally {
         await close(current).catch((err: unknown) => log.warn(`closing the stream card failed: ${String(err)}`));
       }
