@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { type AccessAdmin, createAccessAdmin } from './core/access/access-admin.js';
 import { createApproveCommand } from './core/access/approve-command.js';
-import { type Assistant, createAssistant } from './core/assistant/assistant.js';
+import { type Assistant, createAssistantCore } from './core/assistant/assistant.js';
 import { type CommandTable, createCommandTable } from './core/assistant/slash-commands.js';
 import type { ChannelHub } from './core/channel-hub.js';
 import { type ConfigSource, createConfigSource } from './core/config/source.js';
@@ -83,7 +83,7 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   const commands = createCommandTable();
   // What a turn a non-admin started changed of the assistant's own files and grants is undone after it.
   const guard = createControlGuard({ dir: paths.dir, config, store, log });
-  const assistant = createAssistant({
+  const assistant = createAssistantCore({
     dir: paths.dir,
     config,
     store,

@@ -4,7 +4,7 @@ import { formatJsonRecord } from '../core/log-record.js';
 import { createLogger, type LogFormat, type Logger, parseLogFormat } from '../core/logger.js';
 import { resolveAssistantPaths } from '../core/paths.js';
 import { resumeOptimizer } from '../core/util/optimizer.js';
-import { type Gateway, startGateway } from '../gateway.js';
+import { type Gateway, launchGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
@@ -49,7 +49,7 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
   const print = (lines: string[]) => printLines(io, lines, format);
   const bind = resolveBindFlags(opts);
   const token = readTokenOption(opts, io);
-  const gateway = await startGateway({
+  const gateway = await launchGateway({
     dir: opts.dir,
     log,
     ...bind,

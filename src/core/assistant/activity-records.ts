@@ -1,6 +1,6 @@
 import type { Completion } from '../events.js';
 import type { ActivityRecord, RefusalReason } from '../store/types.js';
-import type { Refusal } from './assistant.js';
+import type { Refusal } from './turn-options.js';
 import type { CommandResult } from './slash-commands.js';
 
 /** The activity records of turns, slash commands and refused messages (pure). */

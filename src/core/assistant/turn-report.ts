@@ -29,7 +29,11 @@ export interface TurnReportDeps {
   now: () => number;
 }
 
-export function createTurnReports(deps: TurnReportDeps): { begin(): TurnReport } {
+export interface TurnReports {
+  begin(): TurnReport;
+}
+
+export function createTurnReports(deps: TurnReportDeps): TurnReports {
   const log = deps.log.child('turns');
   return {
     begin() {
