@@ -1,6 +1,6 @@
 import chalk, { Chalk } from 'chalk';
 import type { Ora } from 'ora';
-import type { CommandResult } from '../core/assistant/slash-commands.js';
+import type { CommandResult } from '../core/commands/command-table.js';
 import { showInvisible } from '../core/approvals/summary.js';
 import type { StreamEvent } from '../core/events.js';
 import type { CommandIO } from './io.js';

@@ -1,6 +1,6 @@
 import readline from 'node:readline';
 import type { Assistant } from '../core/assistant/assistant.js';
-import { commandResult, isSlashCommand } from '../core/assistant/slash-commands.js';
+import { commandResult, isSlashCommand } from '../core/commands/command-table.js';
 import { createLogger } from '../core/logger.js';
 import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { FileInput } from '../core/files/incoming.js';

@@ -37,7 +37,7 @@ import { formatCommandRecord, formatPreview, formatRefusalRecord, formatTurnReco
 import { createBuiltinCommands } from './builtin-commands.js';
 import { createChatSessions } from './chat-sessions.js';
 import { createSessionCommands } from './session-commands.js';
-import type { CommandTable } from './slash-commands.js';
+import type { CommandTable } from '../commands/command-table.js';
 import { decodeImages } from './images.js';
 import { executeTurn, rejectTurn } from './run-turn.js';
 import { formatStatusText } from './status-text.js';
