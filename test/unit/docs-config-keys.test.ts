@@ -91,7 +91,10 @@ describe('configuration keys in the docs and templates', () => {
     expect(keys).toContain('sessionTtlDays');
     expect(keys).toContain('failoverSeconds');
     const named = markdown.flatMap((file) =>
-      [...fs.readFileSync(path.join(repoRoot, file), 'utf8').matchAll(/`([a-z][A-Za-z]*(?:Hours|Days|Minutes|Seconds))`/g)].map((m) => ({ file, key: m[1] ?? '' })),
+      [...fs.readFileSync(path.join(repoRoot, file), 'utf8').matchAll(/`([a-z][A-Za-z]*(?:Hours|Days|Minutes|Seconds))`/g)].map((m) => ({
+        file,
+        key: m[1] ?? '',
+      })),
     );
     expect(named.length).toBeGreaterThan(5);
     expect(named.filter(({ key }) => !keys.has(key)).map(({ file, key }) => `${file}: ${key}`)).toEqual([]);
