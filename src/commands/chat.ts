@@ -4,7 +4,7 @@ import { commandResult, isSlashCommand } from '../core/commands/command-table.js
 import { createLogger } from '../core/logger.js';
 import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { FileInput } from '../core/files/incoming.js';
-import { formatFileLine, readAttachment, saveDownload } from './chat-files.js';
+import { formatFileLine, readLocalAttachment, saveDownload } from './chat-files.js';
 import type { ApprovalRequest } from '../core/approvals/approvals.js';
 import { APPROVAL_QUESTION, createInlineApprovals, type InlineApprovals } from './chat-approvals.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
@@ -53,14 +53,14 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
     changesConfig: () => false,
     run: async (args) => {
       if (args.length === 0) return commandResult('Usage: /attach <path>', { error: 'usage' });
-      const file = readAttachment(args.join(' '));
+      const file = readLocalAttachment(args.join(' '));
       term.attached.push(file);
       return commandResult(`Attached ${file.name}: it goes with your next message.`);
     },
   });
   try {
     if (opts.message !== undefined) {
-      for (const f of opts.files ?? []) term.attached.push(readAttachment(f));
+      for (const f of opts.files ?? []) term.attached.push(readLocalAttachment(f));
       return await oneTurn(term, io, opts.message, opts.session, Boolean(opts.json));
     }
     return await repl(term, io, opts);

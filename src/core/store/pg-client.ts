@@ -3,8 +3,7 @@ import { loadPg } from './pg-load.js';
 import { AppError } from '../errors.js';
 import { formatSafeUrl } from '../config/secrets.js';
 import { migratePg, quoteIdent } from './pg-migrations.js';
-
-export type Row = Record<string, unknown>;
+import type { Row } from './rows.js';
 
 /** Run one statement on the pool (any connection). */
 export type PgQuery = (sql: string, params?: unknown[]) => Promise<pg.QueryResult<Row>>;

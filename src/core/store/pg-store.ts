@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { formatLocalDay } from '../util/local-day.js';
 import { createPgAccessStore } from './pg-access.js';
 import { createPgChatSessionStore, PRUNE_CHAT_SESSIONS_SQL } from './pg-chat-sessions.js';
-import { createPgConnection, type Row } from './pg-client.js';
+import { createPgConnection } from './pg-client.js';
 import { createPgCoordination } from './pg-coordination.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
 import {
@@ -17,7 +17,16 @@ import {
   TASK_RUNS_KEPT,
   TASK_SLOTS_KEPT_MS,
 } from './types.js';
-import { parseActivityRow, parseInboxRow, parseFailoverRow, parseKnownChatRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow } from './rows.js';
+import {
+  parseActivityRow,
+  parseFailoverRow,
+  parseInboxRow,
+  parseKnownChatRow,
+  parseRunningTurnRow,
+  parseSessionRow,
+  parseTaskRunRow,
+  type Row,
+} from './rows.js';
 
 export interface PgStoreOptions {
   url: string;
