@@ -84,7 +84,7 @@ command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channel
   .option('--qr-token', "put the token in the QR code's link (anyone who sees the code can use the API)")
   .option('--tunnel', 'open a public URL through a Cloudflare quick tunnel (downloads cloudflared on first use)')
   .action(
-    act(async (opts: import('./commands/gateway.js').GatewayOptions, cmd: Command) => {
+    act(async (opts: import('./commands/gateway.js').GatewayCommandOptions, cmd: Command) => {
       const { runGateway } = await import('./commands/gateway.js');
       return runGateway({ ...opts, dir: dirOf(cmd) }, processIO);
     }),

@@ -10,7 +10,7 @@ import { APPROVAL_QUESTION, createInlineApprovals, type InlineApprovals } from '
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
 
-export interface ChatOptions {
+export interface ChatCommandOptions {
   dir: string;
   session: string;
   message?: string;
@@ -33,7 +33,7 @@ interface Terminal {
  * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits. An engine's permission
  * request (skipPermissions false) is answered by the next line of input (chat-approvals.ts).
  */
-export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number> {
+export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<number> {
   const opened = openAssistantDirectory({ dir: opts.dir, log: createLogger({ level: 'warn' }) });
   addTaskRunner(opened);
   // The terminal's own command, in the same table, so /help lists it (the REPL acts on it before sending).
@@ -153,7 +153,7 @@ function showQuestion(rl: readline.Interface, renderer: ChatRenderer, io: Comman
   } else renderer.note(APPROVAL_QUESTION.trim());
 }
 
-async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<number> {
+async function repl(term: Terminal, io: CommandIO, opts: ChatCommandOptions): Promise<number> {
   const { assistant, renderer } = term;
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTTY, historySize: 200 });
   const prompt = io.isTTY ? 'you> ' : '';

@@ -153,9 +153,6 @@ const pending = {
   exportedTwice: [
     'createAssistant', // 30A: core/assistant/assistant.ts, embedding.ts
     'startGateway', // 30A: embedding.ts, gateway.ts
-    'GatewayOptions', // 30A: commands/gateway.ts, embedding.ts
-    'ChatOptions', // 30A: core/assistant/turn-options.ts, commands/chat.ts
-    'isProcessAlive', // 30A: core/engines/process-tree.ts (a pid alive), core/fleet/process-alive.ts (kill -0)
     'readReplyExtra', // 30B: channels/dingtalk/inbound.ts, channels/wecom/inbound.ts
     'toChannelError', // 30B: channels/discord/errors.ts, channels/lark/errors.ts, channels/wecom/inbound.ts
     'MAX_IMAGE_BYTES', // 30B: channels/discord/media.ts, channels/lark/rest.ts
