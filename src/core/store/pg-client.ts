@@ -94,3 +94,16 @@ export function createPgConnection(opts: PgConnectionOptions): PgConnection {
     },
   };
 }
+
+/**
+ * Insert a row and keep the newest `keep` rows of its owner (ids grow with insertion), in one
+ * statement: one round trip, atomic. The DELETE sees the table as it was before the INSERT (one
+ * snapshot for the whole statement), hence the offset of `keep - 1`. `$1` is the owner column.
+ */
+export async function insertKeeping(query: PgQuery, insert: string, table: string, column: string, keep: number, params: unknown[]): Promise<void> {
+  await query(
+    `WITH added AS (${insert})
+     DELETE FROM ${table} WHERE ${column} = $1 AND id <= (SELECT id FROM ${table} WHERE ${column} = $1 ORDER BY id DESC OFFSET ${keep - 1} LIMIT 1)`,
+    params,
+  );
+}
