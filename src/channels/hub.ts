@@ -65,12 +65,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   /** A runtime of an earlier start (the hub stopped and started again) acts no more. */
   const isStale = (rt: Runtime) => stopped || runtimes.get(rt.name) !== rt;
 
-  const setStatus = (rt: Runtime, status: Runtime['status'], reason?: string) => {
-    if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`);
-    rt.status = status;
-    if (reason === undefined) delete rt.reason;
-    else rt.reason = reason;
-  };
+  const setStatus = (rt: Runtime, status: Runtime['status'], reason?: string) => updateStatus(rt, log, status, reason);
 
   // The runtime owns its adapter from creation (to stop it); the shared table gets it only once
   // start resolved: an adapter refuses replies until it is connected (the lifecycle contract).
@@ -83,20 +78,12 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     deps.adapters.remove(rt.name, adapter);
   };
 
-  const create = async (rt: Runtime): Promise<ChannelAdapter> => {
-    const channelDeps: ChannelDeps = { log: deps.log.child(rt.name), dir: deps.dir, name: rt.name };
-    const def = channelDefinitions[rt.name];
-    if (def) return def.create(rt.options, channelDeps);
-    const { _adapter, ...rest } = rt.options as { _adapter: string };
-    return loadCustomAdapter(_adapter, rest, channelDeps);
-  };
-
   const attempt = async (rt: Runtime): Promise<void> => {
     if (isStale(rt)) return;
     rt.attempt++;
     let adapter: ChannelAdapter | undefined;
     try {
-      adapter = await create(rt);
+      adapter = await createAdapter(rt, deps);
       rt.adapter = adapter;
       const current = adapter;
       await withDeadline(
@@ -148,14 +135,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       const loaded = deps.config.current();
       for (const [name, options] of Object.entries(loaded.config.channels)) {
         if (deps.only && !deps.only.includes(name)) continue;
-        const rt: Runtime = {
-          name,
-          options: options as Record<string, unknown>,
-          status: 'failed',
-          reason: 'connecting',
-          attempt: 0,
-          firstAttempt: Promise.resolve(),
-        };
+        const rt = newRuntime(name, options as Record<string, unknown>);
         runtimes.set(name, rt);
         rt.firstAttempt = attempt(rt);
       }
@@ -164,18 +144,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     settled: async () => {
       await Promise.all([...runtimes.values()].map((rt) => rt.firstAttempt));
     },
-    statuses(): ChannelStatus[] {
-      const disabled = new Map(deps.config.current().disabledChannels.map((d) => [d.name, d.reason]));
-      const names = [...new Set([...Object.keys(channelDefinitions), ...runtimes.keys(), ...disabled.keys()])];
-      return names.map((type) => {
-        const rt = runtimes.get(type);
-        const title = channelDefinitions[type]?.title ?? 'custom adapter';
-        if (standby !== undefined && type in deps.config.current().config.channels) return { type, title, status: 'failed' as const, reason: standby };
-        if (rt) return { type, title, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
-        if (disabled.has(type)) return { type, title, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
-        return { type, title, status: 'not_configured' as const };
-      });
-    },
+    statuses: () => describeStatuses(runtimes, deps.config, standby),
     list: () => [...runtimes.values()].filter((rt) => rt.adapter).map((rt) => ({ name: rt.name, canSend: typeof rt.adapter?.send === 'function' })),
     async send(channel, chatId, text): Promise<SendOutcome> {
       if (standby !== undefined && channel in deps.config.current().config.channels)
@@ -183,20 +152,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       if (runtimes.size === 0) return { ok: false, reason: 'no_channels', error: 'no channel adapters are available' };
       const rt = runtimes.get(channel);
       if (!rt) return { ok: false, reason: 'not_found', error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };
-      const adapter = rt.adapter;
-      if (!adapter || rt.status !== 'connected')
-        return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
-      if (!adapter.send) return { ok: false, reason: 'unsupported', error: `channel ${channel} cannot send proactive messages` };
-      try {
-        for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) {
-          const sent = await adapter.send(chatId, part);
-          deps.sent.note(channel, sent?.messageId);
-        }
-        return { ok: true };
-      } catch (err) {
-        log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`);
-        return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
-      }
+      return sendThrough(rt, chatId, text, deps.sent, log);
     },
     async stop(opts = {}) {
       stopped = true;
@@ -212,4 +168,59 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       );
     },
   };
+}
+
+// --- internal ---
+
+/** A configured channel before its first attempt: reported as connecting. */
+function newRuntime(name: string, options: Record<string, unknown>): Runtime {
+  return { name, options, status: 'failed', reason: 'connecting', attempt: 0, firstAttempt: Promise.resolve() };
+}
+
+function updateStatus(rt: Runtime, log: Logger, status: Runtime['status'], reason?: string): void {
+  if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`);
+  rt.status = status;
+  if (reason === undefined) delete rt.reason;
+  else rt.reason = reason;
+}
+
+async function createAdapter(rt: Runtime, deps: HubDeps): Promise<ChannelAdapter> {
+  const channelDeps: ChannelDeps = { log: deps.log.child(rt.name), dir: deps.dir, name: rt.name };
+  const def = channelDefinitions[rt.name];
+  if (def) return def.create(rt.options, channelDeps);
+  const { _adapter, ...rest } = rt.options as { _adapter: string };
+  return loadCustomAdapter(_adapter, rest, channelDeps);
+}
+
+/** Every channel: the registered ones, the configured ones (custom adapters too), the disabled ones. */
+function describeStatuses(runtimes: ReadonlyMap<string, Runtime>, config: ConfigSource, standby: string | undefined): ChannelStatus[] {
+  const disabled = new Map(config.current().disabledChannels.map((d) => [d.name, d.reason]));
+  const names = [...new Set([...Object.keys(channelDefinitions), ...runtimes.keys(), ...disabled.keys()])];
+  return names.map((type) => {
+    const rt = runtimes.get(type);
+    const title = channelDefinitions[type]?.title ?? 'custom adapter';
+    if (standby !== undefined && type in config.current().config.channels) return { type, title, status: 'failed' as const, reason: standby };
+    if (rt) return { type, title, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
+    if (disabled.has(type)) return { type, title, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
+    return { type, title, status: 'not_configured' as const };
+  });
+}
+
+/** A proactive send through the channel's adapter while it is connected, split to the platform's limit. */
+async function sendThrough(rt: Runtime, chatId: string, text: string, sent: SentLedger, log: Logger): Promise<SendOutcome> {
+  const channel = rt.name;
+  const adapter = rt.adapter;
+  if (!adapter || rt.status !== 'connected')
+    return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
+  if (!adapter.send) return { ok: false, reason: 'unsupported', error: `channel ${channel} cannot send proactive messages` };
+  try {
+    for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) {
+      const result = await adapter.send(chatId, part);
+      sent.note(channel, result?.messageId);
+    }
+    return { ok: true };
+  } catch (err) {
+    log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`);
+    return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
+  }
 }
