@@ -2,7 +2,7 @@ import os from 'node:os';
 import { type AccessAdmin, createAccessAdmin } from './core/access/access-admin.js';
 import { createApproveCommand } from './core/access/approve-command.js';
 import { type Assistant, createAssistantCore } from './core/assistant/assistant.js';
-import { type CommandTable, createCommandTable } from './core/assistant/slash-commands.js';
+import { type CommandTable, createCommandTable } from './core/commands/command-table.js';
 import type { ChannelHub } from './core/channel-hub.js';
 import { type ConfigSource, createConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';

@@ -85,7 +85,7 @@ command('gateway', 'serve the HTTP/SSE API and dashboard, connect the IM channel
   .option('--tunnel', 'open a public URL through a Cloudflare quick tunnel (downloads cloudflared on first use)')
   .option('--log-format <format>', 'text, or json: one JSON object per line (default: SERVICE_LOG_FORMAT, gateway.logFormat, text)')
   .action(
-    act(async (opts: import('./commands/gateway.js').GatewayOptions, cmd: Command) => {
+    act(async (opts: import('./commands/gateway.js').GatewayCommandOptions, cmd: Command) => {
       const { runGateway } = await import('./commands/gateway.js');
       return runGateway({ ...opts, dir: dirOf(cmd) }, processIO);
     }),

@@ -1,5 +1,5 @@
 import type { Assistant } from '../core/assistant/assistant.js';
-import { isSlashCommand } from '../core/assistant/slash-commands.js';
+import { isSlashCommand } from '../core/commands/command-table.js';
 import type { ServiceConfig } from '../core/config/schema.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';

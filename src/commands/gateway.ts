@@ -10,7 +10,7 @@ import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
 import { readTokenOption } from './token-option.js';
 
-export interface GatewayOptions {
+export interface GatewayCommandOptions {
   dir: string;
   host?: string;
   port?: string;
@@ -43,7 +43,7 @@ const TOKEN_SOURCES: Record<TokenSource, string> = {
  * `service gateway`: start the gateway (src/gateway.ts), say where it serves, and on SIGINT or
  * SIGTERM close it (running turns get the grace period) and exit 0.
  */
-export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<number> {
+export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Promise<number> {
   const format = resolveLogFormat(opts.logFormat, opts.dir, process.env);
   const log = createLogger({ format, component: 'gateway' });
   const print = (lines: string[]) => printLines(io, lines, format);
@@ -87,7 +87,7 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
 // --- internal ---
 
 /** --public is the host 0.0.0.0; with --host as well, one of the two is a mistake. */
-function resolveBindFlags(opts: GatewayOptions): { hostname?: string } {
+function resolveBindFlags(opts: GatewayCommandOptions): { hostname?: string } {
   if (opts.public && opts.host && opts.host !== '0.0.0.0' && opts.host !== '::') {
     throw new UsageError(`--public listens on every interface and --host ${opts.host} on one: give one of them`);
   }
@@ -96,7 +96,7 @@ function resolveBindFlags(opts: GatewayOptions): { hostname?: string } {
 }
 
 /** The lines after the dashboard's: the certificate, and on a public bind the network addresses with a warning. */
-async function describeReach(gateway: Gateway, opts: GatewayOptions, log: Logger): Promise<string[]> {
+async function describeReach(gateway: Gateway, opts: GatewayCommandOptions, log: Logger): Promise<string[]> {
   const lines: string[] = [];
   if (gateway.tls) {
     const kind = opts.cert ? 'your certificate' : `a self-signed certificate ${gateway.tls.made ? 'made now and kept' : 'kept'} in`;
@@ -114,7 +114,7 @@ async function describeReach(gateway: Gateway, opts: GatewayOptions, log: Logger
 }
 
 /** What arrives after start: the tunnel's URL (or why there is none), then the QR code. */
-async function announceExtras(gateway: Gateway, opts: GatewayOptions, print: (lines: string[]) => void, log: Logger): Promise<void> {
+async function announceExtras(gateway: Gateway, opts: GatewayCommandOptions, print: (lines: string[]) => void, log: Logger): Promise<void> {
   let publicUrl: string | undefined;
   if (gateway.tunnel) {
     try {

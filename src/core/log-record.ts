@@ -1,4 +1,5 @@
-import type { LogFields } from './logger.js';
+/** What a line is about, as fields (JSON only: the text line already says it in words). */
+export type LogFields = Readonly<Record<string, string | number | boolean | undefined>>;
 
 /**
  * One JSON log line: `time`, `level`, `component`, `message`, then the call's fields. Every text

@@ -1,5 +1,5 @@
 import { escapeControl } from './util/escape-text.js';
-import { formatJsonRecord } from './log-record.js';
+import { formatJsonRecord, type LogFields } from './log-record.js';
 
 /**
  * Leveled logger to stderr. Children add a `[prefix]` (in JSON, the `component`); every line goes
@@ -13,8 +13,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export type LogFormat = 'text' | 'json';
 export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json'];
 
-/** What a line is about, as fields (JSON only: the text line already says it in words). */
-export type LogFields = Readonly<Record<string, string | number | boolean | undefined>>;
+export type { LogFields } from './log-record.js';
 
 export interface Logger {
   debug(msg: string, fields?: LogFields): void;

@@ -1,6 +1,6 @@
 import type { AccessAdmin } from '../core/access/access-admin.js';
 import type { Assistant } from '../core/assistant/assistant.js';
-import type { CommandTable } from '../core/assistant/slash-commands.js';
+import type { CommandTable } from '../core/commands/command-table.js';
 import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';

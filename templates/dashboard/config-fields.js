@@ -27,7 +27,7 @@ export const CONFIG_GROUPS = [
     title: 'Limits',
     fields: [
       f('timeout', 'number', { help: 'seconds per engine invocation' }),
-      f('maxConcurrent', 'int', { help: 'parallel turns across sessions' }),
+      f('maxConcurrent', 'int', { help: 'turns running or waiting, across sessions' }),
       f('maxQueuePerSession', 'int', { help: 'queued requests per session key' }),
       f('maxTurnsPerPerson', 'int', { help: 'turns one chat member (not an admin) may have at once' }),
       f('sessionTtlDays', 'number', { help: 'idle sessions pruned at startup' }),

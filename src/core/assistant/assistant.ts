@@ -34,7 +34,7 @@ import { type ChatSessions, createChatSessions } from './chat-sessions.js';
 import { pruneIdleSessions } from './prune-sessions.js';
 import { createTurnRecorder } from './running-turns.js';
 import { createSessionCommands } from './session-commands.js';
-import type { CommandTable } from './slash-commands.js';
+import type { CommandTable } from '../commands/command-table.js';
 import { formatStatusText } from './status-text.js';
 import { createTurnBudget, type TurnBudget } from './turn-budget.js';
 import type { AssistantStatus } from './turn-options.js';

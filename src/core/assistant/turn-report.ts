@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Completion, StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
-import type { LiveMetrics, TurnOutcome } from '../metrics/live-metrics.js';
+import type { LiveMetrics, MetricOutcome } from '../metrics/live-metrics.js';
 import type { ProcessIdentity } from '../store/types.js';
 
 /**
@@ -58,7 +58,7 @@ export function createTurnReports(deps: TurnReportDeps): TurnReports {
         ended({ key, source, completion, costUsd }) {
           deps.metrics?.turnProcesses(id, undefined);
           const ran = startedAt !== undefined;
-          const outcome: TurnOutcome = ran || completion.status === 'aborted' ? completion.status : 'refused';
+          const outcome: MetricOutcome = ran || completion.status === 'aborted' ? completion.status : 'refused';
           const durationMs = ran ? (completion.durationMs ?? deps.now() - (startedAt ?? 0)) : undefined;
           const firstTextMs = ran && firstTextAt !== undefined ? firstTextAt - (startedAt ?? 0) : undefined;
           const turnEngine = engine ?? deps.engine();

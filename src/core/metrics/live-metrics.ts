@@ -9,13 +9,13 @@ import type { ProcessIdentity } from '../store/types.js';
  * by the composition root (one per assistant directory) and handed to what records into it; it
  * does no I/O but reading /proc for the processes still alive.
  */
-export type TurnOutcome = 'completed' | 'silent' | 'failed' | 'aborted' | 'refused';
+export type MetricOutcome = 'completed' | 'silent' | 'failed' | 'aborted' | 'refused';
 
 export interface TurnObservation {
   engine: string;
   /** `http`, `cli`, a channel's name, `cron`, … (the activity record's source). */
   source: string;
-  outcome: TurnOutcome;
+  outcome: MetricOutcome;
   /** How long the engine ran (absent for a turn refused before it started). */
   durationMs?: number;
   /** From the engine's start to the first text of the reply (absent when no text came). */
@@ -41,7 +41,7 @@ export interface HistogramSnapshot {
 export interface LiveMetricsSnapshot {
   /** When counting started (unix ms). */
   since: number;
-  turns: Array<{ engine: string; source: string; outcome: TurnOutcome; count: number; costUsd: number }>;
+  turns: Array<{ engine: string; source: string; outcome: MetricOutcome; count: number; costUsd: number }>;
   turnSeconds: HistogramSnapshot;
   firstTextSeconds: HistogramSnapshot;
   channels: Record<string, { in: number; out: number }>;
@@ -66,7 +66,7 @@ export const FIRST_TEXT_SECONDS_BOUNDS: readonly number[] = [0.5, 1, 2, 3, 5, 10
 
 export function createLiveMetrics(opts: { now?: () => number } = {}): LiveMetrics {
   const since = (opts.now ?? Date.now)();
-  const turns = new Map<string, { engine: string; source: string; outcome: TurnOutcome; count: number; costUsd: number }>();
+  const turns = new Map<string, { engine: string; source: string; outcome: MetricOutcome; count: number; costUsd: number }>();
   const turnSeconds = createHistogram(TURN_SECONDS_BOUNDS);
   const firstTextSeconds = createHistogram(FIRST_TEXT_SECONDS_BOUNDS);
   const channels = new Map<string, { in: number; out: number }>();

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findOnPath } from '../../../src/core/engines/detect.js';
+import { findOnPath } from '../../../src/core/util/find-on-path.js';
 import { cliPath, runCli } from '../../helpers/cli.js';
 import { testdir } from '../../helpers/testdir.js';
 import { HANG_MS, poll } from '../../helpers/wait.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { FLEET_ENTRY_FORMAT } from '../../../src/core/fleet/entry.js';
 import { createSharedFleet } from '../../../src/core/fleet/shared-fleet.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
-import { createPgFleetTable } from '../../../src/core/store/pg-fleet.js';
+import { createPgFleetTable } from '../../../src/core/fleet/pg-fleet-table.js';
 import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { startPgCluster, usePgCluster } from '../../helpers/pg-cluster.js';

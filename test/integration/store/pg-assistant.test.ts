@@ -3,7 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLEET_ENTRY_FORMAT } from '../../../src/core/fleet/entry.js';
-import { createPgFleetTable } from '../../../src/core/store/pg-fleet.js';
+import { createPgFleetTable } from '../../../src/core/fleet/pg-fleet-table.js';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
 import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
 import { formatLocalDay } from '../../../src/core/util/local-day.js';
