@@ -59,6 +59,18 @@ export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Pr
     ...(opts.tunnel ? { tunnel: true } : {}),
   });
   resumeOptimizer();
+  // Before anything is printed: a SIGTERM sent as soon as "serving on" shows is a graceful stop.
+  const closed = new Promise<number>((resolve) => {
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info(`${signal}: shutting down; running turns get ${graceMs() / 1000} s to finish`);
+      void gateway.close(graceMs()).then(() => resolve(0));
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  });
   const { name, engine } = gateway.assistant.status();
   const ours = gateway.tokenSource === 'generated' || gateway.tokenSource === 'stored';
   const fragment = `#token=${ours ? gateway.token : '<TOKEN>'}`;
@@ -70,18 +82,7 @@ export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Pr
     ...(await describeReach(gateway, opts, log)),
   ]);
   void announceExtras(gateway, opts, print, log);
-
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info(`${signal}: shutting down; running turns get ${graceMs() / 1000} s to finish`);
-      void gateway.close(graceMs()).then(() => resolve(0));
-    };
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-  });
+  return closed;
 }
 
 // --- internal ---
