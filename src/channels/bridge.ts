@@ -1,6 +1,7 @@
 import type { Assistant } from '../core/assistant/assistant.js';
 import { isSlashCommand } from '../core/assistant/slash-commands.js';
 import type { ConfigSource } from '../core/config/source.js';
+import { maskSecretValues } from '../core/config/secrets.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
@@ -12,6 +13,7 @@ import { splitMessage } from './split.js';
 import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
 import type { ChannelAdapter, InboundMessage } from './types.js';
+import { transcribeVoiceNotes } from './voice/voice-notes.js';
 
 /**
  * Incoming channel messages → the chat core → replies. `accept` is what adapters call: it is
@@ -121,8 +123,11 @@ export function createBridge(deps: BridgeDeps): Bridge {
           : msg.text;
       const images = await downloadImages(adapter, msg, log);
       // Documents go into the workspace for the turn; one that cannot be taken is named to the sender.
-      const { files, notices } = await downloadFiles(adapter, msg, log);
-      if (notices.length > 0) await say(notices.join('\n'));
+      const { files, notices, sources } = await downloadFiles(adapter, msg, log);
+      // Voice notes are also read out to the engine as text (with `transcription` configured).
+      const voice = await transcribeVoiceNotes(msg.text, files, sources, cfg.transcription, log);
+      if (voice) msg = { ...msg, text: voice.text };
+      if (notices.length + (voice?.notices.length ?? 0) > 0) await say([...notices, ...(voice?.notices ?? [])].join('\n'));
       if (msg.text.trim() === '' && images.length === 0 && files.length === 0 && msg.files?.length) {
         await deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
@@ -145,8 +150,12 @@ export function createBridge(deps: BridgeDeps): Bridge {
         {
           mode: cfg.streaming.mode,
           showToolCalls: cfg.streaming.showToolCalls,
+          progressAfterSeconds: cfg.streaming.progressAfterSeconds,
+          ...(voice?.preface ? { preface: voice.preface } : {}),
+          mask: (text) => maskSecretValues(text, deps.config.current().secretValues),
           log,
           onSent,
+          onPosted: (s) => deps.sent.note(msg.channel, s?.messageId),
           approval: { timeoutSeconds: cfg.approvalTimeoutSeconds, ...(msg.chatType === 'group' ? { requester: sender } : {}) },
         },
       );

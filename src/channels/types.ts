@@ -111,7 +111,7 @@ export interface ChannelAdapter {
    * DingTalk AI card, Telegram's drafts). Used by `streaming` delivery instead of one message per
    * flush, or of the edited reply that `edit` gives.
    */
-  openStream?(to: ReplyTarget): Promise<ReplyStream>;
+  openStream?(to: ReplyTarget, opts?: OpenStreamOptions): Promise<ReplyStream>;
   /** Messages of a chat at or after `since`, oldest first (history catch-up). */
   readHistory?(chatId: string, opts: { since: Date; limit: number }): Promise<InboundMessage[]>;
   /** Bytes of an image attached to an inbound message. */
@@ -223,6 +223,11 @@ export interface SentMessage {
   chatId: string;
   messageId: string;
   extra?: Record<string, unknown>;
+}
+
+export interface OpenStreamOptions {
+  /** Each message the stream posts, as soon as it exists (its text may still change): echo suppression. */
+  onPosted?: (sent: SentMessage) => void;
 }
 
 export interface ReplyStream {

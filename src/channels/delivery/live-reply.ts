@@ -37,8 +37,8 @@ export interface LiveReplyOptions {
   /** The chat the calls are paced in. */
   chat: string;
   log: Logger;
-  /** Each message the reply posts. */
-  onSent?: (sent: SentMessage | undefined, text: string) => void;
+  /** Each message the reply posts, as soon as it exists. */
+  onPosted?: (sent: SentMessage) => void;
 }
 
 export function openLiveReply(surface: LiveSurface, opts: LiveReplyOptions): ReplyStream {
@@ -67,7 +67,7 @@ export function openLiveReply(surface: LiveSurface, opts: LiveReplyOptions): Rep
         const sent = await pace(() => surface.post(text), false);
         if (!sent) return; // nothing to show (an empty rendering): nothing to keep either
         msgs.push({ sent, markdown: text, upTo });
-        opts.onSent?.(sent, text);
+        opts.onPosted?.(sent);
         continue;
       }
       if (shown.markdown === text) {

@@ -128,7 +128,7 @@ async function sendRest(ctx: StreamedContext, completion: Completion | undefined
 
 function openGrowing(ctx: StreamedContext): Promise<ReplyStream> | ReplyStream {
   const { adapter, to } = ctx;
-  if (adapter.openStream) return adapter.openStream(to);
+  if (adapter.openStream) return adapter.openStream(to, ctx.onPosted ? { onPosted: ctx.onPosted } : {});
   const edit = adapter.edit?.bind(adapter);
   if (!edit) throw new Error(`${adapter.name}: no way to update a message`);
   const remove = adapter.remove?.bind(adapter);
@@ -145,7 +145,7 @@ function openGrowing(ctx: StreamedContext): Promise<ReplyStream> | ReplyStream {
       pacer: pacerFor(adapter, adapter.editIntervalMs ?? DEFAULT_EDIT_INTERVAL_MS),
       chat: to.chatId,
       log: ctx.log,
-      ...(ctx.onPosted ? { onSent: ctx.onPosted } : {}),
+      ...(ctx.onPosted ? { onPosted: ctx.onPosted } : {}),
     },
   );
 }

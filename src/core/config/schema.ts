@@ -97,6 +97,18 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
   const streaming = z.strictObject({
     mode: z.enum(['buffered', 'streaming']).default('buffered'),
     showToolCalls: f.bool().default(false),
+    // buffered: a turn longer than this gets one short "working on it" note (0 = never).
+    progressAfterSeconds: f.num(0, true).default(20),
+  });
+
+  // Voice notes from the channels → text, through an OpenAI-compatible POST {baseUrl}/audio/transcriptions.
+  const transcription = z.strictObject({
+    baseUrl: url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+    apiKey: text().optional(),
+    model: text().min(1).default('whisper-1'),
+    // A hint for the spoken language (ISO-639-1, e.g. "en"); absent: the service detects it.
+    language: text().optional(),
+    timeoutSeconds: f.num(0).default(60),
   });
 
   const groupChat = z.strictObject({
@@ -255,6 +267,7 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     systemPrompt: text().optional(),
     permissions: permissions.optional(),
     streaming: streaming.prefault({}),
+    transcription: transcription.optional(),
     groupChat: groupChat.prefault({}),
     tasks: list(task, LIMITS.tasks).default([]).superRefine(checkUniqueTaskIds),
     channels: channels.prefault({}),
