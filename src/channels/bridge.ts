@@ -113,14 +113,6 @@ export function createBridge(deps: BridgeDeps): Bridge {
         return;
       }
 
-      const prompt =
-        msg.chatType === 'group'
-          ? groupPrompt(
-              msg,
-              contextBefore(await deps.store.recentGroupMessages(chat, cfg.groupChat.historyLimit + 50), msg, cfg.groupChat.historyLimit),
-              cfg.groupChat.groupPolicy,
-            )
-          : msg.text;
       const images = await downloadImages(adapter, msg, log);
       // Documents go into the workspace for the turn; one that cannot be taken is named to the sender.
       const { files, notices, sources } = await downloadFiles(adapter, msg, log);
@@ -132,6 +124,14 @@ export function createBridge(deps: BridgeDeps): Bridge {
         await deps.store.markMessageDone(msg.channel, msg.messageId);
         return;
       }
+      const prompt =
+        msg.chatType === 'group'
+          ? groupPrompt(
+              msg,
+              contextBefore(await deps.store.recentGroupMessages(chat, cfg.groupChat.historyLimit + 50), msg, cfg.groupChat.historyLimit),
+              cfg.groupChat.groupPolicy,
+            )
+          : msg.text;
       const caller = `${msg.channel}:${msg.senderId}`;
       const delivered = await deliverTurn(
         adapter,
