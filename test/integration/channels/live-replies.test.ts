@@ -95,4 +95,25 @@ describe.each(LIVE_PLATFORMS)('$title: one growing reply', (p) => {
     // The second tool replaced the first one's line rather than adding a line.
     expect(versions.filter((o) => o.text.includes('running:')).every((o) => (o.text.match(/running:/g) ?? []).length === 1)).toBe(true);
   });
+  it('a turn that ends without text: a message that only showed the status line is deleted', async () => {
+    const live = await startLive(p, defer);
+    const script = createScript();
+    const done = deliverTurn(live.adapter, live.to, script.events, { mode: 'streaming', showToolCalls: true, log });
+    script.push({ type: 'tool_call', name: 'Bash', args: JSON.stringify({ command: 'true' }) });
+    const status = await live.fake.waitForOutbound((o) => seen(o).includes('running: Bash true'));
+    script.push({ type: 'tool_result', content: '' });
+    script.end('');
+    expect((await done).text).toBe('');
+    if (p.grows === 'drafts') {
+      // A draft is never kept: it fades by itself, and nothing was sent.
+      expect(live.messages()).toEqual([]);
+      return;
+    }
+    const calls = (live.fake as unknown as { calls?: Array<{ method: string; params: Record<string, unknown> }> }).calls;
+    const gone =
+      p.key === 'channel_f'
+        ? (live.fake as unknown as { getMessage(id: string): unknown }).getMessage(status.messageId ?? '') === undefined
+        : (calls ?? []).some((c) => /^(deletemessage|chat\.delete)$/.test(c.method));
+    expect(gone).toBe(true);
+  });
 });
