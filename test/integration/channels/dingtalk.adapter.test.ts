@@ -5,7 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { dingtalk } from '../../../src/channels/dingtalk/index.js';
-import { createDingtalkAdapter, DINGTALK_MAX_BYTES, type DingtalkTuning } from '../../../src/channels/dingtalk/adapter.js';
+import { createDingtalkAdapter, DINGTALK_MAX_BYTES } from '../../../src/channels/dingtalk/adapter.js';
+import type { DingtalkTuning } from '../../../src/channels/dingtalk/connection.js';
 import { ChannelError, type ChannelAdapter, type InboundMessage } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
