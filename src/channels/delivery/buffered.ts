@@ -67,7 +67,9 @@ function startProgressNote(ctx: BufferedContext): { cancel(): void; settle(text:
       : undefined;
 
   return {
-    cancel: () => timer?.clear(),
+    cancel() {
+      timer?.clear();
+    },
     async settle(text) {
       const note = await sending;
       if (note && adapter.remove) {
