@@ -68,25 +68,31 @@ export async function deliverStreamed(ctx: StreamedContext, events: AsyncIterabl
     if (grows) await push();
     else await ctx.send(ctx.preface);
   }
-  for await (const e of events) {
-    if (e.type === 'text') {
-      pending += e.content;
-      await flushParagraphs();
-    } else if (e.type === 'tool_call') {
-      await show(pending.trim());
-      pending = '';
-      if (!ctx.showToolCalls) continue;
-      if (!grows) {
-        await ctx.send(`_→ ${e.name}_`);
-        continue;
+  try {
+    for await (const e of events) {
+      if (e.type === 'text') {
+        pending += e.content;
+        await flushParagraphs();
+      } else if (e.type === 'tool_call') {
+        await show(pending.trim());
+        pending = '';
+        if (!ctx.showToolCalls) continue;
+        if (!grows) {
+          await ctx.send(`_→ ${e.name}_`);
+          continue;
+        }
+        status = formatToolStatus(e, ctx.mask);
+        await push();
+      } else if (e.type === 'tool_result') {
+        status = undefined; // the tool is done: the next update shows no status
+      } else if (e.type === 'completion') {
+        completion = e;
       }
-      status = formatToolStatus(e, ctx.mask);
-      await push();
-    } else if (e.type === 'tool_result') {
-      status = undefined; // the tool is done: the next update shows no status
-    } else if (e.type === 'completion') {
-      completion = e;
     }
+  } catch (err) {
+    // The turn's stream broke: a growing reply is closed with what it showed (its timers end too).
+    await stream?.finish(shown).catch(() => undefined);
+    throw err;
   }
 
   if (!grows) return { completion, text: await sendRest(ctx, completion, shown, pending) };
