@@ -130,7 +130,6 @@ describe('architecture', () => {
 const MAX_FILE_LINES = 350;
 const MAX_FUNCTION_LINES = 120;
 
-
 const parsed = all.map((f) => ({ ...f, source: ts.createSourceFile(f.file, f.text, ts.ScriptTarget.Latest, true) }));
 
 /** Every function with a body (declarations, expressions, arrows, methods, accessors, constructors): `file name`, and its lines. */

@@ -49,6 +49,9 @@ function yamlBlocks(file: string): Array<{ line: number; text: string }> {
     const indent = open[1]?.length ?? 0;
     const body: string[] = [];
     for (i++; i < lines.length && !/^\s*```\s*$/.test(lines[i] ?? ''); i++) body.push((lines[i] ?? '').slice(indent));
+    // A block that names another program's file in its first line (`# prometheus.yml`) is not service.yaml.
+    const other = /^#\s*(\S+\.ya?ml)\s*$/.exec(body[0] ?? '');
+    if (other && other[1] !== 'service.yaml') continue;
     blocks.push({ line: i - body.length, text: body.join('\n') });
   }
   return blocks;

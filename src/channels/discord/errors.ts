@@ -18,7 +18,9 @@ export function toDiscordChannelError(channel: string, what: string, err: unknow
     if (err.status === 429) return fail('rate_limited', detail);
     return fail('other', detail);
   }
-  if (err instanceof RateLimitError) return fail('rate_limited', `rate limited, retry after ${err.retryAfter} ms`);
+  if (err instanceof RateLimitError) {
+    return new ChannelError(channel, 'rate_limited', `${what}: rate limited, retry after ${err.retryAfter} ms`, { cause: err, retryAfterMs: err.retryAfter });
+  }
   if (err instanceof HTTPError) return fail(err.status >= 500 ? 'network' : 'other', `HTTP ${err.status} ${err.message}`);
   const message = err instanceof Error ? err.message : String(err);
   if (/invalid token/i.test(message)) return fail('auth', `${message} Check channels.channel_f.botToken.`);

@@ -21,6 +21,9 @@ import { DISCORD_MAX_IMAGE_BYTES, readDiscordAttachment } from './media.js';
 /** Discord counts characters (code points) of `content`; UTF-16 length is never smaller, so the bridge's count is safe. */
 export const DISCORD_LIMIT: MessageLimit = { max: 2000, unit: 'chars' };
 
+/** Discord lets a bot edit about five messages per five seconds in a channel. */
+export const DISCORD_EDIT_INTERVAL_MS = 1_000;
+
 /** Discord's page size for GET /channels/:id/messages. */
 const HISTORY_PAGE = 100;
 
@@ -79,6 +82,16 @@ export class DiscordOutbound {
       await ch.messages.edit(message.messageId, { content: renderDiscordMarkdown(markdown) || '…' });
     } catch (err) {
       throw this.fail(`edit ${message.messageId}`, err);
+    }
+  }
+
+  async remove(message: SentMessage): Promise<void> {
+    const c = this.live('remove');
+    const channelId = typeof message.extra?.channelId === 'string' ? message.extra.channelId : message.chatId;
+    try {
+      await (await this.channelById(c, channelId)).messages.delete(message.messageId);
+    } catch (err) {
+      throw this.fail(`delete ${message.messageId}`, err);
     }
   }
 

@@ -2,7 +2,7 @@ import { createLifecycle } from '../lifecycle.js';
 import type { ChannelAdapter, ChannelDeps } from '../types.js';
 import { SlackConnection, type SlackOptions } from './connection.js';
 import { renderSlackMrkdwn } from './format.js';
-import { SLACK_LIMIT, SLACK_MAX_UPLOAD_BYTES, SlackOutbound } from './outbound.js';
+import { SLACK_EDIT_INTERVAL_MS, SLACK_LIMIT, SLACK_MAX_UPLOAD_BYTES, SlackOutbound } from './outbound.js';
 
 /**
  * channel_d: Slack over Socket Mode. The connection (connection.ts: token check, the socket and its
@@ -24,6 +24,8 @@ export async function createSlackAdapter(opts: SlackOptions, deps: ChannelDeps):
     send: (chatId, markdown) => out.send(chatId, markdown),
     askApproval: (to, prompt) => out.askApproval(to, prompt),
     edit: (message, markdown) => out.edit(message, markdown),
+    remove: (message) => out.remove(message),
+    editIntervalMs: SLACK_EDIT_INTERVAL_MS,
     typing: (to) => out.typing(to),
     readHistory: (chatId, o) => out.readHistory(chatId, o),
     downloadImage: (image) => out.downloadImage(image),

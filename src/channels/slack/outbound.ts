@@ -20,6 +20,8 @@ import { normaliseSlackMessage, type SlackIdentity, type SlackMessageEvent } fro
 
 /** Slack truncates at 40 000 characters but asks for at most 4 000 per message for readability. */
 export const SLACK_LIMIT: MessageLimit = { max: 4000, unit: 'chars' };
+/** chat.update is a Tier 3 method (about 50 a minute) and Slack posts about one message a second per channel. */
+export const SLACK_EDIT_INTERVAL_MS = 1_000;
 /** Slack takes files up to 1 GB; what we send is capped lower by the chat core (100 MB). */
 export const SLACK_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
@@ -76,6 +78,15 @@ export class SlackOutbound {
       await client.chat.update({ channel: message.chatId, ts: message.messageId, text });
     } catch (e) {
       throw toSlackChannelError(this.d.name, e, `edit of ${message.messageId}`);
+    }
+  }
+
+  async remove(message: SentMessage): Promise<void> {
+    const client = this.api('remove');
+    try {
+      await client.chat.delete({ channel: message.chatId, ts: message.messageId });
+    } catch (e) {
+      throw toSlackChannelError(this.d.name, e, `delete of ${message.messageId}`);
     }
   }
 

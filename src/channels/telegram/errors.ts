@@ -36,7 +36,10 @@ export function toTelegramChannelError(name: string, { token, apiRoot }: Telegra
   const after = telegramRetryAfter(e);
   const retry = after !== undefined ? ` (retry after ${after} s)` : '';
   const hint = kind === 'auth' ? ' (check the bot token)' : '';
-  return new ChannelError(name, kind, `${what} failed: ${e.error_code} ${d}${retry}${hint}`, { cause: e });
+  return new ChannelError(name, kind, `${what} failed: ${e.error_code} ${d}${retry}${hint}`, {
+    cause: e,
+    ...(after !== undefined ? { retryAfterMs: after * 1000 } : {}),
+  });
 }
 
 /** The seconds a 429 (Too Many Requests) asks the bot to wait before its next call, when Telegram says. */

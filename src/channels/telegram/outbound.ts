@@ -2,9 +2,22 @@ import type { Bot } from 'grammy';
 import type { Message } from 'grammy/types';
 import type { Logger } from '../../core/logger.js';
 import type { ApprovalPrompt } from '../approval-prompt.js';
+import { openLiveReply } from '../delivery/live-reply.js';
+import { createChatPacer } from '../delivery/pacer.js';
 import type { Lifecycle } from '../lifecycle.js';
-import { ChannelError, type InboundFile, type InboundImage, type MessageLimit, type OutboundFile, type ReplyTarget, type SentMessage } from '../types.js';
+import {
+  ChannelError,
+  type InboundFile,
+  type InboundImage,
+  type MessageLimit,
+  type OpenStreamOptions,
+  type OutboundFile,
+  type ReplyStream,
+  type ReplyTarget,
+  type SentMessage,
+} from '../types.js';
 import { formatTelegramApprovalKeyboard } from './approval.js';
+import { openDraftReply } from './draft-reply.js';
 import { describeTelegramError as describe, isNotModified, isParseError, type TelegramEndpoint, toTelegramChannelError } from './errors.js';
 import { renderTelegramMarkdownV2, renderTelegramPlain } from './format.js';
 import { mimeFromPath, nativeMessageId } from './inbound.js';
@@ -12,6 +25,9 @@ import { downloadTelegramFile, sendTelegramFile, type TelegramFileAccess } from 
 
 /** Telegram counts 4096 characters after entity parsing; rendered MarkdownV2 is never shorter. */
 export const TELEGRAM_LIMIT: MessageLimit = { max: 4096, unit: 'chars' };
+
+/** Telegram allows about one message or edit per second in a chat: the pace of a growing reply. */
+export const TELEGRAM_EDIT_INTERVAL_MS = 1_000;
 
 /** Pictures sent to a bot are small; what the Bot API lets a bot download at all. */
 const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
@@ -30,6 +46,8 @@ export interface TelegramOutboundDeps {
   link: TelegramLink;
   /** The adapter's lifecycle: every call below needs a started adapter. */
   started: Pick<Lifecycle, 'assertStarted' | 'isStarted'>;
+  /** Grow replies in private chats as drafts (sendMessageDraft) rather than by edits. */
+  drafts: boolean;
 }
 
 /**
@@ -39,6 +57,9 @@ export interface TelegramOutboundDeps {
  */
 export class TelegramOutbound {
   private readonly d: TelegramOutboundDeps;
+  private readonly pacer = createChatPacer({ intervalMs: TELEGRAM_EDIT_INTERVAL_MS });
+  /** Set once the Bot API refused a draft: later replies grow by edits at once. */
+  private draftsRefused = false;
 
   constructor(deps: TelegramOutboundDeps) {
     this.d = deps;
@@ -73,6 +94,48 @@ export class TelegramOutbound {
     } catch (e) {
       if (!isNotModified(e)) throw this.toError(e, `edit of ${message.messageId} (plain text)`);
     }
+  }
+
+  async remove(message: SentMessage): Promise<void> {
+    const client = this.api('remove');
+    try {
+      await client.deleteMessage(message.chatId, Number(message.messageId));
+    } catch (e) {
+      throw this.toError(e, `delete of ${message.messageId}`);
+    }
+  }
+
+  /**
+   * A reply that grows in one message: in a private chat as a draft (sendMessageDraft, then the
+   * final text sent once), elsewhere, or where drafts are refused, by editMessageText; at most
+   * one call per second per chat, 429s waited out (delivery/live-reply.ts).
+   */
+  async openStream(to: ReplyTarget, opts: OpenStreamOptions = {}): Promise<ReplyStream> {
+    this.api('openStream');
+    const base = {
+      name: this.d.name,
+      limit: TELEGRAM_LIMIT,
+      render: renderTelegramMarkdownV2,
+      post: (md: string) => this.reply(to, md),
+    };
+    const edited = () =>
+      openLiveReply(
+        { ...base, edit: (m, md) => this.edit(m, md), remove: (m) => this.remove(m) },
+        { pacer: this.pacer, chat: to.chatId, log: this.d.link.log, ...(opts.onPosted ? { onPosted: opts.onPosted } : {}) },
+      );
+    if (!this.d.drafts || this.draftsRefused || to.chatType !== 'direct') return edited();
+    return openDraftReply({
+      ...base,
+      draft: (id, md) => this.draft(to, id, md),
+      pacer: this.pacer,
+      chat: to.chatId,
+      log: this.d.link.log,
+      ...(opts.onPosted ? { onPosted: opts.onPosted } : {}),
+      fallback: () => {
+        this.draftsRefused = true;
+        return edited();
+      },
+    });
   }
 
   async typing(to: ReplyTarget): Promise<void> {
@@ -125,6 +188,24 @@ export class TelegramOutbound {
       return sent(await client.sendMessage(chatId, renderTelegramPlain(markdown), extra));
     } catch (e) {
       throw this.toError(e, `${what} to ${chatId} (plain text)`);
+    }
+  }
+
+  /** sendMessageDraft in MarkdownV2, and once more as plain text when Telegram cannot parse it. */
+  private async draft(to: ReplyTarget, draftId: number, markdown: string): Promise<void> {
+    const client = this.api('draft');
+    const thread = to.threadId ? { message_thread_id: Number(to.threadId) } : {};
+    const chat = Number(to.chatId);
+    try {
+      await client.sendMessageDraft(chat, draftId, renderTelegramMarkdownV2(markdown), { ...thread, parse_mode: 'MarkdownV2' });
+      return;
+    } catch (e) {
+      if (!isParseError(e)) throw this.toError(e, `draft in ${to.chatId}`);
+    }
+    try {
+      await client.sendMessageDraft(chat, draftId, renderTelegramPlain(markdown), thread);
+    } catch (e) {
+      throw this.toError(e, `draft in ${to.chatId} (plain text)`);
     }
   }
 

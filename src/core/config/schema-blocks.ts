@@ -57,6 +57,19 @@ export const streamingBlock = (f: FieldBuilders) =>
   z.strictObject({
     mode: z.enum(['buffered', 'streaming']).default('buffered'),
     showToolCalls: f.bool().default(false),
+    // buffered: a turn longer than this gets one short "working on it" note (0 = never).
+    progressAfterSeconds: f.num(0, true).default(20),
+  });
+
+// Voice notes from the channels → text, through an OpenAI-compatible POST {baseUrl}/audio/transcriptions.
+export const transcriptionBlock = (f: FieldBuilders) =>
+  z.strictObject({
+    baseUrl: url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+    apiKey: text().optional(),
+    model: text().min(1).default('whisper-1'),
+    // A hint for the spoken language (ISO-639-1, e.g. "en"); absent: the service detects it.
+    language: text().optional(),
+    timeoutSeconds: f.num(0).default(60),
   });
 
 export const groupChatBlock = (f: FieldBuilders) =>

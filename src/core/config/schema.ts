@@ -18,6 +18,7 @@ import {
   providerBlock,
   storeBlock,
   streamingBlock,
+  transcriptionBlock,
   tasksBlock,
 } from './schema-blocks.js';
 
@@ -85,6 +86,7 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     systemPrompt: boundedText().optional(),
     permissions: permissionsBlock().optional(),
     streaming: streamingBlock(f).prefault({}),
+    transcription: transcriptionBlock(f).optional(),
     groupChat: groupChatBlock(f).prefault({}),
     tasks: tasksBlock(f),
     channels: channelsBlock(parts.channels).prefault({}),

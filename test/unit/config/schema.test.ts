@@ -33,7 +33,8 @@ describe('config defaults from a minimal service.yaml', () => {
     expect(config.systemPrompt).toBeUndefined();
     expect(config.permissions).toBeUndefined();
     expect((config as Record<string, unknown>).codex).toEqual({ mode: 'unrestricted', search: false, addDirs: [] });
-    expect(config.streaming).toEqual({ mode: 'buffered', showToolCalls: false });
+    expect(config.streaming).toEqual({ mode: 'buffered', showToolCalls: false, progressAfterSeconds: 20 });
+    expect(config.transcription).toBeUndefined();
     expect(config.groupChat).toEqual({ groupPolicy: 'mention-only', historyLimit: 20, maxTurns: 10 });
     expect(config.tasks).toEqual([]);
     expect(config.channels).toEqual({});
