@@ -202,8 +202,9 @@ export function createAssistant(deps: AssistantDeps): Assistant {
         // Starting a turn holds this thread for milliseconds (database writes, workspace files, the
         // fork of the engine). Requests sent together with this one (a burst on one key) reach us
         // over a few milliseconds: they are taken first, so every queued stream opens at once,
-        // not one fork later. A few ms on a turn that takes seconds.
-        await new Promise((r) => setTimeout(r, START_COALESCE_MS));
+        // not one fork later. A few ms on a turn that takes seconds. Then once through the loop's
+        // I/O phase: on a busy machine the wait can end before requests already sent are read.
+        await new Promise((r) => setTimeout(() => setImmediate(r), START_COALESCE_MS));
         if (ctl.signal.aborted) {
           const completion: Completion = { status: 'aborted', finalText: '', message: abortMessage(ctl.signal, 'Aborted before it started'), durationMs: 0 };
           emit({ type: 'done', durationMs: 0 });
