@@ -185,9 +185,10 @@ export function createTurnPipeline(deps: TurnPipelineDeps): TurnPipeline {
  * Starting a turn holds this thread for milliseconds (database writes, workspace files, the fork
  * of the engine). Requests sent together with this one (a burst on one key) reach us over a few
  * milliseconds: they are taken first, so every queued stream opens at once, not one fork later.
- * A few ms on a turn that takes seconds.
+ * A few ms on a turn that takes seconds. Then once through the loop's I/O phase: on a busy
+ * machine the wait can end before requests already sent are read.
  */
-const coalesce = () => new Promise((r) => setTimeout(r, START_COALESCE_MS));
+const coalesce = () => new Promise((r) => setTimeout(() => setImmediate(r), START_COALESCE_MS));
 
 /** The control-file guard's window for a turn a non-admin started: its check runs once the engine exited, and at the latest when the turn ends. */
 function openGuardWindow(guard: ControlGuard | undefined, who: string): (AsyncDisposable & { end(): Promise<string | undefined> }) | undefined {

@@ -155,6 +155,10 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   // Every stop is a cancel of the root through execa (SIGTERM, SIGKILL forceKillAfterDelay later),
   // then, once the root has exited, the process tree: what it left running is ended too.
   const cancel = new AbortController();
+  // The spawn holds this thread until the engine has started (a fork and an exec: milliseconds,
+  // more on a busy machine). Requests already waiting to be read (a burst: its queued turns'
+  // response heads) are handled first: one turn of the event loop.
+  await new Promise((resolve) => setImmediate(resolve));
   const { execa } = await loadExeca();
   const child = startChild(execa, spec, parser, cancel.signal, graceMs);
   if (child.pid === undefined) {
