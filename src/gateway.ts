@@ -14,7 +14,7 @@ import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import { createLeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
-import { systemClock } from './core/scheduler/clock.js';
+import { type Clock, systemClock } from './core/scheduler/clock.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler } from './core/scheduler/scheduler.js';
 import { createTaskControl } from './core/scheduler/task-control.js';
@@ -61,6 +61,8 @@ export interface StartGatewayOptions {
   https?: boolean | { cert: string; key: string };
   /** Open a public URL through a tunnel once listening; when it cannot open, the gateway goes on locally. */
   tunnel?: boolean;
+  /** The scheduler's time (default: the system clock); an embedder or a test may run it on a clock of its own. */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -96,6 +98,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger();
   const version = packageVersion();
+  const clock = opts.clock ?? systemClock;
 
   // --- build, in dependency order ---
   const fleet = createFleetDirectory({ dir: resolveFleetDir(env) });
@@ -158,7 +161,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({
     tasks: () => config.current().config.tasks,
-    clock: systemClock,
+    clock,
     // Each cron time is taken in the store first: across a leader change it runs on one gateway.
     run: async (task, at) => {
       if (await store.claimTaskSlot(task.id, at)) return taskControl.runScheduled(task);
@@ -196,7 +199,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
         onLead: async ({ since }) => {
           channels.start();
           scheduler.start();
-          if (since !== undefined) scheduler.catchUp(since);
+          // The lease measures the gap on this machine's time; the scheduler counts it back on its own clock.
+          if (since !== undefined) scheduler.catchUp(clock.now() - (Date.now() - since));
         },
         onFollow: async () => {
           scheduler.stop();
