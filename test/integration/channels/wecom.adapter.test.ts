@@ -108,7 +108,7 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
     const msg = await dm('think hard');
     await adapter!.typing!(msg.replyTarget); // what the bridge does once it takes the message
     const ack = await fake.waitForAck(msg.messageId);
-    await sleep(300); // the turn
+    expect(streams(msg.messageId).map((f) => [f.text, f.finished])).toEqual([['', false]]); // answered before the turn ends
     await adapter!.reply(msg.replyTarget, 'done');
     const frames = streams(msg.messageId);
     expect(frames.map((f) => [f.text, f.finished])).toEqual([
@@ -116,7 +116,7 @@ describe('WeCom AI-bot adapter (channel_c) against the fake WeCom', () => {
       ['done', true],
     ]);
     expect(new Set(frames.map((f) => f.messageId)).size).toBe(1);
-    expect(frames[1]!.at - ack.at).toBeGreaterThanOrEqual(250);
+    expect(frames[1]!.at).toBeGreaterThanOrEqual(ack.at);
   });
 
   it('a long CJK reply split by render + limit: first part in the bubble, the rest as separate messages, all within the limit', async () => {
