@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ActivityRecord } from '../../../src/core/store/types.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
-import { runCli } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/cli.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
@@ -68,18 +68,18 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     const { fake: f, gw: g } = await setup('{}');
     await f.deliver({ chatType: 'direct', userId: alice, text: 'let me in' });
     const code = codeIn((await reply(f, 'pairing code')).text) ?? '';
-    const approved = await runCli(['access', 'approve', code.toLowerCase(), '-d', g.dir]);
+    const approved = await runCommand(['access', 'approve', code.toLowerCase(), '-d', g.dir]);
     expect(approved.stderr).toBe('');
     expect(approved).toMatchObject({ code: 0, stdout: expect.stringContaining(`Approved ${id(alice)}`) });
 
     await f.deliver({ chatType: 'direct', userId: alice, text: 'thanks' });
     await reply(f, 'ECHO: thanks');
     expect(g.standIn.runs()).toHaveLength(1);
-    const list = await runCli(['access', 'list', '-d', g.dir]);
+    const list = await runCommand(['access', 'list', '-d', g.dir]);
     expect(list.stdout).toMatch(new RegExp(`${id(alice)}\\s+pairing`));
     expect(list.stdout).toMatch(/Pending pairing codes.*\n {2}\(none\)/);
     // A second approval of the same code finds nothing: it was used.
-    const again = await runCli(['access', 'approve', code, '-d', g.dir]);
+    const again = await runCommand(['access', 'approve', code, '-d', g.dir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`No pending pairing has the code ${code}`);
   });
