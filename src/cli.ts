@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createProgram } from './cli-program.js';
+import { createProgram } from './commands/program.js';
 import { processIO } from './commands/io.js';
 
 /**
- * The command-line entry: the program of cli-program.ts on this process's arguments and output;
+ * The command-line entry: the program of commands/program.ts on this process's arguments and output;
  * its exit code becomes the process's.
  */
 loadDotEnv();

@@ -39,13 +39,13 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
 }
 
 /**
- * Run `service <args>` in this process: the program the CLI runs (src/cli-program.ts) with an io
+ * Run `service <args>` in this process: the program the CLI runs (src/commands/program.ts) with an io
  * that records what it prints, for tests of argument handling and output that need no process of
  * their own. `env` is merged into process.env for the call and put back after (the commands read
  * process.env, as the spawned CLI does); one call at a time per test file.
  */
 export async function runCommand(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-  const { createProgram } = await import('../../src/cli-program.js');
+  const { createProgram } = await import('../../src/commands/program.js');
   let stdout = '';
   let stderr = '';
   const io: CommandIO = {

@@ -6,7 +6,7 @@ import { minimalYaml, testdir } from '../../helpers/testdir.js';
 
 /**
  * The command line's argument handling, in this process: the program `service` runs
- * (src/cli-program.ts) with an io that records what it prints. Usage errors, help, the version,
+ * (src/commands/program.ts) with an io that records what it prints. Usage errors, help, the version,
  * where -d may stand, and how a command's error becomes text and an exit code.
  */
 const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import type { CommandIO } from './commands/io.js';
-import { AppError } from './core/errors.js';
-import { packageRoot, templatesDir } from './core/paths.js';
+import type { CommandIO } from './io.js';
+import { AppError } from '../core/errors.js';
+import { packageRoot, templatesDir } from '../core/paths.js';
 
 /**
  * The command line as a commander program: declares commands and options, lazy-imports each
@@ -86,7 +86,7 @@ function addSetupCommands(c: Registration): void {
     .addHelpText('after', () => `\nTemplates: ${fs.readdirSync(path.join(templatesDir(), 'assistant')).sort().join(', ')}`)
     .action(
       c.act(async (dir: string | undefined, opts: { template?: string; engine?: string; name?: string; yes?: boolean; force?: boolean }, cmd: Command) => {
-        const { runInit } = await import('./commands/init.js');
+        const { runInit } = await import('./init.js');
         return runInit({ ...opts, dir: dir ? path.resolve(dir) : c.dirOf(cmd) }, c.io);
       }),
     );
@@ -98,7 +98,7 @@ function addSetupCommands(c: Registration): void {
     .option('--json', 'print the stream events as NDJSON')
     .action(
       c.act(async (opts: { session: string; message?: string; file?: string[]; json?: boolean }, cmd: Command) => {
-        const { runChat } = await import('./commands/chat.js');
+        const { runChat } = await import('./chat.js');
         const { file, ...rest } = opts;
         return runChat({ ...rest, ...(file ? { files: file } : {}), dir: c.dirOf(cmd) }, c.io);
       }),
@@ -117,8 +117,8 @@ function addSetupCommands(c: Registration): void {
     .option('--qr-token', "put the token in the QR code's link (anyone who sees the code can use the API)")
     .option('--tunnel', 'open a public URL through a Cloudflare quick tunnel (downloads cloudflared on first use)')
     .action(
-      c.act(async (opts: import('./commands/gateway.js').GatewayOptions, cmd: Command) => {
-        const { runGateway } = await import('./commands/gateway.js');
+      c.act(async (opts: import('./gateway.js').GatewayOptions, cmd: Command) => {
+        const { runGateway } = await import('./gateway.js');
         return runGateway({ ...opts, dir: c.dirOf(cmd) }, c.io);
       }),
     );
@@ -132,7 +132,7 @@ function addCronCommands(c: Registration): void {
     .option('--json', 'print JSON')
     .action(
       c.act(async (opts: { json?: boolean }, cmd: Command) => {
-        const { runCron } = await import('./commands/cron.js');
+        const { runCron } = await import('./cron.js');
         return runCron({ action: 'list', dir: c.dirOf(cmd), json: opts.json }, c.io);
       }),
     );
@@ -152,7 +152,7 @@ function addCronCommands(c: Registration): void {
     if (json) sub.option('--json', json);
     sub.action(
       c.act(async (id: string, opts: { json?: boolean }, cmd: Command) => {
-        const { runCron } = await import('./commands/cron.js');
+        const { runCron } = await import('./cron.js');
         return runCron({ action: name, id, dir: c.dirOf(cmd), json: opts.json }, c.io);
       }),
     );
@@ -167,7 +167,7 @@ function addAccessCommands(c: Registration): void {
     .option('--json', 'print JSON')
     .action(
       c.act(async (opts: { json?: boolean }, cmd: Command) => {
-        const { runAccess } = await import('./commands/access.js');
+        const { runAccess } = await import('./access.js');
         return runAccess({ action: 'list', dir: c.dirOf(cmd), json: opts.json }, c.io);
       }),
     );
@@ -180,7 +180,7 @@ function addAccessCommands(c: Registration): void {
       .argument(argument, name === 'revoke' ? 'the approved sender or chat as <channel>:<id>' : 'the pairing code the bot sent')
       .action(
         c.act(async (arg: string, _opts: unknown, cmd: Command) => {
-          const { runAccess } = await import('./commands/access.js');
+          const { runAccess } = await import('./access.js');
           return runAccess({ action: name, arg, dir: c.dirOf(cmd) }, c.io);
         }),
       );
@@ -198,7 +198,7 @@ function addAccessCommands(c: Registration): void {
     .option('--json', 'print JSON')
     .action(
       c.act(async (opts: { to: string; schema?: string; role?: string | boolean; printSql?: boolean; json?: boolean }, cmd: Command) => {
-        const { runStoreMigrate } = await import('./commands/store.js');
+        const { runStoreMigrate } = await import('./store.js');
         return runStoreMigrate({ ...opts, dir: c.dirOf(cmd) }, c.io);
       }),
     );
@@ -214,7 +214,7 @@ function addSkillCommands(c: Registration): void {
     .option('--json', 'print JSON')
     .action(
       c.act(async (opts: { json?: boolean }, cmd: Command) => {
-        const { runSkillList } = await import('./commands/skill.js');
+        const { runSkillList } = await import('./skill.js');
         return runSkillList({ dir: c.dirOf(cmd), json: opts.json }, c.io);
       }),
     );
@@ -226,7 +226,7 @@ function addSkillCommands(c: Registration): void {
     .option('-f, --force', 'replace an installed skill of the same name')
     .action(
       c.act(async (source: string, opts: { force?: boolean }, cmd: Command) => {
-        const { runSkillAdd } = await import('./commands/skill.js');
+        const { runSkillAdd } = await import('./skill.js');
         return runSkillAdd({ dir: c.dirOf(cmd), source, force: opts.force }, c.io);
       }),
     );
@@ -237,7 +237,7 @@ function addSkillCommands(c: Registration): void {
     .option('-d, --dir <path>', 'assistant directory')
     .action(
       c.act(async (name: string, _opts: unknown, cmd: Command) => {
-        const { runSkillRemove } = await import('./commands/skill.js');
+        const { runSkillRemove } = await import('./skill.js');
         return runSkillRemove({ dir: c.dirOf(cmd), name }, c.io);
       }),
     );
@@ -249,7 +249,7 @@ function addInfoCommands(c: Registration): void {
     .option('--json', 'print JSON')
     .action(
       c.act(async (opts: { json?: boolean }, cmd: Command) => {
-        const { runStatus } = await import('./commands/status.js');
+        const { runStatus } = await import('./status.js');
         return runStatus({ dir: c.dirOf(cmd), json: opts.json }, c.io);
       }),
     );
@@ -258,7 +258,7 @@ function addInfoCommands(c: Registration): void {
     .option('--json', 'print JSON')
     .action(
       c.act(async (opts: { json?: boolean }, cmd: Command) => {
-        const { runDoctor } = await import('./commands/doctor.js');
+        const { runDoctor } = await import('./doctor.js');
         return runDoctor({ dir: c.dirOf(cmd), json: opts.json }, c.io);
       }),
     );
@@ -272,7 +272,7 @@ function addInfoCommands(c: Registration): void {
     .option('--json', 'print JSON')
     .action(
       c.act(async (opts: { json?: boolean; store?: string }, cmd: Command) => {
-        const { runFleetList } = await import('./commands/fleet.js');
+        const { runFleetList } = await import('./fleet.js');
         return runFleetList({ json: opts.json, dir: c.dirOf(cmd), ...(opts.store !== undefined ? { store: opts.store } : {}) }, c.io);
       }),
     );
