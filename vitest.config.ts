@@ -5,13 +5,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // the suite slower, never red (no test asserts a duration; speed is `npm run bench`).
 
 /**
- * Files that run in this process only (their engines and platforms are children or sockets they
- * stop themselves) and put back what they change (process.env, Date): they share their workers,
- * so each file does not load the SDKs, zod and our modules again (measured on the channel tests:
- * a third less CPU). The rest (CLI commands run in-process, gateways and CLIs spawned, the
- * package, the browser) get a fresh process per file.
+ * Files that stop what they start (processes, sockets, timers) and put back what they change
+ * (process.env, Date) share their workers: each file does not load the SDKs, zod and our modules
+ * again (measured on the channel tests: a third less CPU). Checked by running these folders with
+ * --no-isolate. The others (the CLI tests, which run commands in this process; fleet, the
+ * package, the real engine CLIs, the browser) get a fresh process per file.
  */
-const SHARED_WORKERS = ['test/unit/**/*.test.ts', 'test/integration/{channels,fakes,core,server,store,engines}/**/*.test.ts'];
+const SHARED_WORKERS = ['test/unit/**/*.test.ts', 'test/integration/{channels,fakes,core,server,store,engines,gateway}/**/*.test.ts'];
 
 export default defineConfig({
   test: {
