@@ -47,10 +47,14 @@ describe('the process tree', () => {
     const seen: ProcessIdentity[][] = [];
     // Checked when told, while they run: a thread is reachable as /proc/<tid> but not listed there.
     const notListed: number[] = [];
+    // The engine answers once this file exists: written when a snapshot has found its tool shell.
+    const gate = path.join(testdir(), 'seen');
     const onProcesses = (processes: ProcessIdentity[]) => {
       seen.push(processes);
       const listed = new Set(fs.readdirSync('/proc'));
       for (const p of processes) if (!listed.has(String(p.pid)) && isAlive(p.pid)) notListed.push(p.pid);
+      const child = s.runs().find((r) => r.setsidChild)?.setsidChild;
+      if (child !== undefined && processes.some((p) => p.pid === child)) fs.writeFileSync(gate, '');
     };
     const all = await collect(
       runProcess(
@@ -59,7 +63,7 @@ describe('the process tree', () => {
           args: ['-p', '--output-format', 'stream-json'],
           cwd: testdir(),
           env: { ...process.env, ...s.env },
-          stdin: 'SETSID-CHILD THEN-ANSWER',
+          stdin: `SETSID-CHILD THEN-ANSWER GATE:${gate}`,
           timeoutMs: HANG_MS,
           onProcesses,
         },

@@ -91,10 +91,14 @@ describe('the subprocess runner', () => {
   });
 
   it('processes a turn started do not outlive it, also when the engine exits normally', async () => {
-    const { events, standIn } = claude('SETSID-CHILD THEN-ANSWER');
+    const gate = path.join(testdir(), 'seen');
+    const { events, standIn, tracked } = claude(`SETSID-CHILD THEN-ANSWER GATE:${gate}`);
+    // The engine answers (and exits) once a snapshot of the tree has found its tool shell.
+    const orphan = await poll(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined, HANG_MS, 'the setsid child', 25);
+    await until(() => tracked.has(orphan), HANG_MS, 'a snapshot of the tree to find it', 25);
+    fs.writeFileSync(gate, '');
     const all = await events;
     expect(terminals(all)[0]?.type).toBe('done');
-    const orphan = standIn.runs().find((r) => r.setsidChild)?.setsidChild as number;
     expect(isAlive(orphan)).toBe(false);
   });
 
