@@ -1,11 +1,20 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Integration and e2e tests spawn real processes and bind real ports; two cores is all CI has,
 // so files run in a small pool. Every timeout here only catches a hang: a loaded machine makes
 // the suite slower, never red (no test asserts a duration; speed is `npm run bench`).
+
+/**
+ * Files that stop what they start (processes, sockets, timers) and put back what they change
+ * (process.env, Date) share their workers: each file does not load the SDKs, zod and our modules
+ * again (measured on the channel tests: a third less CPU). Checked by running these folders with
+ * --no-isolate. The others (the CLI tests, which run commands in this process; fleet, the
+ * package, the real engine CLIs, the browser) get a fresh process per file.
+ */
+const SHARED_WORKERS = ['test/unit/**/*.test.ts', 'test/integration/{channels,fakes,core,server,store,engines,gateway}/**/*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 180_000,
@@ -13,5 +22,9 @@ export default defineConfig({
     // expect.poll waits for a page or an adapter to settle; its default of 1 s is a budget.
     expect: { poll: { timeout: 60_000 } },
     env: { NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+    projects: [
+      { extends: true, test: { name: 'shared', include: SHARED_WORKERS, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...SHARED_WORKERS] } },
+    ],
   },
 });

@@ -10,6 +10,7 @@ import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import type { LeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
+import { type Clock, systemClock } from './core/scheduler/clock.js';
 import type { Scheduler } from './core/scheduler/scheduler.js';
 import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';
@@ -62,6 +63,8 @@ export interface LaunchGatewayOptions {
   https?: boolean | { cert: string; key: string };
   /** Open a public URL through a tunnel once listening; when it cannot open, the gateway goes on locally. */
   tunnel?: boolean;
+  /** The scheduler's time (default: the system clock); an embedder or a test may run it on a clock of its own. */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -123,8 +126,8 @@ export async function launchGateway(opts: LaunchGatewayOptions): Promise<Gateway
   // An engine whose program is missing is said now, not at the first turn (and in /api/status).
   const engineWarning = assistant.engineWarning();
   if (engineWarning) log.warn(engineWarning);
-  const { control: tasks, scheduler } = buildTasks(directory, channels, log);
-  const leadership = leadWithLease(directory, { channels, scheduler, self: fleet.self, log });
+  const { control: tasks, scheduler } = buildTasks(directory, channels, log, opts.clock ?? systemClock);
+  const leadership = leadWithLease(directory, { channels, scheduler, self: fleet.self, log, clock: opts.clock ?? systemClock });
 
   // --- start ---
   const tls = opts.https

@@ -94,7 +94,11 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       await withDeadline(
         adapter.start({
           log: deps.log.child(rt.name, { channel: rt.name }),
-          onMessage: (msg) => deps.onMessage(msg),
+          onMessage: (msg) => {
+            // With SERVICE_LOG_LEVEL=debug, each message a platform delivered (tests count these lines too).
+            log.debug(`${rt.name}: took in message ${msg.messageId} (${msg.chatType})`, { channel: rt.name, messageId: msg.messageId });
+            return deps.onMessage(msg);
+          },
           onStatus: (s) => {
             if (rt.adapter !== current || isStale(rt)) return;
             if (s.state === 'connected') setStatus(rt, 'connected');

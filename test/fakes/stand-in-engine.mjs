@@ -8,7 +8,8 @@
 // Directives anywhere in the prompt:
 //   SLEEP:<ms>     wait before answering          HANG           never finish
 //   GRANDCHILD     start a `sleep` grandchild, then hang
-//   SETSID-CHILD   start a `sleep` in its own session, then hang (with THEN-ANSWER: answer after 1.5 s)
+//   SETSID-CHILD   start a `sleep` in its own session, then hang (with THEN-ANSWER: answer, once the GATE:<file>
+//                  below exists when one is given: the test writes it when the runner has seen the `sleep`)
 //   FAIL:<text>    engine-reported failure         PROVIDER-ERROR  a 401 from the model provider
 //   CRASH          exit 3 with only stderr         STDERR-FLOOD    1 MB of stderr, then answer
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
@@ -458,7 +459,7 @@ if (has('SETSID-CHILD')) {
     setInterval(() => {}, 1000);
     await new Promise(() => {});
   }
-  await sleep(1_500); // long enough for the runner's snapshot to see it
+  if (arg('GATE')) while (!fs.existsSync(arg('GATE'))) await sleep(20);
 }
 if (has('HANG')) {
   setInterval(() => {}, 1000);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cliPath } from './cli.js';
+import path from 'node:path';
+import { cliPath, repoRoot } from './cli.js';
 import { testdir } from './testdir.js';
 import { HANG_MS, sleep } from './wait.js';
 
@@ -21,10 +22,54 @@ export interface GatewayProcess {
  * ~/.service/fleet, and never alongside gateways of other tests.
  */
 export function startGatewayProcess(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [cliPath, 'gateway', '-d', dir, '--port', '0', ...args], {
+  return startedGateway(
+    spawn(process.execPath, [cliPath, 'gateway', '-d', dir, '--port', '0', ...args], {
+      env: { ...process.env, NO_COLOR: '1', SERVICE_FLEET_DIR: testdir({}, 'service-fleet-'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+}
+
+export interface ClockedGatewayProcess extends GatewayProcess {
+  /** Move the gateway's scheduler clock to `at` (unix ms), firing what falls due; resolves once it has. */
+  advanceTo(at: number): Promise<void>;
+}
+
+/**
+ * A gateway process (test/fakes/clocked-gateway.mjs: the embedding API's startGateway with a
+ * fake clock) whose scheduled tasks run on a clock the test moves, starting at `clockStart`.
+ */
+export async function startClockedGatewayProcess(dir: string, token: string, clockStart: number, env: NodeJS.ProcessEnv = {}): Promise<ClockedGatewayProcess> {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'test', 'fakes', 'clocked-gateway.mjs'), dir, token, String(clockStart)], {
     env: { ...process.env, NO_COLOR: '1', SERVICE_FLEET_DIR: testdir({}, 'service-fleet-'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  const gateway = await startedGateway(child);
+  let seq = 0;
+  return {
+    ...gateway,
+    advanceTo: (at) =>
+      new Promise((resolve, reject) => {
+        const id = ++seq;
+        const onMessage = (m: { type?: string; id?: number }) => {
+          if (m.type !== 'advanced' || m.id !== id) return;
+          child.off('message', onMessage);
+          child.off('exit', onExit);
+          resolve();
+        };
+        const onExit = () => {
+          child.off('message', onMessage);
+          reject(new Error(`the gateway exited before its clock reached ${new Date(at).toISOString()}:\n${gateway.output()}`));
+        };
+        child.on('message', onMessage);
+        child.once('exit', onExit);
+        child.send({ type: 'advance', id, to: at });
+      }),
+  };
+}
+
+/** Resolves with the gateway once it printed where it serves and its token. */
+function startedGateway(child: ChildProcess): Promise<GatewayProcess> {
   let out = '';
   let stdout = '';
   let stderr = '';

@@ -10,7 +10,7 @@ import { deliverTurn } from '../../../src/channels/delivery.js';
 import { lark } from '../../../src/channels/lark/index.js';
 import type { ChannelDefinition } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
-import { createFakeClock } from '../../fakes/fake-clock.js';
+import { createFakeClock } from '../../fakes/fake-clock.mjs';
 import { startFakeLark } from '../../fakes/platforms/channel-a-lark.js';
 import type { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
 import type { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
