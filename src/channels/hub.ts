@@ -94,11 +94,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       await withDeadline(
         adapter.start({
           log: deps.log.child(rt.name, { channel: rt.name }),
-          onMessage: (msg) => {
-            // With SERVICE_LOG_LEVEL=debug, each message a platform delivered (tests count these lines too).
-            log.debug(`${rt.name}: took in message ${msg.messageId} (${msg.chatType})`, { channel: rt.name, messageId: msg.messageId });
-            return deps.onMessage(msg);
-          },
+          onMessage: (msg) => takeIn(msg, rt.name, log, deps.onMessage),
           onStatus: (s) => {
             if (rt.adapter !== current || isStale(rt)) return;
             if (s.state === 'connected') setStatus(rt, 'connected');
@@ -231,4 +227,10 @@ async function sendProactive(
     log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`, { channel, chatId });
     return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
   }
+}
+
+/** A message a platform delivered, handed to the bridge; with SERVICE_LOG_LEVEL=debug, a line for each (tests count them too). */
+function takeIn(msg: InboundMessage, channel: string, log: Logger, onMessage: (msg: InboundMessage) => Promise<void>): Promise<void> {
+  log.debug(`${channel}: took in message ${msg.messageId} (${msg.chatType})`, { channel, messageId: msg.messageId });
+  return onMessage(msg);
 }
