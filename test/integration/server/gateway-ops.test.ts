@@ -125,5 +125,9 @@ describe('the gateway for months (spawned for real)', () => {
 /** Preloaded into the gateway (NODE_OPTIONS=--require): on SIGUSR2, the modules loaded so far (prom-client and better-sqlite3 are CommonJS). */
 const DUMP_LOADED = `
 const fs = require('node:fs');
-process.on('SIGUSR2', () => fs.writeFileSync(process.env.LOADED_DUMP, Object.keys(require.cache).join('\\n')));
+// Written whole, then renamed: the test never reads a file the dump is still writing.
+process.on('SIGUSR2', () => {
+  fs.writeFileSync(process.env.LOADED_DUMP + '.part', Object.keys(require.cache).join('\\n'));
+  fs.renameSync(process.env.LOADED_DUMP + '.part', process.env.LOADED_DUMP);
+});
 `;
