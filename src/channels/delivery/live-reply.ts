@@ -3,6 +3,7 @@ import type { Logger } from '../../core/logger.js';
 import { measure, splitMessage } from '../split.js';
 import { ChannelError, type MessageLimit, type ReplyStream, type SentMessage } from '../types.js';
 import type { ChatPacer } from './pacer.js';
+import { createLatestSync } from '../latest-sync.js';
 
 /**
  * One reply that grows in place on a platform that can edit what the bot sent (Telegram, Slack,
@@ -48,9 +49,8 @@ export function openLiveReply(surface: LiveSurface, opts: LiveReplyOptions): Rep
   /** Text shown by messages an edit was refused for (and the ones before them): never edited again. */
   let pinned = '';
   let want: { body: string; status: string | undefined } = { body: '', status: undefined };
-  let dirty = false;
-  let running: Promise<void> | undefined;
   let finished = false;
+  const syncing = createLatestSync(() => sync());
 
   const pace = <T>(op: () => Promise<T>, idempotent: boolean) => pacer.run(chat, op, { idempotent });
 
@@ -99,35 +99,19 @@ export function openLiveReply(surface: LiveSurface, opts: LiveReplyOptions): Rep
     }
   }
 
-  function pump(): Promise<void> {
-    running ??= (async () => {
-      try {
-        while (dirty) {
-          dirty = false;
-          await sync();
-        }
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  }
-
   return {
     showsStatus: true,
     async update(markdown, status) {
       if (finished) return;
       want = { body: markdown, status };
-      dirty = true;
-      void pump().catch((err: unknown) => log.warn(`${surface.name}: the growing reply could not be updated: ${errorMessage(err)}`));
+      void syncing.request().catch((err: unknown) => log.warn(`${surface.name}: the growing reply could not be updated: ${errorMessage(err)}`));
     },
     async finish(markdown) {
       if (finished) return;
       finished = true;
-      await running?.catch(() => undefined);
+      await syncing.settled();
       want = { body: markdown, status: undefined };
-      dirty = true;
-      await pump();
+      await syncing.request();
     },
   };
 }

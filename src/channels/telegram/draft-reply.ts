@@ -5,6 +5,7 @@ import { isRefusal, partsWithStatus } from '../delivery/live-reply.js';
 import type { ChatPacer } from '../delivery/pacer.js';
 import { splitMessage } from '../split.js';
 import type { MessageLimit, ReplyStream, SentMessage } from '../types.js';
+import { createLatestSync } from '../latest-sync.js';
 
 export interface DraftReplyDeps {
   name: string;
@@ -45,13 +46,14 @@ export function openDraftReply(d: DraftReplyDeps): ReplyStream {
   let drafted = '';
   let edits: ReplyStream | undefined;
   let want: { body: string; status: string | undefined } = { body: '', status: undefined };
-  let dirty = false;
-  let running: Promise<void> | undefined;
   let finished = false;
+  const syncing = createLatestSync(
+    () => sync(),
+    () => finished,
+  );
   const refresh = setInterval(() => {
     drafted = '';
-    dirty = true;
-    void pump().catch((err: unknown) => log.debug(`${d.name}: the draft could not be shown again: ${errorMessage(err)}`));
+    void syncing.request().catch((err: unknown) => log.debug(`${d.name}: the draft could not be shown again: ${errorMessage(err)}`));
   }, DRAFT_REFRESH_MS);
   refresh.unref();
 
@@ -86,33 +88,18 @@ export function openDraftReply(d: DraftReplyDeps): ReplyStream {
     }
   }
 
-  function pump(): Promise<void> {
-    running ??= (async () => {
-      try {
-        while (dirty && !finished) {
-          dirty = false;
-          await sync();
-        }
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  }
-
   return {
     showsStatus: true,
     async update(markdown, status) {
       if (finished) return;
       want = { body: markdown, status };
-      dirty = true;
-      void pump().catch((err: unknown) => log.warn(`${d.name}: the draft could not be updated: ${errorMessage(err)}`));
+      void syncing.request().catch((err: unknown) => log.warn(`${d.name}: the draft could not be updated: ${errorMessage(err)}`));
     },
     async finish(markdown) {
       if (finished) return;
       finished = true;
       clearInterval(refresh);
-      await running?.catch(() => undefined);
+      await syncing.settled();
       if (edits) return edits.finish(tailOf(markdown));
       // The messages replace the draft: the reply's parts not sent yet, as `buffered` splits them.
       const parts = splitMessage(markdown, limit, render);
