@@ -125,10 +125,6 @@ export interface ChannelGateway extends Omit<TestAssistant, 'tasks'> {
 }
 
 /**
- * Access for tests that are not about access: everyone may talk to the bot, as before access
- * control existed. A test about access writes its own `access:` block, which replaces this one.
- */
-/**
  * A gateway with one channel on its fake platform, for one test: returns the function that starts
  * both (`base` YAML first, then the test's own), and stops them after each test, the gateway first.
  */
