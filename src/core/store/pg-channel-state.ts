@@ -1,5 +1,5 @@
 import { insertKeeping, type PgQuery } from './pg-client.js';
-import { parseInboxRow, parseKnownChatRow } from './rows.js';
+import { parseGroupMessageRow, parseInboxRow, parseKnownChatRow } from './rows.js';
 import { GROUP_MESSAGES_PER_CHAT, type GroupStateStore, type InboxLedger, type KnownChatStore } from './types.js';
 
 /**
@@ -43,14 +43,7 @@ export function createPgChannelStateStore(query: PgQuery): InboxLedger & GroupSt
       limit <= 0
         ? []
         : (await rows('SELECT * FROM (SELECT * FROM group_messages WHERE chat_key = $1 ORDER BY id DESC LIMIT $2) g ORDER BY id ASC', [chatKey, limit])).map(
-            (r) => ({
-              chatKey: String(r.chat_key),
-              ...(r.message_id === null ? {} : { messageId: String(r.message_id) }),
-              ts: Number(r.ts),
-              sender: String(r.sender),
-              text: String(r.text),
-              fromBot: Boolean(r.from_bot),
-            }),
+            parseGroupMessageRow,
           ),
     groupBotTurns: async (chatKey) => Number((await rows('SELECT bot_turns FROM group_state WHERE chat_key = $1', [chatKey]))[0]?.bot_turns ?? 0),
     setGroupBotTurns: async (chatKey, turns) =>

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { parseInboxRow, parseKnownChatRow, type Row } from './rows.js';
+import { parseGroupMessageRow, parseInboxRow, parseKnownChatRow, type Row } from './rows.js';
 import { GROUP_MESSAGES_PER_CHAT, type GroupStateStore, type InboxLedger, type KnownChatStore, type SyncOf } from './types.js';
 
 /**
@@ -47,17 +47,7 @@ export function createSqliteChannelStateStore(db: Database.Database): SyncOf<Inb
     pendingMessages: () => (q.pending.all() as Row[]).map(parseInboxRow),
     purgeMessages: (cutoff) => q.purgeInbox.run(cutoff).changes,
     appendGroupMessage: (m) => appendGroup(m.chatKey, m.messageId ?? null, m.ts, m.sender, m.text, m.fromBot),
-    recentGroupMessages: (chatKey, limit) =>
-      limit <= 0
-        ? []
-        : (q.recentGroup.all(chatKey, limit) as Row[]).map((r) => ({
-            chatKey: String(r.chat_key),
-            ...(r.message_id === null ? {} : { messageId: String(r.message_id) }),
-            ts: Number(r.ts),
-            sender: String(r.sender),
-            text: String(r.text),
-            fromBot: Boolean(r.from_bot),
-          })),
+    recentGroupMessages: (chatKey, limit) => (limit <= 0 ? [] : (q.recentGroup.all(chatKey, limit) as Row[]).map(parseGroupMessageRow)),
     groupBotTurns: (chatKey) => Number((q.botTurns.get(chatKey) as Row | undefined)?.bot_turns ?? 0),
     setGroupBotTurns: (chatKey, turns) => void q.setBotTurns.run(chatKey, turns),
     addGroupBotTurn: (chatKey) => Number((q.addBotTurn.get(chatKey) as Row).bot_turns),
