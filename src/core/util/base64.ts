@@ -11,36 +11,22 @@ export function splitDataUrl(data: string | Buffer, mimeType: string | undefined
   return prefix ? { data: data.slice(prefix[0].length), mimeType: mimeType ?? prefix[1] } : { data, mimeType };
 }
 
+/** One character outside base64 and ASCII whitespace. */
+const FOREIGN = /[^A-Za-z0-9+/=\t-\r ]/;
+const SPACE = /[\t-\r ]/g;
+
 /**
  * The bytes of strict base64 text; undefined when the text is not base64 (or empty).
- * Checked by one loop over the characters, not a regular expression: a body holds up to 36 MB of
- * base64, and V8 may compile a pattern over it into code that backtracks once per character,
- * which ran out of stack on a 7 MB image in CI.
+ * The patterns here match one character each, never a repetition: a body holds up to 36 MB of
+ * base64, and V8 may compile a repeated class over it into code that backtracks once per
+ * character, which ran out of stack on a 7 MB image in CI. A search for one character stays in
+ * native code (a loop in JavaScript took 0.4 s over 7 MB before the optimizing compiler starts).
  */
 export function decodeBase64(text: string): Buffer | undefined {
-  let chars = 0;
-  let padding = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (isAsciiSpace(c)) continue;
-    chars++;
-    if (c === EQUALS) {
-      if (++padding > 2) return undefined;
-    } else if (padding > 0 || !isAlphabet(c)) {
-      return undefined;
-    }
-  }
-  if (chars === 0 || chars % 4 !== 0) return undefined;
-  // Buffer skips the whitespace itself.
-  return Buffer.from(text, 'base64');
-}
-
-const EQUALS = 0x3d;
-
-function isAsciiSpace(c: number): boolean {
-  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
-}
-
-function isAlphabet(c: number): boolean {
-  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2f;
+  if (FOREIGN.test(text)) return undefined;
+  const clean = text.replace(SPACE, '');
+  const pad = clean.indexOf('=');
+  const padding = pad === -1 ? '' : clean.slice(pad);
+  if (clean === '' || clean.length % 4 !== 0 || padding.length > 2 || padding !== '='.repeat(padding.length)) return undefined;
+  return Buffer.from(clean, 'base64');
 }

@@ -38,9 +38,13 @@ describe('base64 payloads', () => {
     try {
       const source = fs.readFileSync(new URL('../../../src/core/util/base64.ts', import.meta.url), 'utf8');
       const script = path.join(dir, 'check.mjs');
-      const call = "\nconst big = Buffer.alloc(5 * 1024 * 1024 + 1).toString('base64');\nprocess.stdout.write(String(decodeBase64(big)?.length));\n";
-      fs.writeFileSync(script, transformSync(source, { loader: 'ts', format: 'esm' }).code + call);
-      expect(execFileSync(process.execPath, ['--no-regexp-optimization', script], { encoding: 'utf8' })).toBe(String(5 * 1024 * 1024 + 1));
+      const call = [
+        "const big = Buffer.alloc(5 * 1024 * 1024 + 1).toString('base64');",
+        "const spaced = `QQ==${' '.repeat(7 * 1024 * 1024)}`;",
+        'process.stdout.write(`${decodeBase64(big)?.length} ${decodeBase64(spaced)?.length}`);',
+      ].join('\n');
+      fs.writeFileSync(script, `${transformSync(source, { loader: 'ts', format: 'esm' }).code}\n${call}\n`);
+      expect(execFileSync(process.execPath, ['--no-regexp-optimization', script], { encoding: 'utf8' })).toBe(`${5 * 1024 * 1024 + 1} 1`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
