@@ -6,6 +6,7 @@ import { type ChannelContext, ChannelError, type InboundMessage } from '../types
 import { normaliseDiscordButtonPress } from './approval.js';
 import { describeCloseCode, toDiscordChannelError } from './errors.js';
 import { type DiscordSelf, toInboundMessage } from './inbound.js';
+import { createRestAgent, type RestAgent } from './rest-agent.js';
 
 /** Options of channel_f as validated by index.ts. */
 export interface DiscordOptions {
@@ -39,6 +40,8 @@ export class DiscordConnection implements LifecycleSteps {
   log: Logger;
   /** The logged-in client (REST calls go through it too); undefined before connect and after release. */
   client: Client | undefined;
+  /** The REST calls' HTTP agent (rest-agent.ts), one per client, closed with it. */
+  private agent: RestAgent | undefined;
   private readonly name: string;
   private readonly opts: DiscordOptions;
   private ctx: ChannelContext | undefined;
@@ -80,6 +83,7 @@ export class DiscordConnection implements LifecycleSteps {
     } catch (err) {
       if (this.client === c) this.client = undefined;
       await c.destroy().catch(() => undefined);
+      await this.closeAgent();
       // A final close code (e.g. 4014 with its hint) explains more than login's own rejection.
       throw fatal ?? toDiscordChannelError(this.name, 'cannot connect to the Discord gateway', err);
     }
@@ -99,7 +103,17 @@ export class DiscordConnection implements LifecycleSteps {
       c.on(Events.Error, () => undefined); // late socket errors during destroy must not throw
       await c.destroy();
     }
+    await this.closeAgent();
     await this.handoff;
+  }
+
+  private async closeAgent(): Promise<void> {
+    const agent = this.agent;
+    this.agent = undefined;
+    // close() lets a send under way finish; a platform that never answers does not hold up stop.
+    if (!agent) return;
+    const closed = await withTimeout(agent.close().then(() => true), STOP_WAIT_MS);
+    if (!closed) await agent.destroy();
   }
 
   /** Who the bot is on `c`, for reading its messages (inbound and history alike). */
@@ -111,13 +125,14 @@ export class DiscordConnection implements LifecycleSteps {
 
   private createClient(): Client {
     const api = this.opts.apiUrl?.replace(/\/+$/, '').replace(/\/v\d+$/, '');
+    this.agent = createRestAgent();
     return new Client({
       intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
       partials: [Partials.Channel],
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
       allowedMentions: { parse: ['users'], repliedUser: true },
       failIfNotExists: false,
-      rest: { ...(api ? { api } : {}), retries: 1, timeout: 10_000 },
+      rest: { ...(api ? { api } : {}), agent: this.agent, retries: 1, timeout: 10_000 },
     });
   }
 
