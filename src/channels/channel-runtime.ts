@@ -136,7 +136,8 @@ function countingSends(ledger: SentLedger, metrics: Pick<LiveMetrics, 'channelMe
   if (!metrics) return ledger;
   return {
     note(channel, messageId) {
-      metrics.channelMessage(channel, 'out');
+      // Once per message: a reply that grows is noted when posted and again with its final text.
+      if (messageId === undefined || !ledger.has(channel, messageId)) metrics.channelMessage(channel, 'out');
       ledger.note(channel, messageId);
     },
     has: (channel, messageId) => ledger.has(channel, messageId),

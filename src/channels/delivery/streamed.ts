@@ -45,9 +45,18 @@ export async function deliverStreamed(ctx: StreamedContext, events: AsyncIterabl
   let status: string | undefined;
   let stream: ReplyStream | undefined;
   let completion: Completion | undefined;
+  // The last message a growing reply posted: its final text is reported as that message.
+  let posted: SentMessage | undefined;
+  const growing: StreamedContext = {
+    ...ctx,
+    onPosted: (sent) => {
+      posted = sent ?? posted;
+      ctx.onPosted?.(sent);
+    },
+  };
 
   const push = async () => {
-    stream ??= await openGrowing(ctx);
+    stream ??= await openGrowing(growing);
     if (stream.showsStatus || !status) await stream.update(shown, status);
     else await stream.update(shown ? `${shown}\n\n${status}` : status);
   };
@@ -99,13 +108,13 @@ export async function deliverStreamed(ctx: StreamedContext, events: AsyncIterabl
   if (!grows) return { completion, text: await sendRest(ctx, completion, shown, pending) };
   const final = finalText(ctx, completion, shown, pending);
   if (!stream && final.trim() === '') return { completion, text: '' };
-  stream ??= await openGrowing(ctx);
+  stream ??= await openGrowing(growing);
   try {
     await stream.finish(final);
   } catch (err) {
     log.warn(`${adapter.name}: could not finish the streamed reply: ${errorMessage(err)}`);
   }
-  if (final.trim()) ctx.onSent?.(undefined, final);
+  if (final.trim()) ctx.onSent?.(posted, final);
   return { completion, text: final };
 }
 

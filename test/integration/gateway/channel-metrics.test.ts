@@ -55,3 +55,21 @@ describe('channel metrics (channel_c, a reply updated in place)', () => {
     expect(valueOf(m, 'service_channel_messages_total', { channel: 'channel_c', direction: 'out' })).toBe(1);
   });
 });
+
+describe('channel metrics (channel_e, a growing reply)', () => {
+  const setup = usePlatformGateway(telegram, 'streaming:\n  mode: streaming\n');
+
+  it('each message the bot posted is one out, however many times it was shown growing', async () => {
+    const { fake, gw } = await setup();
+    await fake.deliver({ chatType: 'direct', userId: '1001', text: 'PARAGRAPHS' });
+    await fake.waitForOutbound((o) => (o.kind === 'reply' || o.kind === 'send') && o.text.includes('Third paragraph.'), 30_000);
+    await gw.channels.idle();
+    const m = await poll(async () => {
+      const now = parsePrometheusText(await (await gw.api('/metrics')).text());
+      return valueOf(now, 'service_turns_total', { engine: 'engine_b', source: 'channel_e', outcome: 'completed' }) === 1 ? now : undefined;
+    });
+    const posted = fake.outbound.filter((o) => o.kind === 'reply' || o.kind === 'send');
+    expect(posted.length).toBeGreaterThan(0);
+    expect(valueOf(m, 'service_channel_messages_total', { channel: 'channel_e', direction: 'out' })).toBe(posted.length);
+  });
+});
