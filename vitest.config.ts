@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Integration and e2e tests spawn real processes and bind real ports; two cores is all CI has,
@@ -11,7 +14,23 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * --no-isolate. The others (the CLI tests, which run commands in this process; fleet, the
  * package, the real engine CLIs, the browser) get a fresh process per file.
  */
-const SHARED_WORKERS = ['test/unit/**/*.test.ts', 'test/integration/{channels,fakes,core,server,store,engines,gateway}/**/*.test.ts'];
+const SHARED_FOLDERS = ['test/unit', ...['channels', 'fakes', 'core', 'server', 'store', 'engines', 'gateway'].map((f) => `test/integration/${f}`)];
+
+/**
+ * A file that checks the whole process for handles left open (failOnLeaksAfterAll, openHandles in
+ * test/helpers/resources.ts) gets a process of its own wherever it is: in a shared worker it would
+ * count what the files before it are still closing.
+ */
+const CHECKS_WHOLE_PROCESS = /\b(failOnLeaksAfterAll|openHandles)\(/;
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+const shared = SHARED_FOLDERS.flatMap((folder) =>
+  fs
+    .readdirSync(path.join(root, folder), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => path.posix.join(folder, f.split(path.sep).join('/')))
+    .filter((file) => !CHECKS_WHOLE_PROCESS.test(fs.readFileSync(path.join(root, file), 'utf8'))),
+);
 
 export default defineConfig({
   test: {
@@ -23,8 +42,8 @@ export default defineConfig({
     expect: { poll: { timeout: 60_000 } },
     env: { NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
     projects: [
-      { extends: true, test: { name: 'shared', include: SHARED_WORKERS, isolate: false } },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...SHARED_WORKERS] } },
+      { extends: true, test: { name: 'shared', include: shared, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...shared] } },
     ],
   },
 });
