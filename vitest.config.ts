@@ -4,8 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Integration and e2e tests spawn real processes and bind real ports; two cores is all CI has,
-// so files run in a small pool. Every timeout here only catches a hang: a loaded machine makes
-// the suite slower, never red (no test asserts a duration; speed is `npm run bench`).
+// so files run in a small pool: three workers, as the files wait for sockets, child processes and
+// gate files much of the time (with two, the suite kept 1.25 of the 2 cores busy on average).
+// Every timeout here only catches a hang: a loaded machine makes the suite slower, never red (no
+// test asserts a duration; speed is `npm run bench`).
 
 /**
  * Files that stop what they start (processes, sockets, timers) and put back what they change
@@ -35,7 +37,7 @@ const shared = SHARED_FOLDERS.flatMap((folder) =>
 export default defineConfig({
   test: {
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
     testTimeout: 180_000,
     hookTimeout: 180_000,
     // expect.poll waits for a page or an adapter to settle; its default of 1 s is a budget.
