@@ -24,6 +24,12 @@ export interface ProcessTree {
   alive(): number[];
   /** SIGTERM everything, SIGKILL after `graceMs`, and wait until nothing is left. */
   terminate(graceMs: number): Promise<boolean>;
+  /**
+   * End the tracked processes outside the root's own process group (tool shells run in sessions
+   * of their own, and what they started), leaving the root and its group running: what a turn of
+   * a resident engine left behind, as a per-turn run would have ended it.
+   */
+  terminateStrays(graceMs: number): Promise<void>;
 }
 
 export interface ProcessTreeOptions {
@@ -164,6 +170,24 @@ function createTree(rootPid: number, opts: ProcessTreeOptions): TreeInternals {
     refresh,
     tracked: () => [...tracked].map(([pid, start]) => ({ pid, start })),
     alive,
+    async terminateStrays(graceMs) {
+      refresh();
+      const strays = () => alive().filter((pid) => pid !== rootPid && readProcStat(pid)?.pgrp !== rootPid);
+      const signal = (sig: NodeJS.Signals) => {
+        for (const pid of strays()) {
+          try {
+            process.kill(pid, sig);
+          } catch {
+            // exited meanwhile
+          }
+        }
+      };
+      if (strays().length === 0) return;
+      signal('SIGTERM');
+      const end = Date.now() + graceMs;
+      while (strays().length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+      signal('SIGKILL');
+    },
     async terminate(graceMs) {
       refresh();
       if (alive().length === 0) return true;
