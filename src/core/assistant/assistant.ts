@@ -117,6 +117,8 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
       waiting: q.waiting,
     };
   };
+  // A change of how the engine starts retires the warm processes started the old way.
+  deps.config.onChange((next) => engine.warm.configure(next.config));
   addCommands(deps, parts, async (key) => formatStatusText(status(), await deps.store.getSession(key), key, table.isRunning(key)));
 
   return {
@@ -171,7 +173,11 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
     metrics: () => deps.store.metrics(),
     recordRefusal: (r) => parts.record(formatRefusalRecord(r, new Date(now()).toISOString())),
     budget: () => parts.budget.today(),
-    drain: (graceMs, why) => turns.drain(graceMs, why),
+    async drain(graceMs, why) {
+      await turns.drain(graceMs, why);
+      // No engine process outlives the assistant's turns (a later turn starts another).
+      await engine.warm.stop();
+    },
   };
 }
 

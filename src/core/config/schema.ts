@@ -149,6 +149,13 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     retentionDays: f.num(0).default(7),
   });
 
+  // Engine processes kept between turns, one per active conversation (core/engines/warm/).
+  const warm = z.strictObject({
+    enabled: f.bool().default(true),
+    maxProcesses: f.int(0, 1_000).default(4),
+    idleSeconds: f.num(0).default(600),
+  });
+
   const historyFetch = z.strictObject({
     enabled: f.bool().default(false),
     pollIntervalMinutes: f.num(0).default(15),
@@ -260,6 +267,7 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     channels: channels.prefault({}),
     inbox: inbox.prefault({}),
     historyFetch: historyFetch.prefault({}),
+    warm: warm.prefault({}),
     store: store.prefault({}),
     oauthToken: text().min(1).optional(),
     persona: persona.optional(),
