@@ -49,7 +49,11 @@ const REPLAY_MAX_MS = 5_000;
 const UNATTENDED_MODES = /^(yolo|bypassPermissions)$/i;
 
 /** `fail`: the session could not be opened (the turn ends with this failure). */
-export function createAcpSession(opts: AcpSessionOptions, send: (msg: Record<string, unknown>) => void, fail: (message: string, kind?: FailureKind) => AgentEvent[]): AcpSession {
+export function createAcpSession(
+  opts: AcpSessionOptions,
+  send: (msg: Record<string, unknown>) => void,
+  fail: (message: string, kind?: FailureKind) => AgentEvent[],
+): AcpSession {
   let phase: 'starting' | 'settling' | 'open' = 'starting';
   let sessionId: string | undefined;
   let capabilities: Record<string, unknown> = {};
@@ -161,7 +165,9 @@ export function createAcpSession(opts: AcpSessionOptions, send: (msg: Record<str
         steps.push((next) =>
           request('session/set_model', { sessionId, modelId: match.modelId }, (r) => {
             next();
-            return obj(r.error) ? [{ type: 'warning', message: `the ACP agent did not switch to model "${opts.model}": ${errorText(obj(r.error) ?? {})}` }] : [];
+            return obj(r.error)
+              ? [{ type: 'warning', message: `the ACP agent did not switch to model "${opts.model}": ${errorText(obj(r.error) ?? {})}` }]
+              : [];
           }),
         );
       }

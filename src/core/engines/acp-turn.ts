@@ -138,7 +138,8 @@ export function createAcpPrompt(opts: AcpTurnOptions): AcpPrompt {
       if (stop === 'refusal') return [...events, { type: 'failure', kind: 'engine', message: 'the agent refused to answer (stopReason refusal)' }];
       if (stop === 'max_tokens' || stop === 'max_turn_requests') events.push({ type: 'warning', message: `the agent stopped early (${stop})` });
       // Qwen Code 0.24 ends its turn without a word when a tool is denied: say why, not "empty reply".
-      if (!sawText && denied.length > 0 && stop !== 'cancelled') events.unshift(...say(joiner.text(`(The agent stopped: ${denied.join(', ')} was denied.)`, true)));
+      if (!sawText && denied.length > 0 && stop !== 'cancelled')
+        events.unshift(...say(joiner.text(`(The agent stopped: ${denied.join(', ')} was denied.)`, true)));
       return events;
     },
     cancel() {

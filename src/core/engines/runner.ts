@@ -215,7 +215,12 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then
   // EOF. Written below rather than with execa's `input`, which builds a stream per turn for it
   // (0.5 ms of CPU per turn, measured).
-  const spawned = await spawnInGroup(spec, { stdin: Boolean(parser.conversation) || spec.stdin !== undefined, timeoutMs: spec.timeoutMs, graceMs, cancel: cancel.signal });
+  const spawned = await spawnInGroup(spec, {
+    stdin: Boolean(parser.conversation) || spec.stdin !== undefined,
+    timeoutMs: spec.timeoutMs,
+    graceMs,
+    cancel: cancel.signal,
+  });
   if (!spawned.ok) {
     emit({ type: 'error', code: 'spawn_failed', message: spawned.message });
     return;

@@ -14,6 +14,12 @@ export interface WarmMode {
    * where the protocol has none; a session the resident mode cannot take over).
    */
   accepts?(turn: EngineTurn): boolean;
+  /**
+   * Whether a newly started process can continue a session made elsewhere (by a per-turn run, or a
+   * process that ended). False: only a conversation the resident process started itself stays
+   * warm; one with an older session runs per turn (default true).
+   */
+  readonly resumes?: boolean;
   /** argv and environment of the resident process, from the turn that starts it (no prompt). */
   buildInvocation(turn: EngineTurn): EngineInvocation;
   /** The protocol spoken with one process, for its whole life; `start` is the turn that starts it. */

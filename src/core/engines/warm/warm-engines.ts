@@ -47,13 +47,24 @@ export function createWarmEngines(deps: WarmEnginesDeps) {
       if (n > 0) log.warn(`ended ${n} warm engine process(es) left running when this assistant last stopped`);
     })
     .catch((err: unknown) => log.warn(`cannot check for warm engine processes left running: ${errorMessage(err)}`));
-  const turns = createWarmTurns({ pool, stateDir: deps.stateDir, outboxRoot: path.join(deps.stateDir, 'outbox'), broker: deps.broker, log, now: deps.now, ready: reaped });
+  const turns = createWarmTurns({
+    pool,
+    stateDir: deps.stateDir,
+    outboxRoot: path.join(deps.stateDir, 'outbox'),
+    broker: deps.broker,
+    log,
+    now: deps.now,
+    ready: reaped,
+  });
 
   const configure = (config: ServiceConfig) => {
     settings = config.warm;
     const stamp = configStampOf(config);
     // Every process running now was started under the previous configuration.
-    if (configStamp !== undefined && stamp !== configStamp) pool.retireWhere(() => true, 'the configuration changed');
+    if (configStamp !== undefined && stamp !== configStamp) {
+      pool.retireWhere(() => true, 'the configuration changed');
+      turns.forgetFailures();
+    }
     if (!settings.enabled) pool.retireWhere(() => true, 'warm.enabled is off');
     configStamp = stamp;
   };

@@ -58,14 +58,19 @@ interface Held extends WarmEntry {
 }
 
 export function createWarmTurns(deps: WarmTurnsDeps) {
+  /** Programs whose resident mode failed to start: not tried again until the configuration changes. */
+  const failed = new Set<string>();
   return {
     /** The turn's events, warm where it can be, per turn where not. */
     run(req: WarmTurnRequest): AsyncIterable<AgentEvent> {
       const warm = req.engine.warm;
       const settings = deps.pool.settings();
       if (!warm || !settings.enabled || settings.maxProcesses < 1 || warm.accepts?.(req.turn) === false) return req.cold();
-      return runWarm(deps, req, warm);
+      if (failed.has(req.binary)) return req.cold();
+      return runWarm(deps, req, warm, () => failed.add(req.binary));
     },
+    /** The configuration changed: a resident mode that failed may start now. */
+    forgetFailures: () => failed.clear(),
   };
 }
 
@@ -74,16 +79,18 @@ export function createWarmTurns(deps: WarmTurnsDeps) {
 /** Events that say nothing about whether the engine took the turn: held until one that does. */
 const PRELUDE = new Set<AgentEvent['type']>(['session', 'warning', 'usage']);
 
-async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMode): AsyncIterable<AgentEvent> {
+async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMode, failedToStart: () => void): AsyncIterable<AgentEvent> {
   const helperShape = usesHelper(req) ? { url: '', token: '' } : undefined;
   // Without the session: that is the conversation's, matched apart (a resumed start names it).
   const { sessionId: _session, ...unresumed } = req.turn;
   const fingerprint = fingerprintOf(req, warm.buildInvocation(withHelper(unresumed, helperShape)));
   let entry = deps.pool.checkout(req.conversation, fingerprint, req.turn.sessionId) as Held | undefined;
   if (!entry) {
+    if (req.turn.sessionId && warm.resumes === false) return yield* req.cold();
     if (!deps.pool.makeRoom(req.conversation)) return yield* req.cold();
     const started = await startEntry(deps, req, warm, fingerprint);
     if ('error' in started) {
+      failedToStart();
       deps.log.warn(`could not start a warm ${req.engine.id} process (${started.error}); this turn runs per turn`);
       return yield* req.cold();
     }
@@ -102,7 +109,8 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
       if (e.type === 'session') entry.sessionId = e.sessionId;
       if (!took && e.type === 'error' && !entry.process.everReady() && !req.signal?.aborted) {
         fallBack = true;
-        deps.log.warn(`the warm ${req.engine.id} process failed before it took the turn (${e.message}); this turn runs per turn`);
+        failedToStart();
+        deps.log.warn(`the warm ${req.engine.id} process failed before it took the turn (${e.message}); this turn runs per turn, and so do the next ones until the configuration changes`);
         break;
       }
       if (!took && PRELUDE.has(e.type)) {
