@@ -110,7 +110,9 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
       if (!took && e.type === 'error' && !entry.process.everReady() && !req.signal?.aborted) {
         fallBack = true;
         failedToStart();
-        deps.log.warn(`the warm ${req.engine.id} process failed before it took the turn (${e.message}); this turn runs per turn, and so do the next ones until the configuration changes`);
+        deps.log.warn(
+          `the warm ${req.engine.id} process failed before it took the turn (${e.message}); this turn runs per turn, and so do the next ones until the configuration changes`,
+        );
         break;
       }
       if (!took && PRELUDE.has(e.type)) {
