@@ -50,7 +50,7 @@ const [engine, ...argv] = process.argv.slice(2);
 // The resident (warm) modes of the real CLIs are not stood in for: started that way the stand-in
 // exits at once, as an engine whose resident mode fails to start, and the turn runs per turn.
 // Warm engines are tested with the real CLIs (test/e2e/warm-*.test.ts) and the stand-in ACP agent.
-const RESIDENT = { engine_b: '--input-format', engine_c: 'serve', engine_d: 'app-server', engine_e: '--acp', engine_f: '--acp' };
+const RESIDENT = { engine_b: '--input-format', engine_c: 'acp', engine_d: 'app-server', engine_e: '--acp', engine_f: '--acp' };
 if (RESIDENT[engine] && argv.includes(RESIDENT[engine])) {
   process.stderr.write(`stand-in ${engine}: no resident mode\n`);
   process.exit(2);

@@ -91,7 +91,7 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
     const started = await startEntry(deps, req, warm, fingerprint);
     if ('error' in started) {
       failedToStart();
-      deps.log.warn(`could not start a warm ${req.engine.id} process (${started.error}); this turn runs per turn`);
+      deps.log.info(`could not start a warm ${req.engine.id} process (${started.error}); this turn runs per turn`);
       return yield* req.cold();
     }
     entry = started;
@@ -110,7 +110,7 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
       if (!took && e.type === 'error' && !entry.process.everReady() && !req.signal?.aborted) {
         fallBack = true;
         failedToStart();
-        deps.log.warn(
+        deps.log.info(
           `the warm ${req.engine.id} process failed before it took the turn (${e.message}); this turn runs per turn, and so do the next ones until the configuration changes`,
         );
         break;
