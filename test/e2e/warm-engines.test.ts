@@ -99,7 +99,12 @@ describe.each(ENGINES)('warm $engine ($title), real CLI against the fake LLM', (
     expect(firstPid, 'turn one must have run').toBeDefined();
     const before = llm.requests.length;
     const aborted = turn(o, 'HOLD-UNTIL-RELEASED turn to interrupt', 'chat');
-    await until(() => llm.requests.slice(before).some((r) => JSON.stringify(r.body ?? '').includes('HOLD-UNTIL-RELEASED')), HANG_MS, 'the held model request', 50);
+    await until(
+      () => llm.requests.slice(before).some((r) => JSON.stringify(r.body ?? '').includes('HOLD-UNTIL-RELEASED')),
+      HANG_MS,
+      'the held model request',
+      50,
+    );
     expect(o.assistant.abort('chat')).toBe(true);
     const events = await aborted;
     expect(completionOf(events).status).toBe('aborted');
