@@ -149,3 +149,39 @@ function watchSpawns(): { stop(): number[] } {
     },
   };
 }
+
+describe('warm engine_b (Claude Code): a crash mid-turn', () => {
+  it('fails that turn with the engine error; the next turn starts another process that resumes the session', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'service-warm-crash-'));
+    const home = path.join(root, 'home');
+    const dir = path.join(root, 'assistant');
+    fs.mkdirSync(home);
+    fs.mkdirSync(dir);
+    const llm = await startFakeLlm();
+    fs.writeFileSync(path.join(dir, 'service.yaml'), ['name: warm-crash', 'engine: engine_b', 'provider:', `  baseUrl: ${llm.url}`, '  apiKey: fake-key', ''].join('\n'));
+    const o = openAssistantDirectory({ dir, env: realEngineEnv(home, BIN), log: createSilentLogger() });
+    try {
+      expect(completionOf(await turn(o, 'crash turn one', 'k')).status).toBe('completed');
+      const [pid] = o.assistant.engine.warm.processes().map((p) => p.pid);
+      const before = llm.requests.length;
+      const crashing = turn(o, 'HOLD-CRASH turn two', 'k');
+      await until(() => llm.requests.slice(before).some((r) => JSON.stringify(r.body ?? '').includes('HOLD-CRASH')), HANG_MS, 'the held model request', 50);
+      process.kill(pid!, 'SIGKILL');
+      const crashed = completionOf(await crashing);
+      expect(crashed.status).toBe('failed');
+      expect(crashed.message).toMatch(/killed by SIGKILL/);
+      llm.release('HOLD-CRASH');
+      const next = completionOf(await turn(o, 'turn three after the crash', 'k'));
+      expect(next.status).toBe('completed');
+      expect(next.finalText).toContain('PREVIOUS-USER-MESSAGE: crash turn one');
+      const [again] = o.assistant.engine.warm.processes().map((p) => p.pid);
+      expect(again).toBeDefined();
+      expect(again).not.toBe(pid);
+    } finally {
+      await o.assistant.drain(1_000);
+      await o.close();
+      await llm.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
