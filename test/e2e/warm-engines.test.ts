@@ -158,7 +158,10 @@ describe('warm engine_b (Claude Code): a crash mid-turn', () => {
     fs.mkdirSync(home);
     fs.mkdirSync(dir);
     const llm = await startFakeLlm();
-    fs.writeFileSync(path.join(dir, 'service.yaml'), ['name: warm-crash', 'engine: engine_b', 'provider:', `  baseUrl: ${llm.url}`, '  apiKey: fake-key', ''].join('\n'));
+    fs.writeFileSync(
+      path.join(dir, 'service.yaml'),
+      ['name: warm-crash', 'engine: engine_b', 'provider:', `  baseUrl: ${llm.url}`, '  apiKey: fake-key', ''].join('\n'),
+    );
     const o = openAssistantDirectory({ dir, env: realEngineEnv(home, BIN), log: createSilentLogger() });
     try {
       expect(completionOf(await turn(o, 'crash turn one', 'k')).status).toBe('completed');
