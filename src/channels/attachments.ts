@@ -4,6 +4,7 @@ import type { FileEvent } from '../core/events.js';
 import { formatBytes, formatSizeAndLimit, readRegularFile, toSafeFileName } from '../core/files/file-names.js';
 import { type FileInput, INCOMING_FILE_LIMITS } from '../core/files/incoming.js';
 import type { Logger } from '../core/logger.js';
+import type { ReplyAdapter } from './reply-adapter.js';
 import { ChannelError, type ChannelAdapter, type InboundMessage, type ReplyTarget, type SentMessage } from './types.js';
 
 /**
@@ -71,7 +72,7 @@ export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage
 
 /** Upload a reply's files after its text; the ones that could not go out are named in one message (`say`). */
 export async function deliverFiles(
-  adapter: ChannelAdapter,
+  adapter: ReplyAdapter,
   to: ReplyTarget,
   files: readonly FileEvent[],
   opts: { log: Logger; say: (markdown: string) => Promise<void>; onSent?: (sent: SentMessage | undefined, text: string) => void },

@@ -4,7 +4,8 @@ import type { Logger } from '../core/logger.js';
 import { deliverFiles } from './attachments.js';
 import { type ApprovalPromptOptions, formatApprovalPrompt } from './approval-prompt.js';
 import { splitMessage } from './split.js';
-import type { ChannelAdapter, ReplyStream, ReplyTarget, SentMessage } from './types.js';
+import type { ReplyAdapter } from './reply-adapter.js';
+import type { ReplyStream, ReplyTarget, SentMessage } from './types.js';
 
 /**
  * A turn's stream → messages on a platform. `buffered` sends the assembled reply once;
@@ -31,7 +32,7 @@ export interface Delivered {
   text: string;
 }
 
-export async function deliverTurn(adapter: ChannelAdapter, to: ReplyTarget, events: AsyncIterable<StreamEvent>, opts: DeliveryOptions): Promise<Delivered> {
+export async function deliverTurn(adapter: ReplyAdapter, to: ReplyTarget, events: AsyncIterable<StreamEvent>, opts: DeliveryOptions): Promise<Delivered> {
   const send = async (markdown: string) => {
     for (const part of splitMessage(markdown, adapter.limit, (md) => adapter.render(md))) {
       const sent = await adapter.reply(to, part);
@@ -91,7 +92,7 @@ async function buffered(events: AsyncIterable<StreamEvent>, send: (md: string) =
 }
 
 async function streamed(
-  adapter: ChannelAdapter,
+  adapter: ReplyAdapter,
   to: ReplyTarget,
   events: AsyncIterable<StreamEvent>,
   send: (md: string) => Promise<void>,
@@ -179,7 +180,7 @@ function lastParagraphBreak(text: string): number {
 }
 
 /** "typing…" while the turn runs: at once (WeCom treats it as the acknowledgement), then every 5 s. */
-function keepTyping(adapter: ChannelAdapter, to: ReplyTarget, log: Logger): { stop(): void } {
+function keepTyping(adapter: ReplyAdapter, to: ReplyTarget, log: Logger): { stop(): void } {
   if (!adapter.typing) return { stop: () => undefined };
   const tick = () => void adapter.typing?.(to).catch((err: unknown) => log.debug(`${adapter.name}: typing failed: ${errorMessage(err)}`));
   tick();

@@ -1,7 +1,7 @@
 import { UsageError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { resumeOptimizer } from '../core/util/optimizer.js';
-import { type Gateway, startGateway } from '../gateway.js';
+import { type Gateway, launchGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
 import type { CommandIO } from './io.js';
 import { readTokenOption } from './token-option.js';
@@ -41,7 +41,7 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
   const log = createLogger();
   const bind = resolveBindFlags(opts);
   const token = readTokenOption(opts, io);
-  const gateway = await startGateway({
+  const gateway = await launchGateway({
     dir: opts.dir,
     log,
     ...bind,

@@ -1,7 +1,7 @@
 import { afterEach } from 'vitest';
 import type { ChannelRuntime } from '../../src/channels/channel-runtime.js';
 import { createSilentLogger } from '../../src/core/logger.js';
-import { startGateway } from '../../src/gateway.js';
+import { launchGateway } from '../../src/gateway.js';
 import type { FakeOutbound, FakePlatform } from '../fakes/platforms/types.js';
 import { startFakeLark } from '../fakes/platforms/channel-a-lark.js';
 import { startFakeDingtalk } from '../fakes/platforms/channel-b-dingtalk.js';
@@ -156,7 +156,7 @@ export async function startChannelGateway(
   const access = /^access:/m.test(yaml) ? '' : OPEN_ACCESS;
   // JSON is YAML: the channel blocks go in as one flow mapping.
   const { dir, standIn } = writeTestAssistant({ yaml: `channels: ${JSON.stringify(channels)}\n${access}${yaml}`, files });
-  const gateway = await startGateway({
+  const gateway = await launchGateway({
     dir,
     port: 0,
     token: TEST_TOKEN,

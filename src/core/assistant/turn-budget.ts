@@ -15,11 +15,11 @@ export interface TurnBudget {
   /** Step admit: the day's state when it is spent for a turn from `source`, else undefined. */
   spentFor(source: string): Promise<BudgetState | undefined>;
   /** Step queue: hold the share of a turn from `source` that may start now (no hold: not budgeted, or aborted meanwhile). */
-  hold(source: string, signal: AbortSignal): Promise<{ ok: true; hold?: BudgetHold } | { ok: false; budget: BudgetState }>;
+  hold(source: string, signal: AbortSignal): Promise<{ ok: true; hold?: BudgetShare } | { ok: false; budget: BudgetState }>;
 }
 
 /** A turn's share of the day. Disposing it without `settle` (the turn never ran to its end) lets it go uncounted. */
-export interface BudgetHold extends AsyncDisposable {
+export interface BudgetShare extends AsyncDisposable {
   /** The turn's cost is recorded: the hold goes, and the cost sizes later holds. */
   settle(costUsd: number): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import type { Completion, StreamEvent } from '../events.js';
 import type { ActivityRecord, HistoryStore, RefusalReason } from '../store/types.js';
 import { formatTurnRecord } from './activity-records.js';
-import type { BudgetHold } from './turn-budget.js';
+import type { BudgetShare } from './turn-budget.js';
 import type { TurnOutcome } from './turn-stream.js';
 import { abortMessage } from './turn-stop.js';
 
@@ -33,7 +33,7 @@ export interface RecordDeps {
 
 export async function recordReply(
   deps: RecordDeps,
-  turn: { key: string; log: TurnLog; overtaken: () => boolean; hold: BudgetHold | undefined },
+  turn: { key: string; log: TurnLog; overtaken: () => boolean; hold: BudgetShare | undefined },
   outcome: TurnOutcome,
 ): Promise<void> {
   const reply = outcome.completion.finalText;
