@@ -147,15 +147,27 @@ const range = (xs) => `${ms(Math.min(...xs))} ${ms(median(xs))} ${ms(Math.max(..
 
 console.log(`Warm engines: POST /chat → first text event, cold first turn vs ${FOLLOW} warm follow-ups (min / median / max), and per turn (warm off)`);
 for (const spec of ALL.filter((e) => wanted.includes(e.engine))) {
-  const warmGw = await gatewayFor(spec, llm, true);
-  const cold = await turn(warmGw.url, 'warm bench turn 0', 'bench');
+  await measure(spec).catch((err) => console.log(`\n${spec.engine} (${spec.title}): not measured: ${err.message}`));
+}
+await llm.close();
+
+async function measure(spec) {
   const follow = [];
-  for (let i = 1; i <= FOLLOW; i++) follow.push(await turn(warmGw.url, `warm bench turn ${i}`, 'bench'));
-  await warmGw.close(2_000);
-  const offGw = await gatewayFor(spec, llm, false);
   const perTurn = [];
-  for (let i = 0; i <= FOLLOW; i++) perTurn.push(await turn(offGw.url, `per-turn bench turn ${i}`, 'bench'));
-  await offGw.close(2_000);
+  let cold;
+  const warmGw = await gatewayFor(spec, llm, true);
+  try {
+    cold = await turn(warmGw.url, 'warm bench turn 0', 'bench');
+    for (let i = 1; i <= FOLLOW; i++) follow.push(await turn(warmGw.url, `warm bench turn ${i}`, 'bench'));
+  } finally {
+    await warmGw.close(2_000);
+  }
+  const offGw = await gatewayFor(spec, llm, false);
+  try {
+    for (let i = 0; i <= FOLLOW; i++) perTurn.push(await turn(offGw.url, `per-turn bench turn ${i}`, 'bench'));
+  } finally {
+    await offGw.close(2_000);
+  }
   const warmMedian = median(follow.map((t) => t.firstText));
   console.log(`\n${spec.engine} (${spec.title})`);
   console.log(`  cold first turn      ${ms(cold.firstText)}   (engine processes started: ${cold.spawned})`);
@@ -164,4 +176,3 @@ for (const spec of ALL.filter((e) => wanted.includes(e.engine))) {
   );
   console.log(`  per turn (warm off)  ${range(perTurn.map((t) => t.firstText))}   processes started: ${perTurn.map((t) => t.spawned).join(', ')}`);
 }
-await llm.close();
