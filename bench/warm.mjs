@@ -94,7 +94,7 @@ async function turn(url, message, key) {
   return { firstText: firstText ?? Number.NaN, spawned: started.size };
 }
 
-async function gatewayFor(spec, llm, warm) {
+async function gatewayFor(spec, warm) {
   const base = path.join(tmp, `${spec.engine}-${warm ? 'warm' : 'cold'}`);
   const home = path.join(base, 'home');
   const dir = path.join(base, 'assistant');
@@ -155,14 +155,14 @@ async function measure(spec) {
   const follow = [];
   const perTurn = [];
   let cold;
-  const warmGw = await gatewayFor(spec, llm, true);
+  const warmGw = await gatewayFor(spec, true);
   try {
     cold = await turn(warmGw.url, 'warm bench turn 0', 'bench');
     for (let i = 1; i <= FOLLOW; i++) follow.push(await turn(warmGw.url, `warm bench turn ${i}`, 'bench'));
   } finally {
     await warmGw.close(2_000);
   }
-  const offGw = await gatewayFor(spec, llm, false);
+  const offGw = await gatewayFor(spec, false);
   try {
     for (let i = 0; i <= FOLLOW; i++) perTurn.push(await turn(offGw.url, `per-turn bench turn ${i}`, 'bench'));
   } finally {

@@ -108,15 +108,19 @@ function formatWarm(warm: StatusReport['warm']): string {
 
 /** The warm engine processes a live gateway or chat of this directory keeps (their records), with their memory. */
 function readWarmProcesses(stateDir: string): WarmProcessReport[] {
-  return readWarmRecords(stateDir)
-    .filter((r) => r.ownerAlive && r.processes[0] !== undefined && isProcessAlive(r.processes[0]))
-    .map((r) => ({
-      pid: r.processes[0]!.pid,
-      engine: r.engine,
-      sessionKey: r.sessionKey,
-      startedAt: new Date(r.startedAt).toISOString(),
-      rssBytes: treeRssBytes(r.processes),
-    }));
+  return readWarmRecords(stateDir).flatMap((r) => {
+    const root = r.processes[0];
+    if (!r.ownerAlive || !root || !isProcessAlive(root)) return [];
+    return [
+      {
+        pid: root.pid,
+        engine: r.engine,
+        sessionKey: r.sessionKey,
+        startedAt: new Date(r.startedAt).toISOString(),
+        rssBytes: treeRssBytes(r.processes),
+      },
+    ];
+  });
 }
 
 /** The reported fields of an invalid service.yaml that are valid on their own (the rest null). */
