@@ -2,7 +2,7 @@
 // Warm engines, cold against warm, per engine: prints numbers, asserts nothing. Runs against the
 // BUILT code (`npm run build` first): `node bench/warm.mjs [--follow 3] [--engines engine_b,acp]`.
 //
-// For each real CLI, a gateway (startGateway from dist/, in this process) on the scripted fake LLM
+// For each real CLI, a gateway (launchGateway from dist/, in this process) on the scripted fake LLM
 // (test/fakes/fake-llm.ts, transpiled as bench/engines.mjs does), and through `POST /chat`:
 // - cold: the first turn of a conversation (its engine process starts), in milliseconds from the
 //   request to the first `text` event;
@@ -28,7 +28,7 @@ if (!fs.existsSync(path.join(DIST, 'gateway.js'))) {
   console.error('dist/ is missing: run `npm run build` first');
   process.exit(1);
 }
-const { startGateway } = await import(pathToFileURL(path.join(DIST, 'gateway.js')).href);
+const { launchGateway } = await import(pathToFileURL(path.join(DIST, 'gateway.js')).href);
 const { createSilentLogger } = await import(pathToFileURL(path.join(DIST, 'core/logger.js')).href);
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'service-bench-warm-'));
@@ -129,7 +129,7 @@ async function gatewayFor(spec, warm) {
     LANG: 'C.UTF-8',
     SERVICE_FLEET_DIR: path.join(base, 'fleet'),
   };
-  return startGateway({ dir, port: 0, token: TOKEN, env, log: createSilentLogger() });
+  return launchGateway({ dir, port: 0, token: TOKEN, env, log: createSilentLogger() });
 }
 
 const { startFakeLlm } = await loadFakeLlm();
