@@ -155,6 +155,18 @@ describe('warm engine processes (stand-in ACP agent)', () => {
     expect(pids(t)).not.toContain(pid);
   });
 
+  it('lowering warm.maxProcesses ends the idle processes past it, least recently used first; no restart', async () => {
+    const t = open('warm:\n  maxProcesses: 3\n');
+    await turn(t, 'a1', 'a');
+    await turn(t, 'b1', 'b');
+    const first = Object.fromEntries(t.assistant.engine.warm.processes().map((p) => [p.sessionKey, p.pid]));
+    const file = path.join(t.dir, 'service.yaml');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('maxProcesses: 3', 'maxProcesses: 1'));
+    t.config.reload();
+    await until(() => !isAlive(first.a!), undefined, "a's process (the least recently used) to end");
+    expect(t.assistant.engine.warm.processes().map((p) => p.pid)).toEqual([first.b]);
+  });
+
   it('warm.enabled false: every turn starts the engine', async () => {
     const t = open('warm:\n  enabled: false\n');
     await turn(t, 'one');

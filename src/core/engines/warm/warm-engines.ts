@@ -66,6 +66,7 @@ export function createWarmEngines(deps: WarmEnginesDeps) {
       turns.forgetFailures();
     }
     if (!settings.enabled) pool.retireWhere(() => true, 'warm.enabled is off');
+    pool.trim();
     configStamp = stamp;
   };
   const control: WarmControl = {

@@ -57,6 +57,8 @@ export interface WarmPool {
   retire(entry: WarmEntry, why: string): void;
   /** Retire every process `pred` picks: at once when idle, after its turn when busy. */
   retireWhere(pred: (entry: WarmEntry) => boolean, why: string): void;
+  /** Idle processes past `maxProcesses` (it was lowered) are ended, least recently used first. */
+  trim(): void;
   /** End every process (shutdown); resolves when they have ended. */
   stopAll(): Promise<void>;
   list(): WarmProcessInfo[];
@@ -163,6 +165,12 @@ export function createWarmPool(deps: WarmPoolDeps): WarmPool {
         if (!pred(entry)) continue;
         if (entry.busy) entry.retiring = why;
         else retire(entry, why);
+      }
+    },
+    trim() {
+      const max = deps.settings().maxProcesses;
+      for (let idle = leastRecentlyUsedIdle(); entries.size > max && idle; idle = leastRecentlyUsedIdle()) {
+        retire(idle, `warm.maxProcesses is ${max}`);
       }
     },
     async stopAll() {
