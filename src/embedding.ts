@@ -6,6 +6,7 @@ import { parsePort } from './core/config/bind.js';
 import type { ConfigSource } from './core/config/source.js';
 import { createSilentLogger, type Logger } from './core/logger.js';
 import { resolveAssistantPaths } from './core/paths.js';
+import type { Clock } from './core/scheduler/clock.js';
 import { once } from './core/util/once.js';
 import { launchGateway } from './gateway.js';
 import { resolveGatewayToken } from './server/auth.js';
@@ -57,6 +58,8 @@ export interface GatewayOptions {
   apiKey?: string;
   /** Where to log; default: stderr, as `service gateway` does. */
   log?: Logger;
+  /** The time scheduled tasks run by (default: the system clock): a clock of your own, e.g. a test's fake one. */
+  clock?: Clock;
 }
 
 /** A running server (`startServer`) or gateway (`startGateway`). */
@@ -146,6 +149,7 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
       channels: createUnconnectedHub(directory.config),
       tasks: inner.tasks.control,
       access: directory.access,
+      metrics: directory.metrics,
       activity: directory.store,
       token: auth.token,
       log: directory.log,
@@ -174,6 +178,7 @@ export async function startGateway(opts: GatewayOptions): Promise<ServerHandle> 
     ...(opts.hostname ? { hostname: opts.hostname } : {}),
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   return { url: gateway.url, hostname: gateway.host, port: gateway.port, token: gateway.token, close: (graceMs = 30_000) => gateway.close(graceMs) };
 }

@@ -9,7 +9,7 @@ import { createSharedFleet, readHostname, resolveHeartbeatMs } from './core/flee
 import { createLeaderLease, type LeaderLease } from './core/leader/leader-lease.js';
 import type { Logger } from './core/logger.js';
 import { resolveAssistantPaths } from './core/paths.js';
-import { systemClock } from './core/scheduler/clock.js';
+import type { Clock } from './core/scheduler/clock.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler, type Scheduler } from './core/scheduler/scheduler.js';
 import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';
@@ -99,13 +99,13 @@ export function resolveAccess(directory: AssistantDirectory, opts: { hostname?: 
 }
 
 /** The scheduled tasks: the runner (delivers through the hub), its control, the scheduler and its /cron command. */
-export function buildTasks(directory: AssistantDirectory, channels: ChannelRuntime, log: Logger): { control: TaskControl; scheduler: Scheduler } {
+export function buildTasks(directory: AssistantDirectory, channels: ChannelRuntime, log: Logger, clock: Clock): { control: TaskControl; scheduler: Scheduler } {
   const { assistant, config, store } = directory;
   const runner = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
   const control = createTaskControl({ config, runner, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({
     tasks: () => config.current().config.tasks,
-    clock: systemClock,
+    clock,
     // Each cron time is taken in the store first: across a leader change it runs on one gateway.
     run: async (task, at) => {
       if (await store.claimTaskSlot(task.id, at)) return control.runScheduled(task);
@@ -124,7 +124,7 @@ export function buildTasks(directory: AssistantDirectory, channels: ChannelRunti
  */
 export function leadWithLease(
   directory: AssistantDirectory,
-  run: { channels: ChannelRuntime; scheduler: Scheduler; self: FleetSelf; log: Logger },
+  run: { channels: ChannelRuntime; scheduler: Scheduler; self: FleetSelf; log: Logger; clock: Clock },
 ): LeaderLease | undefined {
   const { config, store } = directory;
   if (!store.coordination) return undefined;
@@ -138,7 +138,8 @@ export function leadWithLease(
     onLead: async ({ since }) => {
       channels.start();
       scheduler.start();
-      if (since !== undefined) scheduler.catchUp(since);
+      // The lease measures the gap on this machine's time; the scheduler counts it back on its own clock.
+      if (since !== undefined) scheduler.catchUp(run.clock.now() - (Date.now() - since));
     },
     onFollow: async () => {
       scheduler.stop();

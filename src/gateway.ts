@@ -10,6 +10,7 @@ import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import type { LeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
+import { type Clock, systemClock } from './core/scheduler/clock.js';
 import type { Scheduler } from './core/scheduler/scheduler.js';
 import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';
@@ -62,6 +63,8 @@ export interface LaunchGatewayOptions {
   https?: boolean | { cert: string; key: string };
   /** Open a public URL through a tunnel once listening; when it cannot open, the gateway goes on locally. */
   tunnel?: boolean;
+  /** The scheduler's time (default: the system clock); an embedder or a test may run it on a clock of its own. */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -118,13 +121,13 @@ export async function launchGateway(opts: LaunchGatewayOptions): Promise<Gateway
   log.addSecrets([auth.token]);
   // Engines a killed run of this directory left running are stopped before anything new starts.
   await reapInterruptedTurns({ store, log }).catch((err: unknown) => log.error(`cannot check for interrupted turns: ${errorMessage(err)}`));
-  const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
+  const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, metrics: directory.metrics, ...channelTuning(env) });
   for (const line of formatAccessNotices({ raw: config.current().raw, config: config.current().config, dir: directory.dir })) log.warn(line);
   // An engine whose program is missing is said now, not at the first turn (and in /api/status).
   const engineWarning = assistant.engineWarning();
   if (engineWarning) log.warn(engineWarning);
-  const { control: tasks, scheduler } = buildTasks(directory, channels, log);
-  const leadership = leadWithLease(directory, { channels, scheduler, self: fleet.self, log });
+  const { control: tasks, scheduler } = buildTasks(directory, channels, log, opts.clock ?? systemClock);
+  const leadership = leadWithLease(directory, { channels, scheduler, self: fleet.self, log, clock: opts.clock ?? systemClock });
 
   // --- start ---
   const tls = opts.https
@@ -141,6 +144,7 @@ export async function launchGateway(opts: LaunchGatewayOptions): Promise<Gateway
       tasks,
       activity: store,
       access: directory.access,
+      metrics: directory.metrics,
       token: auth.token,
       engineToken: engineApi.token,
       log,

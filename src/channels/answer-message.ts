@@ -1,6 +1,7 @@
 import type { Assistant } from '../core/assistant/assistant.js';
-import { isSlashCommand } from '../core/assistant/slash-commands.js';
+import { isSlashCommand } from '../core/commands/command-table.js';
 import type { ServiceConfig } from '../core/config/schema.js';
+import { maskSecretValues } from '../core/config/secrets.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -14,6 +15,7 @@ import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
 import { splitMessage } from './split.js';
 import type { ChannelAdapter, InboundMessage } from './types.js';
+import { transcribeVoiceNotes } from './voice/voice-notes.js';
 
 /**
  * One message taken in, answered (the bridge calls this on the message's chat lane): the access
@@ -46,7 +48,7 @@ export async function answerMessage(deps: AnswerDeps, msg: InboundMessage, key: 
     // A platform may deliver while its adapter is still connecting (or reconnecting): wait for it.
     const first = await deps.adapters.whenRunning(msg.channel, ADAPTER_WAIT_MS);
     if (!first) {
-      log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
+      log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`, { channel: msg.channel, messageId: msg.messageId });
       return;
     }
     const out = createReplyAdapter(deps.adapters, first, ADAPTER_WAIT_MS);
@@ -72,7 +74,7 @@ export async function answerMessage(deps: AnswerDeps, msg: InboundMessage, key: 
   } catch (err) {
     // The reply could not be delivered (the platform refused, no adapter came back). The message
     // is marked done anyway: retrying a whole turn would answer twice if the first reply landed.
-    log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`);
+    log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`, { channel: msg.channel, messageId: msg.messageId, session: key });
     await deps.store.markMessageDone(msg.channel, msg.messageId).catch((e: unknown) => log.error(`cannot mark ${msg.messageId} done: ${errorMessage(e)}`));
   }
 }
@@ -146,15 +148,19 @@ async function answerWithTurn(deps: AnswerDeps, turn: TurnContext): Promise<void
   const { msg, cfg } = turn;
   const chat = conversationKeyOf(msg);
   const history = cfg.groupChat.historyLimit;
-  const prompt =
-    msg.chatType === 'group'
-      ? groupPrompt(msg, contextBefore(await deps.store.recentGroupMessages(chat, history + 50), msg, history), cfg.groupChat.groupPolicy)
-      : msg.text;
   const images = await downloadImages(turn.inbound, msg, deps.log);
   // Documents go into the workspace for the turn; one that cannot be taken is named to the sender.
-  const { files, notices } = await downloadFiles(turn.inbound, msg, deps.log);
-  if (notices.length > 0) await turn.say(notices.join('\n'));
-  if (msg.text.trim() === '' && images.length === 0 && files.length === 0 && msg.files?.length) return;
+  const { files, notices, sources } = await downloadFiles(turn.inbound, msg, deps.log);
+  // Voice notes are also read out to the engine as text (with `transcription` configured).
+  const voice = await transcribeVoiceNotes(msg.text, files, sources, cfg.transcription, deps.log);
+  const text = voice ? voice.text : msg.text;
+  if (notices.length + (voice?.notices.length ?? 0) > 0) await turn.say([...notices, ...(voice?.notices ?? [])].join('\n'));
+  if (text.trim() === '' && images.length === 0 && files.length === 0 && msg.files?.length) return;
+  const heard = { ...msg, text };
+  const prompt =
+    msg.chatType === 'group'
+      ? groupPrompt(heard, contextBefore(await deps.store.recentGroupMessages(chat, history + 50), heard, history), cfg.groupChat.groupPolicy)
+      : text;
   const sender = msg.senderName ?? msg.senderId;
   const events = deps.assistant.chat(prompt, {
     chatKey: turn.key,
@@ -164,14 +170,18 @@ async function answerWithTurn(deps: AnswerDeps, turn: TurnContext): Promise<void
     sender,
     caller: `${msg.channel}:${msg.senderId}`,
     admin: turn.admin,
-    messageText: msg.text,
+    messageText: text,
     waitForCapacity: true,
   });
   const delivered = await deliverTurn(turn.out, msg.replyTarget, events, {
     mode: cfg.streaming.mode,
     showToolCalls: cfg.streaming.showToolCalls,
+    progressAfterSeconds: cfg.streaming.progressAfterSeconds,
+    ...(voice?.preface ? { preface: voice.preface } : {}),
+    mask: (t) => maskSecretValues(t, deps.config.current().secretValues),
     log: deps.log,
     onSent: turn.onSent,
+    onPosted: (s) => deps.sent.note(msg.channel, s?.messageId),
     approval: { timeoutSeconds: cfg.approvalTimeoutSeconds, ...(msg.chatType === 'group' ? { requester: sender } : {}) },
   });
   // Counted in one statement: two senders' lanes of one group may end their turns together.

@@ -2,6 +2,7 @@ import type { Assistant } from '../core/assistant/assistant.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { LiveMetrics } from '../core/metrics/live-metrics.js';
 import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
 import type { AccessGate } from './access/gate.js';
 import { type AnswerDeps, answerMessage, answerStranger } from './answer-message.js';
@@ -29,6 +30,8 @@ export interface BridgeDeps {
   runId: string;
   /** Who may use the assistant (pairing, allowlists, admins) and how often (rate limit). */
   access: AccessGate;
+  /** Messages in (each platform message taken in once) and replies updated in place are counted here. */
+  metrics?: Pick<LiveMetrics, 'channelMessage'>;
   now?: () => number;
 }
 
@@ -118,9 +121,10 @@ export function createBridge(deps: BridgeDeps): Bridge {
       ...(cfg.inbox.enabled ? { payload: JSON.stringify(msg) } : {}),
     });
     if (!fresh) {
-      log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`);
+      log.debug(`${msg.channel} ${msg.messageId}: duplicate delivery ignored`, { channel: msg.channel, messageId: msg.messageId });
       return false;
     }
+    deps.metrics?.channelMessage(msg.channel, 'in');
     // Chats seen live are the ones history catch-up reads back.
     await deps.store.noteChat({ channel: msg.channel, chatId: msg.chatId, chatType: msg.chatType, lastSeen: msg.ts });
     if (msg.chatType === 'group') {

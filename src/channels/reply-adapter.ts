@@ -1,11 +1,26 @@
 import type { RunningAdapters } from './running-adapters.js';
-import { type ChannelAdapter, ChannelError, type ReplyStream, type ReplyTarget } from './types.js';
+import { type ChannelAdapter, ChannelError, type OpenStreamOptions, type ReplyStream, type ReplyTarget } from './types.js';
 
 /**
  * What a reply needs of a channel: its outbound side (reply, typing, in-place streams, approval
  * prompts, files) and what measures a message (name, limit, render).
  */
-export type ReplyAdapter = Pick<ChannelAdapter, 'name' | 'limit' | 'render' | 'reply' | 'typing' | 'openStream' | 'askApproval' | 'sendFile' | 'maxFileBytes'>;
+export type ReplyAdapter = Pick<
+  ChannelAdapter,
+  | 'name'
+  | 'limit'
+  | 'render'
+  | 'reply'
+  | 'edit'
+  | 'remove'
+  | 'typing'
+  | 'openStream'
+  | 'askApproval'
+  | 'sendFile'
+  | 'maxFileBytes'
+  | 'editIntervalMs'
+  | 'typingLastsMs'
+>;
 
 /**
  * A channel's outbound side bound late: every call goes through the adapter running when it is
@@ -32,7 +47,9 @@ export function createReplyAdapter(adapters: RunningAdapters, first: ChannelAdap
   const typing: ChannelAdapter['typing'] = async (to) => void (await adapters.get(channel)?.typing?.(to));
   const askApproval: ChannelAdapter['askApproval'] = async (to, prompt) => capable(await running(), 'askApproval')(to, prompt);
   const sendFile: ChannelAdapter['sendFile'] = async (to, file) => capable(await running(), 'sendFile')(to, file);
-  const openStream: ChannelAdapter['openStream'] = (to) => openFollowingStream(to, running);
+  const openStream: ChannelAdapter['openStream'] = (to, opts) => openFollowingStream(to, running, opts);
+  const edit: ChannelAdapter['edit'] = async (message, markdown) => capable(await running(), 'edit')(message, markdown);
+  const remove: ChannelAdapter['remove'] = async (message) => capable(await running(), 'remove')(message);
   return {
     name: channel,
     limit: first.limit,
@@ -43,32 +60,37 @@ export function createReplyAdapter(adapters: RunningAdapters, first: ChannelAdap
     ...(first.askApproval ? { askApproval } : {}),
     ...(first.sendFile ? { sendFile } : {}),
     ...(first.openStream ? { openStream } : {}),
+    ...(first.edit ? { edit } : {}),
+    ...(first.remove ? { remove } : {}),
+    ...(first.editIntervalMs !== undefined ? { editIntervalMs: first.editIntervalMs } : {}),
+    ...(first.typingLastsMs !== undefined ? { typingLastsMs: first.typingLastsMs } : {}),
   };
 }
 
 // --- internal ---
 
 /** The adapter's method `name`, bound to it (every adapter of a channel has the same capabilities). */
-function capable<K extends 'askApproval' | 'sendFile' | 'openStream'>(adapter: ChannelAdapter, name: K): NonNullable<ChannelAdapter[K]> {
+function capable<K extends 'askApproval' | 'sendFile' | 'openStream' | 'edit' | 'remove'>(adapter: ChannelAdapter, name: K): NonNullable<ChannelAdapter[K]> {
   const method = adapter[name];
   if (!method) throw new ChannelError(adapter.name, 'other', `the running adapter has no ${name}`);
   return method.bind(adapter) as NonNullable<ChannelAdapter[K]>;
 }
 
 /** An in-place reply that moves to the running adapter when the one that opened it was replaced. */
-async function openFollowingStream(to: ReplyTarget, running: () => Promise<ChannelAdapter>): Promise<ReplyStream> {
+async function openFollowingStream(to: ReplyTarget, running: () => Promise<ChannelAdapter>, opts?: OpenStreamOptions): Promise<ReplyStream> {
   let owner = await running();
-  let stream = await capable(owner, 'openStream')(to);
+  let stream = await capable(owner, 'openStream')(to, opts);
   const current = async (): Promise<ReplyStream> => {
     const now = await running();
     if (now !== owner) {
       owner = now;
-      stream = await capable(now, 'openStream')(to);
+      stream = await capable(now, 'openStream')(to, opts);
     }
     return stream;
   };
   return {
-    update: async (markdown) => (await current()).update(markdown),
+    update: async (markdown, status) => (await current()).update(markdown, status),
     finish: async (markdown) => (await current()).finish(markdown),
+    ...(stream.showsStatus ? { showsStatus: true } : {}),
   };
 }

@@ -1,9 +1,10 @@
 import type { AccessAdmin } from '../core/access/access-admin.js';
 import type { Assistant } from '../core/assistant/assistant.js';
-import type { CommandTable } from '../core/assistant/slash-commands.js';
+import type { CommandTable } from '../core/commands/command-table.js';
 import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';
+import type { LiveMetrics } from '../core/metrics/live-metrics.js';
 import type { TaskControl } from '../core/scheduler/task-control.js';
 import type { ActivityStore } from '../core/store/types.js';
 import type { H3Event } from 'h3';
@@ -21,6 +22,8 @@ export interface ServerDeps {
   activity: Pick<ActivityStore, 'recentActivity' | 'activityTimeline'>;
   /** Pairings and approvals (GET /api/access, approve, deny, revoke). */
   access: AccessAdmin;
+  /** What this process counted (the `live` block of GET /api/status, and GET /metrics): the assistant records into the same object. */
+  metrics: LiveMetrics;
   token: string;
   /** The engine's own token (SERVICE_TOKEN in its environment): send-only, see auth.ts engineMayCall. */
   engineToken?: string;

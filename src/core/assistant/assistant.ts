@@ -12,6 +12,7 @@ import { createSentFiles } from '../files/sent-files.js';
 import { mentionsControlFile } from '../guard/control-files.js';
 import type { ControlGuard } from '../guard/control-guard.js';
 import type { Logger } from '../logger.js';
+import type { LiveMetrics } from '../metrics/live-metrics.js';
 import { type AssistantPaths, resolveAssistantPaths } from '../paths.js';
 import { createTurnQueue, type TurnQueue } from '../queue/turn-queue.js';
 import type {
@@ -33,11 +34,12 @@ import { type ChatSessions, createChatSessions } from './chat-sessions.js';
 import { pruneIdleSessions } from './prune-sessions.js';
 import { createTurnRecorder } from './running-turns.js';
 import { createSessionCommands } from './session-commands.js';
-import type { CommandTable } from './slash-commands.js';
+import type { CommandTable } from '../commands/command-table.js';
 import { formatStatusText } from './status-text.js';
 import { createTurnBudget, type TurnBudget } from './turn-budget.js';
 import type { AssistantStatus } from './turn-options.js';
 import { createTurnPipeline } from './turn-pipeline.js';
+import { createTurnReports } from './turn-report.js';
 import { createTurnTable, type TurnTable } from './turn-table.js';
 
 export type { Assistant } from './assistant-api.js';
@@ -68,6 +70,8 @@ export interface AssistantCoreDeps {
   engineApi?: EngineApiAccess;
   /** Undoes what a turn a non-admin started changed of the assistant's own files and grants. */
   guard?: ControlGuard;
+  /** Where each turn's outcome, timing and cost are counted (the dashboard's status and GET /metrics). */
+  metrics?: LiveMetrics;
 }
 
 /** The long-lived parts every turn and command shares, built once, in this order. */
@@ -103,6 +107,7 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
     pruning: pruneIdleSessions(deps.store, deps.config.current().config.sessionTtlDays, now(), deps.log),
     ...(deps.keyLocks ? { keyLocks: deps.keyLocks } : {}),
     ...(deps.guard ? { guard: deps.guard } : {}),
+    reports: createTurnReports({ log: deps.log, metrics: deps.metrics, engine: () => deps.config.current().config.engine, now }),
   });
   const status = (): AssistantStatus => {
     const c = deps.config.current().config;
@@ -115,6 +120,7 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
       uptime: now() - parts.startedAt,
       running: q.running,
       waiting: q.waiting,
+      approvalsWaiting: approvals.waitingCount(),
     };
   };
   // A change of how the engine starts retires the warm processes started the old way.

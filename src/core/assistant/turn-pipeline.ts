@@ -17,6 +17,7 @@ import type { TurnBudget } from './turn-budget.js';
 import { enterLane } from './turn-lane.js';
 import { startedByAdmin, type ChatOptions } from './turn-options.js';
 import { abortBeforeStart, createTurnLog, recordReply, rejectTurn, type TurnFacts, type TurnLog } from './turn-record.js';
+import type { TurnReport, TurnReports } from './turn-report.js';
 import { runEngine } from './turn-run.js';
 import { streamReply } from './turn-stream.js';
 import type { TurnTable } from './turn-table.js';
@@ -53,6 +54,8 @@ export interface TurnPipelineDeps extends Omit<AdmitDeps, 'budget'> {
   keyLocks?: Pick<CoordinationStore, 'lockSessionKey'>;
   /** Undoes what a turn a non-admin started changed of the assistant's own files and grants. */
   guard?: ControlGuard;
+  /** Each turn's log line and live metrics (outcome, timing, cost, engine processes). */
+  reports: TurnReports;
 }
 
 /** A turn as asked for: a chat message, or a native command (`refusal`: refused before anything). */
@@ -76,7 +79,7 @@ export function createTurnPipeline(deps: TurnPipelineDeps): TurnPipeline {
   const inFlight = new Set<Promise<unknown>>();
 
   /** The steps, in order; each `using` is a resource the turn holds until it ends. */
-  async function runTurn(request: TurnRequest, facts: TurnFacts, log: TurnLog, emit: (e: StreamEvent) => void): Promise<void> {
+  async function runTurn(request: TurnRequest, facts: TurnFacts, log: TurnLog, report: TurnReport, emit: (e: StreamEvent) => void): Promise<void> {
     const { opts } = request;
     const byAdmin = startedByAdmin(opts);
     // admit (a member's turns count against maxTurnsPerPerson; an admin's and the owner's do not)
@@ -110,6 +113,7 @@ export function createTurnPipeline(deps: TurnPipelineDeps): TurnPipeline {
     // run
     const config = deps.config.current().config;
     const started = deps.now();
+    report.started();
     const run = await runEngine(
       { config, store: deps.store, engine: deps.engine, now: deps.now },
       {
@@ -119,7 +123,7 @@ export function createTurnPipeline(deps: TurnPipelineDeps): TurnPipeline {
         outboxDir: workspace.outbox.dir,
         command: request.command,
         signal: control.signal,
-        onProcesses: turnRecord.processes,
+        onProcesses: report.counting(turnRecord.processes),
         askApproval: approvals.ask,
         overtaken,
         ...(guardWindow ? { protectedPaths: PROTECTED_PATHS } : {}),
@@ -137,10 +141,11 @@ export function createTurnPipeline(deps: TurnPipelineDeps): TurnPipeline {
     start(request) {
       const out = createAsyncQueue<StreamEvent>();
       let completed = false;
-      const emit = (e: StreamEvent) => {
+      const report = deps.reports.begin();
+      const emit = report.timing((e: StreamEvent) => {
         completed ||= e.type === 'completion';
         out.push(e);
-      };
+      });
       const { opts, command } = request;
       const source = opts.source ?? 'http';
       const facts: TurnFacts = {
@@ -149,7 +154,7 @@ export function createTurnPipeline(deps: TurnPipelineDeps): TurnPipeline {
         sender: opts.sender ?? source,
         message: command ? `/${command.name} ${command.arguments ?? ''}`.trim() : (opts.messageText ?? request.prompt),
       };
-      const task = runTurn(request, facts, createTurnLog(deps.record, facts), emit)
+      const task = runTurn(request, facts, createTurnLog(deps.record, facts, report), report, emit)
         .catch((err: unknown) => {
           deps.log.error(`turn on ${opts.chatKey ?? opts.sessionKey ?? 'default'} crashed: ${(err as Error).stack ?? String(err)}`);
           // A turn that has told its end (a release that failed after it) gets no second completion.
@@ -180,9 +185,10 @@ export function createTurnPipeline(deps: TurnPipelineDeps): TurnPipeline {
  * Starting a turn holds this thread for milliseconds (database writes, workspace files, the fork
  * of the engine). Requests sent together with this one (a burst on one key) reach us over a few
  * milliseconds: they are taken first, so every queued stream opens at once, not one fork later.
- * A few ms on a turn that takes seconds.
+ * A few ms on a turn that takes seconds. Then once through the loop's I/O phase: on a busy
+ * machine the wait can end before requests already sent are read.
  */
-const coalesce = () => new Promise((r) => setTimeout(r, START_COALESCE_MS));
+const coalesce = () => new Promise((r) => setTimeout(() => setImmediate(r), START_COALESCE_MS));
 
 /** The control-file guard's window for a turn a non-admin started: its check runs once the engine exited, and at the latest when the turn ends. */
 function openGuardWindow(guard: ControlGuard | undefined, who: string): (AsyncDisposable & { end(): Promise<string | undefined> }) | undefined {

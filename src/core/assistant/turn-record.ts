@@ -2,6 +2,7 @@ import type { Completion, StreamEvent } from '../events.js';
 import type { ActivityRecord, HistoryStore, RefusalReason } from '../store/types.js';
 import { formatTurnRecord } from './activity-records.js';
 import type { BudgetShare } from './turn-budget.js';
+import type { TurnReport } from './turn-report.js';
 import type { TurnOutcome } from './turn-stream.js';
 import { abortMessage } from './turn-stop.js';
 
@@ -22,8 +23,12 @@ export interface TurnFacts {
 
 export type TurnLog = (key: string, completion: Completion, costUsd: number, refused?: RefusalReason) => Promise<void>;
 
-export function createTurnLog(record: (activity: ActivityRecord) => Promise<void>, facts: TurnFacts): TurnLog {
-  return (sessionKey, completion, costUsd, refused) => record(formatTurnRecord({ ...facts, sessionKey, completion, costUsd, ...(refused ? { refused } : {}) }));
+/** Writes a turn's activity record; `report` ends its log line and live metrics first. */
+export function createTurnLog(record: (activity: ActivityRecord) => Promise<void>, facts: TurnFacts, report?: Pick<TurnReport, 'ended'>): TurnLog {
+  return (sessionKey, completion, costUsd, refused) => {
+    report?.ended({ key: sessionKey, source: facts.source, completion, costUsd });
+    return record(formatTurnRecord({ ...facts, sessionKey, completion, costUsd, ...(refused ? { refused } : {}) }));
+  };
 }
 
 export interface RecordDeps {

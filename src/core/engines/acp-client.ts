@@ -1,35 +1,22 @@
 import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { AgentEvent, FailureKind } from '../events.js';
-import { type AcpSessionOptions, createAcpSession } from './acp-session.js';
+import { type AcpSessionSettings, createAcpSession } from './acp-session.js';
 import { createAcpPrompt } from './acp-turn.js';
-import type { ConversationChannel, LineParser } from './runner.js';
+import type { ConversationChannel, ExitInfo, LineParser } from './runner.js';
 import type { EngineTurn } from './types.js';
 import type { ResidentChannel, ResidentProtocol } from './warm/protocol.js';
-
-export { ACP_PROTOCOL_VERSION, NEW_SESSION_WARNING } from './acp-session.js';
 
 /**
  * The client side of the Agent Client Protocol, two ways: one turn per process (the runner closes
  * stdin once the prompt is answered), or a resident agent that keeps its session open and takes
- * a prompt per turn (warm engines). Both are the same session (acp-session.ts) and the same
- * mapping of a prompt (acp-turn.ts); the runner owns the process, these only read lines and write
- * through the channel they are given.
+ * a prompt per turn (warm engines). Both are the same session (acp-session.ts: opened, then
+ * prompted) and the same mapping of a prompt (acp-turn.ts, reading updates with acp-updates.ts);
+ * the runner owns the process, these only read lines and write through the channel they are given.
  */
-export interface AcpTurn {
-  cwd: string;
+export interface AcpTurn extends AcpSessionSettings {
   prompt: string;
-  /** The agent's session id to continue; without it a new session is created. */
-  sessionId?: string;
-  /** MCP servers in ACP's shape (`session/new` params). */
-  mcpServers: unknown[];
-  /** Answer permission requests with an allow option (skipPermissions); else ask, or reject. */
-  allowPermissions: boolean;
   /** Chat approvals: ask the person and answer with what they decided (without it: reject). */
   askPermission?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
-  /** A model to select with `session/set_model` when the agent offers it. */
-  model?: string;
-  /** An `authenticate` method id to call after initialize (agents that need one). */
-  authMethod?: string;
   /** How long history replayed after a `session/load` answer may keep arriving before the prompt is sent. */
   replayQuietMs?: number;
 }
@@ -45,7 +32,7 @@ export function createAcpConversation(turn: AcpTurn): LineParser {
     return events;
   };
   const session = createAcpSession(
-    sessionOptions(turn),
+    turn,
     (msg) => channel?.send(JSON.stringify(msg)),
     (message, kind: FailureKind = 'engine') => end([{ type: 'failure', kind, message }]),
   );
@@ -84,7 +71,7 @@ export function createAcpResidentProtocol(opts: AcpResidentOptions): ResidentPro
   let queued: (() => void) | undefined;
   let running = false;
   const session = createAcpSession(
-    sessionOptions(opts),
+    opts,
     (msg) => channel?.send(JSON.stringify(msg)),
     (message, kind: FailureKind = 'engine') => {
       channel?.broken(message);
@@ -136,19 +123,8 @@ export function createAcpResidentProtocol(opts: AcpResidentOptions): ResidentPro
 
 // --- internal ---
 
-function sessionOptions(turn: Omit<AcpTurn, 'prompt'>): AcpSessionOptions {
-  return {
-    cwd: turn.cwd,
-    ...(turn.sessionId ? { sessionId: turn.sessionId } : {}),
-    mcpServers: turn.mcpServers,
-    unattended: turn.allowPermissions,
-    ...(turn.model ? { model: turn.model } : {}),
-    ...(turn.authMethod ? { authMethod: turn.authMethod } : {}),
-    ...(turn.replayQuietMs !== undefined ? { replayQuietMs: turn.replayQuietMs } : {}),
-  };
-}
-
-function exitFailure(exit: { code: number | null; signal: string | null; stderrTail: string }): AgentEvent {
+/** The agent exited before it answered: the failure, with its last line of stderr. */
+function exitFailure(exit: ExitInfo): AgentEvent {
   const last = exit.stderrTail
     .split('\n')
     .filter((l) => l.trim())

@@ -1,33 +1,168 @@
 import type { AgentEvent, FailureKind } from '../events.js';
-import { createRpcPeer, type RpcHandler as Handler } from './json-rpc.js';
-import { arr, num, obj, str } from './parse-helpers.js';
-import { type AcpPrompt, classifiedError, errorText } from './acp-turn.js';
+import type { AcpPrompt } from './acp-turn.js';
+import { createRpcPeer, type RpcHandler as Handler, type RpcPeer } from './json-rpc.js';
+import { arr, isProviderStatus, num, obj, parseJsonLine, str } from './parse-helpers.js';
 
 /**
- * The client side of an ACP agent's session (JSON-RPC 2.0, one message per line over its stdin
- * and stdout): initialize, authenticate if asked to, open the session (new, resume or load, with
- * a new one when the agent refuses the old), set the unattended mode and the model, and then
- * prompt, once per turn or turn after turn (a resident agent). What the agent sends during a
- * prompt goes to that prompt's mapping (acp-turn.ts); requests we do not serve are refused.
+ * An ACP agent's session (JSON-RPC 2.0, one message per line over its stdin and stdout). Opening
+ * it, from the answer to `initialize` to the moment a prompt can go: authenticate when asked, a
+ * new session or the old one (resumed, or loaded with its history replayed), then unattended mode
+ * and the model when the agent offers them (createSessionOpener). Then prompting in it, once (one
+ * turn per process) or turn after turn (a resident agent, warm engines): createAcpSession routes
+ * what the agent sends during a prompt to that prompt's mapping (acp-turn.ts).
  */
-export interface AcpSessionOptions {
+export interface AcpSessionSettings {
   cwd: string;
   /** The agent's session id to continue; without it a new session is created. */
   sessionId?: string;
   /** MCP servers in ACP's shape (`session/new` params). */
   mcpServers: unknown[];
-  /** Switch to a mode that runs tools without asking (skipPermissions), when the agent offers one. */
-  unattended: boolean;
+  /** Answer permission requests with an allow option (skipPermissions); else ask, or reject. */
+  allowPermissions: boolean;
   /** A model to select with `session/set_model` when the agent offers it. */
   model?: string;
   /** An `authenticate` method id to call after initialize (agents that need one). */
   authMethod?: string;
-  /** How long history replayed after a `session/load` answer may keep arriving before the prompt is sent. */
+}
+
+export const ACP_PROTOCOL_VERSION = 1;
+/** The warning the engine runner gives for the same fallback of a headless engine. */
+export const NEW_SESSION_WARNING = 'the previous engine session was not found; a new session was started';
+/** Session modes that run tools without asking (Gemini CLI and Qwen Code: yolo; Claude Code adapters: bypassPermissions). */
+const UNATTENDED_MODES = /^(yolo|bypassPermissions)$/i;
+
+export interface SessionOpenerDeps {
+  request: RpcPeer['request'];
+  /** End the turn with this failure. */
+  fail(message: string, kind?: FailureKind): AgentEvent[];
+  /** The session is set up: `replaying` when `session/load` may still be replaying its history. */
+  ready(sessionId: string | undefined, replaying: boolean): void;
+}
+
+/** The handler of the reply to `initialize`: it opens the session, and calls `ready` once it is set up. */
+export function createSessionOpener(turn: AcpSessionSettings, deps: SessionOpenerDeps): Handler {
+  const { request, fail } = deps;
+  let sessionId: string | undefined;
+  let capabilities: Record<string, unknown> = {};
+
+  const afterInitialize: Handler = (msg) => {
+    const error = obj(msg.error);
+    if (error) return fail(`the ACP agent refused initialize: ${acpErrorText(error)}`);
+    const result = obj(msg.result) ?? {};
+    capabilities = obj(result.agentCapabilities) ?? {};
+    if (num(result.protocolVersion) !== ACP_PROTOCOL_VERSION) {
+      return fail(`the ACP agent speaks protocol version ${String(result.protocolVersion)}, this client ${ACP_PROTOCOL_VERSION}`);
+    }
+    if (turn.authMethod) {
+      request('authenticate', { methodId: turn.authMethod }, (reply) =>
+        obj(reply.error) ? fail(`authenticate (${turn.authMethod}) failed: ${acpErrorText(obj(reply.error) ?? {})}`, 'provider') : openSession(),
+      );
+      return [];
+    }
+    return openSession();
+  };
+
+  const openSession = (): AgentEvent[] => {
+    const params = { cwd: turn.cwd, mcpServers: turn.mcpServers };
+    if (!turn.sessionId) {
+      request('session/new', params, afterNew);
+      return [];
+    }
+    const canResume = obj(obj(capabilities.sessionCapabilities)?.resume) !== undefined;
+    if (!canResume && capabilities.loadSession !== true) {
+      request('session/new', params, afterNew);
+      return [{ type: 'warning', message: `the ACP agent cannot resume sessions; ${NEW_SESSION_WARNING.split('; ')[1]}` }];
+    }
+    const resumedId = turn.sessionId;
+    // session/resume continues without replaying history; session/load replays it first.
+    request(canResume ? 'session/resume' : 'session/load', { ...params, sessionId: resumedId }, (reply) => {
+      if (obj(reply.error)) {
+        request('session/new', params, afterNew);
+        return [{ type: 'warning', message: NEW_SESSION_WARNING }];
+      }
+      sessionId = resumedId;
+      return [{ type: 'session', sessionId: resumedId }, ...configure(obj(reply.result) ?? {}, !canResume)];
+    });
+    return [];
+  };
+
+  const afterNew: Handler = (msg) => {
+    const error = obj(msg.error);
+    if (error) return fail(`the ACP agent could not create a session: ${acpErrorText(error)}`, classifyAcpError(acpErrorText(error)));
+    const result = obj(msg.result) ?? {};
+    sessionId = str(result.sessionId);
+    if (!sessionId) return fail('the ACP agent answered session/new without a sessionId');
+    return [{ type: 'session', sessionId }, ...configure(result, false)];
+  };
+
+  /** Unattended mode and model, when the agent offers them; then the session is ready. */
+  const configure = (result: Record<string, unknown>, replaying: boolean): AgentEvent[] => {
+    const steps: Array<(next: () => void) => void> = [];
+    const out: AgentEvent[] = [];
+    const modes = obj(result.modes);
+    const unattended = arr(modes?.availableModes)
+      .map((m) => str(obj(m)?.id))
+      .find((id) => id !== undefined && UNATTENDED_MODES.test(id));
+    if (turn.allowPermissions && unattended && unattended !== str(modes?.currentModeId)) {
+      steps.push((next) =>
+        request('session/set_mode', { sessionId, modeId: unattended }, () => {
+          next();
+          return [];
+        }),
+      );
+    }
+    const models = obj(result.models);
+    if (turn.model && models) {
+      const offered = arr(models.availableModels).map((m) => obj(m) ?? {});
+      const match = offered.find((m) => m.modelId === turn.model || m.name === turn.model);
+      if (!match) out.push({ type: 'warning', message: `the ACP agent does not offer model "${turn.model}"; it uses its own default` });
+      else if (match.modelId !== models.currentModelId) {
+        steps.push((next) =>
+          request('session/set_model', { sessionId, modelId: match.modelId }, (reply) => {
+            next();
+            return obj(reply.error)
+              ? [{ type: 'warning', message: `the ACP agent did not switch to model "${turn.model}": ${acpErrorText(obj(reply.error) ?? {})}` }]
+              : [];
+          }),
+        );
+      }
+    }
+    const run = () => {
+      const step = steps.shift();
+      if (step) step(run);
+      else deps.ready(sessionId, replaying);
+    };
+    run();
+    return out;
+  };
+
+  return afterInitialize;
+}
+
+/** An ACP error's message with its details, or the model API's own error when the agent passed it through. */
+export function acpErrorText(error: Record<string, unknown>): string {
+  const data = obj(error.data);
+  const details = str(data?.details) ?? str(data?.message) ?? (typeof error.data === 'string' ? error.data : undefined);
+  const message = str(error.message) ?? 'error';
+  const text = details && details !== message ? `${message}: ${details}` : message;
+  // A model API's own error body passed through as the message (Gemini CLI 0.61): its status and message.
+  const inner = obj(parseJsonLine(text.slice(text.indexOf('{')))?.error);
+  const status = num(inner?.code);
+  return status !== undefined && str(inner?.message) ? `API error ${status}: ${str(inner?.message)}` : text;
+}
+
+export function classifyAcpError(message: string): FailureKind {
+  const status = /\b([45]\d\d)\b/.exec(message);
+  return isProviderStatus(status ? Number(status[1]) : undefined) || /api key|unauthori[sz]ed|ECONNREFUSED/i.test(message) ? 'provider' : 'engine';
+}
+
+export interface AcpSessionOptions extends AcpSessionSettings {
+  /** How long history replayed after a `session/load` answer may keep arriving before the session counts as open. */
   replayQuietMs?: number;
 }
 
 export interface AcpSession {
-  /** Start the handshake; `ready` is called once the session is open (its events came out of `receive`). */
+  /** Send `initialize` and open the session; `ready` is called once it is open (its events came out of `receive`). */
   open(ready: () => void): void;
   /** One line of the agent's output. */
   receive(line: string): AgentEvent[];
@@ -40,13 +175,8 @@ export interface AcpSession {
   readonly sessionId: string | undefined;
 }
 
-export const ACP_PROTOCOL_VERSION = 1;
-/** The warning the engine runner gives for the same fallback of a headless engine. */
-export const NEW_SESSION_WARNING = 'the previous engine session was not found; a new session was started';
 const REPLAY_QUIET_MS = 300;
 const REPLAY_MAX_MS = 5_000;
-/** Session modes that run tools without asking (Gemini CLI and Qwen Code: yolo; Claude Code adapters: bypassPermissions). */
-const UNATTENDED_MODES = /^(yolo|bypassPermissions)$/i;
 
 /** `fail`: the session could not be opened (the turn ends with this failure). */
 export function createAcpSession(
@@ -56,7 +186,6 @@ export function createAcpSession(
 ): AcpSession {
   let phase: 'starting' | 'settling' | 'open' = 'starting';
   let sessionId: string | undefined;
-  let capabilities: Record<string, unknown> = {};
   let current: AcpPrompt | undefined;
   let onReady: () => void = () => undefined;
   let settleTimer: NodeJS.Timeout | undefined;
@@ -65,9 +194,8 @@ export function createAcpSession(
   const peer = createRpcPeer({
     send: (msg) => send({ jsonrpc: '2.0', ...msg }),
     onRequest: (msg) => {
-      const params = obj(msg.params) ?? {};
-      if (msg.method === 'session/request_permission' && current) return current.onPermission(params, (result) => reply(msg.id, result));
       if (msg.method === 'session/request_permission') {
+        if (current) return current.onPermission(obj(msg.params) ?? {}, (result) => reply(msg.id, result));
         reply(msg.id, { outcome: { outcome: 'cancelled' } });
         return [];
       }
@@ -85,103 +213,18 @@ export function createAcpSession(
       return current.onUpdate(obj(params.update) ?? {});
     },
   });
-  const request = peer.request;
 
-  const afterInitialize: Handler = (msg) => {
-    const error = obj(msg.error);
-    if (error) return fail(`the ACP agent refused initialize: ${errorText(error)}`);
-    const result = obj(msg.result) ?? {};
-    capabilities = obj(result.agentCapabilities) ?? {};
-    if (num(result.protocolVersion) !== ACP_PROTOCOL_VERSION) {
-      return fail(`the ACP agent speaks protocol version ${String(result.protocolVersion)}, this client ${ACP_PROTOCOL_VERSION}`);
-    }
-    if (opts.authMethod) {
-      request('authenticate', { methodId: opts.authMethod }, (r) =>
-        obj(r.error) ? fail(`authenticate (${opts.authMethod}) failed: ${errorText(obj(r.error) ?? {})}`, 'provider') : openSession(),
-      );
-      return [];
-    }
-    return openSession();
-  };
-
-  const openSession = (): AgentEvent[] => {
-    const params = { cwd: opts.cwd, mcpServers: opts.mcpServers };
-    if (!opts.sessionId) {
-      request('session/new', params, afterNew);
-      return [];
-    }
-    const canResume = obj(obj(capabilities.sessionCapabilities)?.resume) !== undefined;
-    if (!canResume && capabilities.loadSession !== true) {
-      request('session/new', params, afterNew);
-      return [{ type: 'warning', message: `the ACP agent cannot resume sessions; ${NEW_SESSION_WARNING.split('; ')[1]}` }];
-    }
-    const resumedId = opts.sessionId;
-    // session/resume continues without replaying history; session/load replays it first.
-    request(canResume ? 'session/resume' : 'session/load', { ...params, sessionId: resumedId }, (r) => {
-      if (obj(r.error)) {
-        request('session/new', params, afterNew);
-        return [{ type: 'warning', message: NEW_SESSION_WARNING }];
-      }
-      sessionId = resumedId;
-      return [{ type: 'session', sessionId: resumedId }, ...configure(obj(r.result) ?? {}, !canResume)];
-    });
-    return [];
-  };
-
-  const afterNew: Handler = (msg) => {
-    const error = obj(msg.error);
-    if (error) {
-      const { message, kind } = classifiedError(error);
-      return fail(`the ACP agent could not create a session: ${message}`, kind);
-    }
-    const result = obj(msg.result) ?? {};
-    sessionId = str(result.sessionId);
-    if (!sessionId) return fail('the ACP agent answered session/new without a sessionId');
-    return [{ type: 'session', sessionId }, ...configure(result, false)];
-  };
-
-  /** Unattended mode and model, when the agent offers them; then the session is open. */
-  const configure = (result: Record<string, unknown>, replaying: boolean): AgentEvent[] => {
-    const steps: Array<(next: () => void) => void> = [];
-    const out: AgentEvent[] = [];
-    const modes = obj(result.modes);
-    const unattended = arr(modes?.availableModes)
-      .map((m) => str(obj(m)?.id))
-      .find((id) => id !== undefined && UNATTENDED_MODES.test(id));
-    if (opts.unattended && unattended && unattended !== str(modes?.currentModeId)) {
-      steps.push((next) =>
-        request('session/set_mode', { sessionId, modeId: unattended }, () => {
-          next();
-          return [];
-        }),
-      );
-    }
-    const models = obj(result.models);
-    if (opts.model && models) {
-      const offered = arr(models.availableModels).map((m) => obj(m) ?? {});
-      const match = offered.find((m) => m.modelId === opts.model || m.name === opts.model);
-      if (!match) out.push({ type: 'warning', message: `the ACP agent does not offer model "${opts.model}"; it uses its own default` });
-      else if (match.modelId !== models.currentModelId) {
-        steps.push((next) =>
-          request('session/set_model', { sessionId, modelId: match.modelId }, (r) => {
-            next();
-            return obj(r.error)
-              ? [{ type: 'warning', message: `the ACP agent did not switch to model "${opts.model}": ${errorText(obj(r.error) ?? {})}` }]
-              : [];
-          }),
-        );
-      }
-    }
-    const run = () => {
-      const step = steps.shift();
-      if (step) step(run);
-      else if (replaying) settle();
+  const afterInitialize = createSessionOpener(opts, {
+    request: peer.request,
+    fail,
+    ready(id, replaying) {
+      sessionId = id;
+      if (replaying) settle();
       else opened();
-    };
-    run();
-    return out;
-  };
+    },
+  });
   const opened = () => {
+    clearTimeout(settleTimer);
     phase = 'open';
     onReady();
   };
@@ -204,7 +247,7 @@ export function createAcpSession(
   return {
     open(ready) {
       onReady = ready;
-      request(
+      peer.request(
         'initialize',
         { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } },
         afterInitialize,
@@ -213,7 +256,7 @@ export function createAcpSession(
     receive: (line) => peer.receive(line),
     prompt(text, turn, answered) {
       current = turn;
-      request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }, (msg) => {
+      peer.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }, (msg) => {
         if (current === turn) current = undefined;
         return answered(turn.answered(msg));
       });

@@ -4,7 +4,8 @@ import { arr, createTextJoiner, num, obj, str } from './parse-helpers.js';
 
 /**
  * One turn of a `codex app-server` thread (codex-app-server.ts): its item and turn notifications
- * as agent events, and the server's approval requests of it, asked of the person.
+ * as agent events (the item reader), and the server's requests during it (approvals asked of the
+ * person). A per-turn server has one of these; a resident one (warm engines) a new one per turn.
  */
 export interface CodexTurn {
   onNotification(method: string, params: Record<string, unknown>): AgentEvent[];
@@ -16,36 +17,74 @@ export interface CodexTurn {
   lastError(): string | undefined;
 }
 
+type AskPerson = (request: ApprovalAsk) => Promise<ApprovalVerdict>;
+
 /** One turn's items and notifications as agent events, and the server's approval requests of it. */
 export function createCodexTurn(
-  ask: ((request: ApprovalAsk) => Promise<ApprovalVerdict>) | undefined,
+  ask: AskPerson | undefined,
   ended: (events: AgentEvent[]) => AgentEvent[],
   send: (msg: Record<string, unknown>) => void,
 ): CodexTurn {
-  const joiner = createTextJoiner();
-  /** Tool items by id: announced once, finished once; file changes keep their paths for the approval. */
-  const tools = new Map<string, { finished: boolean; paths: string[] }>();
-  /** Agent messages whose text streamed as deltas (their completed item repeats it). */
-  const streamed = new Set<string>();
+  const items = createItemReader();
   let over = false;
   let cancelled = false;
   let turnId: string | undefined;
-  let lastMessage = '';
-  let lastError: string | undefined;
-  let usage = { input: 0, output: 0 };
   const end = (events: AgentEvent[]) => {
     over = true;
     return ended(events);
   };
 
   const afterTurn = (t: Record<string, unknown>): AgentEvent[] => {
-    const usageEvent: AgentEvent = { type: 'usage', inputTokens: usage.input, outputTokens: usage.output };
+    const usageEvent = items.usageEvent();
     const status = str(t.status);
-    if (status === 'completed') return end([usageEvent, { type: 'final', text: lastMessage }]);
-    if (status === 'interrupted' && cancelled) return end([usageEvent, { type: 'final', text: lastMessage }]);
-    const message = str(obj(t.error)?.message) ?? lastError ?? `Codex turn ${status ?? 'ended'} without an answer`;
+    // An interrupted turn ends with what it said so far: on a resident server the turn is over, the thread goes on.
+    if (status === 'completed' || (status === 'interrupted' && cancelled)) return end([usageEvent, { type: 'final', text: items.lastMessage }]);
+    const message = str(obj(t.error)?.message) ?? items.lastError ?? `Codex turn ${status ?? 'ended'} without an answer`;
     return end([usageEvent, { type: 'failure', kind: classify(message), message }]);
   };
+
+  return {
+    onNotification(method, params) {
+      if (over) return [];
+      switch (method) {
+        case 'turn/started':
+          turnId ??= str(obj(params.turn)?.id);
+          return [];
+        case 'turn/completed':
+          return afterTurn(obj(params.turn) ?? {});
+        default:
+          return items.read(method, params);
+      }
+    },
+    onServerRequest: (msg) => answerServerRequest(msg, send, items.pathsOf, { ask, cancelled: () => cancelled, done: () => over }),
+    started(id, interrupt) {
+      turnId ??= id;
+      if (cancelled && turnId) interrupt(turnId);
+    },
+    cancel(interrupt) {
+      cancelled = true;
+      if (turnId) interrupt(turnId);
+    },
+    end,
+    lastError: () => items.lastError,
+  };
+}
+
+// --- internal ---
+
+/**
+ * What the turn's items say, as agent events: streamed and completed agent messages, tool calls
+ * and their results, token usage, the last error Codex reported.
+ */
+function createItemReader() {
+  const joiner = createTextJoiner();
+  /** Tool items by id: announced once, finished once; file changes keep their paths for the approval. */
+  const tools = new Map<string, { finished: boolean; paths: string[] }>();
+  /** Agent messages whose text streamed as deltas (their completed item repeats it). */
+  const streamed = new Set<string>();
+  let lastMessage = '';
+  let lastError: string | undefined;
+  let usage = { input: 0, output: 0 };
 
   const onItem = (item: Record<string, unknown>, completed: boolean): AgentEvent[] => {
     const id = str(item.id) ?? '';
@@ -75,31 +114,10 @@ export function createCodexTurn(
     return out;
   };
 
-  /** Ask the person (or decline without anyone to ask) and answer Codex; after an abort: `cancel`. */
-  const decide = (question: ApprovalAsk, answer: (decision: 'accept' | 'decline' | 'cancel') => void): AgentEvent[] => {
-    if (cancelled) {
-      answer('cancel');
-      return [];
-    }
-    if (!ask) {
-      answer('decline');
-      return [{ type: 'warning', message: `refused permission for ${question.tool}: nobody can approve it in this turn` }];
-    }
-    // "Always" is ours to remember (per session key, by tool); Codex is only ever allowed once.
-    void ask(question).then((verdict) => {
-      if (over) return;
-      answer(cancelled ? 'cancel' : verdict.allow ? 'accept' : 'decline');
-    });
-    return [];
-  };
-
   return {
-    onNotification(method, params) {
-      if (over) return [];
+    /** A notification about the turn's content (any other gives none). */
+    read(method: string, params: Record<string, unknown>): AgentEvent[] {
       switch (method) {
-        case 'turn/started':
-          turnId ??= str(obj(params.turn)?.id);
-          return [];
         case 'item/agentMessage/delta': {
           const itemId = str(params.itemId) ?? '';
           const isNew = !streamed.has(itemId);
@@ -123,59 +141,86 @@ export function createCodexTurn(
         }
         case 'warning':
           return [{ type: 'warning', message: str(params.message) ?? 'warning' }];
-        case 'turn/completed':
-          return afterTurn(obj(params.turn) ?? {});
         default:
           return [];
       }
     },
-    onServerRequest(msg) {
-      const params = obj(msg.params) ?? {};
-      const reply = (result: unknown) => send({ id: msg.id, result });
-      switch (msg.method) {
-        case 'item/commandExecution/requestApproval': {
-          const command =
-            str(params.command) ??
-            arr(params.commandActions)
-              .map((a) => str(obj(a)?.command) ?? '')
-              .join('; ');
-          const reason = str(params.reason);
-          return decide({ tool: 'shell', input: { command }, ...(reason ? { title: reason } : {}) }, (d) => reply({ decision: d }));
-        }
-        case 'item/fileChange/requestApproval': {
-          const paths = tools.get(str(params.itemId) ?? '')?.paths ?? [];
-          const where = paths.join(', ') || str(params.grantRoot) || str(params.reason) || 'a file change';
-          return decide({ tool: 'file_change', input: { path: where } }, (d) => reply({ decision: d }));
-        }
-        case 'item/permissions/requestApproval':
-          // Extra sandbox permissions (network, more paths): not granted; the sandbox setting decides.
-          reply({ permissions: {}, scope: 'turn' });
-          return [{ type: 'warning', message: 'Codex asked for extra sandbox permissions; none were granted' }];
-        case 'mcpServer/elicitation/request':
-          reply({ action: 'decline', content: null, _meta: null });
-          return [];
-        case 'item/tool/requestUserInput':
-          reply({ answers: {} });
-          return [];
-        default:
-          send({ id: msg.id, error: { code: -32601, message: `Method not found: ${String(msg.method)}` } });
-          return [];
-      }
+    /** The paths a file change item touches (for its approval). */
+    pathsOf: (itemId: string): string[] => tools.get(itemId)?.paths ?? [],
+    get lastMessage() {
+      return lastMessage;
     },
-    started(id, interrupt) {
-      turnId ??= id;
-      if (cancelled && turnId) interrupt(turnId);
+    get lastError() {
+      return lastError;
     },
-    cancel(interrupt) {
-      cancelled = true;
-      if (turnId) interrupt(turnId);
-    },
-    end,
-    lastError: () => lastError,
+    usageEvent: (): AgentEvent => ({ type: 'usage', inputTokens: usage.input, outputTokens: usage.output }),
   };
 }
 
-// --- internal ---
+/** What an approval needs of the conversation: whom to ask, and whether the turn was cancelled or is over. */
+interface ApprovalContext {
+  ask: AskPerson | undefined;
+  cancelled(): boolean;
+  done(): boolean;
+}
+
+/** The server's requests: approvals go to the person (`decide`), the others get a fixed answer. */
+function answerServerRequest(
+  msg: Record<string, unknown>,
+  send: (msg: Record<string, unknown>) => void,
+  pathsOf: (itemId: string) => string[],
+  turn: ApprovalContext,
+): AgentEvent[] {
+  const params = obj(msg.params) ?? {};
+  const reply = (result: unknown) => send({ id: msg.id, result });
+  switch (msg.method) {
+    case 'item/commandExecution/requestApproval': {
+      const command =
+        str(params.command) ??
+        arr(params.commandActions)
+          .map((a) => str(obj(a)?.command) ?? '')
+          .join('; ');
+      const reason = str(params.reason);
+      return decide(turn, { tool: 'shell', input: { command }, ...(reason ? { title: reason } : {}) }, (d) => reply({ decision: d }));
+    }
+    case 'item/fileChange/requestApproval': {
+      const paths = pathsOf(str(params.itemId) ?? '');
+      const where = paths.join(', ') || str(params.grantRoot) || str(params.reason) || 'a file change';
+      return decide(turn, { tool: 'file_change', input: { path: where } }, (d) => reply({ decision: d }));
+    }
+    case 'item/permissions/requestApproval':
+      // Extra sandbox permissions (network, more paths): not granted; the sandbox setting decides.
+      reply({ permissions: {}, scope: 'turn' });
+      return [{ type: 'warning', message: 'Codex asked for extra sandbox permissions; none were granted' }];
+    case 'mcpServer/elicitation/request':
+      reply({ action: 'decline', content: null, _meta: null });
+      return [];
+    case 'item/tool/requestUserInput':
+      reply({ answers: {} });
+      return [];
+    default:
+      send({ id: msg.id, error: { code: -32601, message: `Method not found: ${String(msg.method)}` } });
+      return [];
+  }
+}
+
+/** Ask the person (or decline without anyone to ask) and answer Codex; after an abort: `cancel`. */
+function decide(turn: ApprovalContext, ask: ApprovalAsk, answer: (decision: 'accept' | 'decline' | 'cancel') => void): AgentEvent[] {
+  if (turn.cancelled()) {
+    answer('cancel');
+    return [];
+  }
+  if (!turn.ask) {
+    answer('decline');
+    return [{ type: 'warning', message: `refused permission for ${ask.tool}: nobody can approve it in this turn` }];
+  }
+  // "Always" is ours to remember (per session key, by tool); Codex is only ever allowed once.
+  void turn.ask(ask).then((verdict) => {
+    if (turn.done()) return;
+    answer(turn.cancelled() ? 'cancel' : verdict.allow ? 'accept' : 'decline');
+  });
+  return [];
+}
 
 /** A thread item that is a tool call, as our tool_call event (names as the `codex exec` parser gives them). */
 function toolCallOf(item: Record<string, unknown>): { name: string; input: unknown } | undefined {

@@ -1,12 +1,12 @@
 import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
 import type { AgentEvent, FailureKind } from '../events.js';
 import { classify, createCodexTurn, type CodexTurn } from './codex-app-server-turn.js';
-
-export { classify } from './codex-app-server-turn.js';
 import { createRpcPeer, type RpcHandler as Handler } from './json-rpc.js';
 import { obj, str } from './parse-helpers.js';
 import type { ConversationChannel, LineParser } from './runner.js';
 import type { ResidentChannel, ResidentProtocol } from './warm/protocol.js';
+
+export { classify } from './codex-app-server-turn.js';
 
 /**
  * One turn of engine_d through `codex app-server` (Codex 0.169; the protocol is what
@@ -223,10 +223,10 @@ function createCodexThread(
 
 // --- internal ---
 
-export function classified(message: string): { message: string; kind: FailureKind } {
+function classified(message: string): { message: string; kind: FailureKind } {
   return { message, kind: classify(message) };
 }
 
-export function errorText(error: Record<string, unknown>): string {
+function errorText(error: Record<string, unknown>): string {
   return str(error.message) ?? JSON.stringify(error);
 }

@@ -112,40 +112,9 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     const helper = openHelperLazily(broker, asks);
     const start: TurnStart = { engine, binary: located.binary, req, endpoint: chosen?.endpoint, asks, helper, stamp };
     try {
-      yield* runAttempts(engine, req, (sessionId) => runOnce(start, sessionId), chosen);
+      yield* runAttempts(engine, req, (sessionId) => runOnce(start, sessionId), chosen, { log: deps.log, failover: deps.failover, now });
     } finally {
       helper.close();
-    }
-  }
-
-  async function* runAttempts(
-    engine: EngineDefinition,
-    req: EngineTurnRequest,
-    attempt: (sessionId: string | undefined) => AsyncIterable<AgentEvent>,
-    chosen: Awaited<ReturnType<typeof chooseEndpoint>>,
-  ): AsyncIterable<AgentEvent> {
-    let terminal: AgentEvent | undefined;
-    if (req.sessionId) {
-      const first = await withheldUntilContent(attempt(req.sessionId));
-      if (first.sessionNotFound) {
-        deps.log.info(`${engine.id} does not know session ${req.sessionId}; starting a new one`);
-        yield { type: 'warning', message: 'the previous engine session was not found; a new session was started' };
-      } else {
-        for await (const e of first.events) {
-          if (e.type === 'done' || e.type === 'error') terminal = e;
-          yield e;
-        }
-      }
-    }
-    if (!req.sessionId || terminal === undefined) {
-      for await (const e of attempt(undefined)) {
-        if (e.type === 'done' || e.type === 'error') terminal = e;
-        yield e;
-      }
-    }
-    const outcome = terminal?.type === 'done' ? 'ok' : terminal?.type === 'error' && terminal.kind === 'provider' ? 'provider_error' : 'other';
-    if (await recordOutcome(req.config.provider, chosen, outcome, deps.failover, now())) {
-      deps.log.warn(`provider ${chosen?.endpoint.baseUrl ?? ''} failed ${req.config.provider?.failoverThreshold} times in a row; using provider.fallback`);
     }
   }
 
@@ -283,6 +252,39 @@ function openHelperLazily(broker: ApprovalBroker, asks: TurnStart['asks']): Lazy
 
 function stampOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex');
+}
+
+/** The resumed attempt (a fresh one when the engine does not know the session), then the provider outcome recorded for failover. */
+async function* runAttempts(
+  engine: EngineDefinition,
+  req: EngineTurnRequest,
+  attempt: (sessionId: string | undefined) => AsyncIterable<AgentEvent>,
+  chosen: Awaited<ReturnType<typeof chooseEndpoint>>,
+  deps: { log: Logger; failover: FailoverStore; now: () => number },
+): AsyncIterable<AgentEvent> {
+  let terminal: AgentEvent | undefined;
+  if (req.sessionId) {
+    const first = await withheldUntilContent(attempt(req.sessionId));
+    if (first.sessionNotFound) {
+      deps.log.info(`${engine.id} does not know session ${req.sessionId}; starting a new one`);
+      yield { type: 'warning', message: 'the previous engine session was not found; a new session was started' };
+    } else {
+      for await (const e of first.events) {
+        if (e.type === 'done' || e.type === 'error') terminal = e;
+        yield e;
+      }
+    }
+  }
+  if (!req.sessionId || terminal === undefined) {
+    for await (const e of attempt(undefined)) {
+      if (e.type === 'done' || e.type === 'error') terminal = e;
+      yield e;
+    }
+  }
+  const outcome = terminal?.type === 'done' ? 'ok' : terminal?.type === 'error' && terminal.kind === 'provider' ? 'provider_error' : 'other';
+  if (await recordOutcome(req.config.provider, chosen, outcome, deps.failover, deps.now())) {
+    deps.log.warn(`provider ${chosen?.endpoint.baseUrl ?? ''} failed ${req.config.provider?.failoverThreshold} times in a row; using provider.fallback`);
+  }
 }
 
 /**

@@ -87,7 +87,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
       if (!sent.ok) record.error = `delivery to ${task.target.channel} failed: ${sent.error}`;
     }
     await deps.store.recordTaskRun(record);
-    log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`);
+    log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`, { task: task.id, status });
     return { run: record, completion, reply };
   };
 

@@ -5,7 +5,7 @@ import { createRunningAdapters } from '../../../src/channels/running-adapters.js
 import { createSentLedger } from '../../../src/channels/sent-ledger.js';
 import type { ChannelAdapter, InboundMessage } from '../../../src/channels/types.js';
 import { createAssistantCore } from '../../../src/core/assistant/assistant.js';
-import { createCommandTable } from '../../../src/core/assistant/slash-commands.js';
+import { createCommandTable } from '../../../src/core/commands/command-table.js';
 import type { Store } from '../../../src/core/store/types.js';
 import { createKeyedOrder } from '../../../src/core/util/keyed-order.js';
 import { collect, completionOf, createTestAssistant, type TestAssistant } from '../../helpers/assistant.js';

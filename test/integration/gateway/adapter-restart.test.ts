@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
+import { describe, expect, it } from 'vitest';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { type ChannelGateway, PLATFORMS, replies, startChannelGateway } from '../../helpers/channel-gateway.js';
+import { type ChannelGateway, PLATFORMS, replies, usePlatformGateway } from '../../helpers/channel-gateway.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
@@ -12,21 +11,14 @@ import { HANG_MS, until } from '../../helpers/wait.js';
  * platform refuses the bot token, so the adapter fails, and the hub builds a new one once the
  * token works again): the old adapter is stopped, and a reply sent through it would be lost.
  */
-let fake: FakePlatform | undefined;
-let gw: ChannelGateway | undefined;
-afterEach(async () => {
-  await gw?.stop();
-  await fake?.close();
-  gw = undefined;
-  fake = undefined;
-});
-
 const spec = PLATFORMS.channel_e;
-const [alice] = spec?.users ?? [];
+if (!spec) throw new Error('no channel_e platform spec');
+const setup = usePlatformGateway(spec);
+const [alice] = spec.users;
 const statusOf = (g: ChannelGateway) => g.channels.hub.statuses().find((s) => s.type === 'channel_e')?.status;
 
 /** The channel's adapter is replaced: the running one fails, and a new one connects. */
-async function restartAdapter(f: FakePlatform & { setRefuseConnections(on: boolean): void }, g: ChannelGateway): Promise<void> {
+async function restartAdapter(f: FakePlatform, g: ChannelGateway): Promise<void> {
   f.setRefuseConnections(true);
   await until(() => statusOf(g) === 'failed', HANG_MS, 'the adapter to fail');
   f.setRefuseConnections(false);
@@ -36,10 +28,7 @@ async function restartAdapter(f: FakePlatform & { setRefuseConnections(on: boole
 describe('a channel adapter restarted while a turn runs', () => {
   for (const mode of ['buffered', 'streaming'] as const) {
     it(`${mode}: the reply goes out through the new adapter`, async () => {
-      fake = await startFakeTelegram();
-      gw = await startChannelGateway({ channel_e: fake.channelConfig }, `streaming:\n  mode: ${mode}\n`);
-      await fake.waitForConnection(HANG_MS);
-      const g = gw;
+      const { fake, gw: g } = await setup(`streaming:\n  mode: ${mode}\n`);
 
       await fake.deliver({ chatType: 'direct', userId: alice ?? '', text: 'GATE:restart-gate SAY:the answer after the restart' });
       await until(() => g.standIn.runs().length === 1, HANG_MS, 'the turn to start');
