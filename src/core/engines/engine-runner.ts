@@ -12,7 +12,7 @@ import { buildEngineEnv, type EngineApiAccess } from './engine-env.js';
 import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
-import type { Clock } from '../scheduler/clock.js';
+import type { Clock } from '../util/clock.js';
 import { runProcess } from './runner.js';
 import { createWarmEngines, type WarmControl } from './warm/warm-engines.js';
 import type { EngineDefinition, EngineTurn, ModelListing, ProviderEndpoint } from './types.js';
@@ -121,7 +121,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
   /** One attempt: on the conversation's warm process where it can, else per turn. */
   async function* runOnce(start: TurnStart, sessionId: string | undefined): AsyncIterable<AgentEvent> {
     const { engine, req } = start;
-    const turn = buildTurn(start, sessionId);
+    const turn = buildTurn(start, sessionId, deps);
     const baseEnv = buildEngineEnv(env, req.config, deps.engineApi);
     const cold = () => runPerTurn(start, turn, baseEnv);
     if (!req.conversation) return yield* cold();
@@ -139,59 +139,6 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
       cold,
     });
-  }
-
-  /** The engine started for this turn alone (the way every turn ran before warm engines). */
-  async function* runPerTurn(start: TurnStart, turn: EngineTurn, baseEnv: NodeJS.ProcessEnv): AsyncIterable<AgentEvent> {
-    const { engine, req } = start;
-    let perTurn = turn;
-    if (start.asks && engine.approvals === 'helper') {
-      const opened = await start.helper.get();
-      if (!opened.ok) {
-        yield { type: 'error', code: 'spawn_failed', message: `could not open the approval endpoint: ${opened.message}`, kind: 'engine' };
-        return;
-      }
-      perTurn = { ...turn, approvals: { ask: start.asks, helper: opened.endpoint } };
-    }
-    const invocation = engine.buildInvocation(perTurn);
-    const childEnv: NodeJS.ProcessEnv = { ...baseEnv, ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
-    for (const [k, v] of Object.entries(invocation.env)) {
-      if (v === undefined) delete childEnv[k];
-      else childEnv[k] = v;
-    }
-    yield* runProcess(
-      {
-        binary: start.binary,
-        args: invocation.args,
-        cwd: deps.dir,
-        env: childEnv,
-        ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
-        timeoutMs: req.config.timeout * 1000,
-        ...(req.signal ? { signal: req.signal } : {}),
-        ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
-      },
-      engine.createParser(perTurn),
-    );
-  }
-
-  function buildTurn(start: TurnStart, sessionId: string | undefined): EngineTurn {
-    const { engine, req, endpoint } = start;
-    const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
-    return {
-      prompt: req.prompt,
-      dir: deps.dir,
-      stateDir: deps.stateDir,
-      ...(sessionId ? { sessionId } : {}),
-      images: req.images ?? [],
-      ...(req.command ? { command: req.command } : {}),
-      config: req.config,
-      ...(endpoint ? { endpoint } : {}),
-      ...(model ? { model } : {}),
-      ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
-      isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
-      ...(start.asks ? { approvals: { ask: start.asks } } : {}),
-      ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
-    };
   }
 
   return {
@@ -247,6 +194,60 @@ function openHelperLazily(broker: ApprovalBroker, asks: TurnStart['asks']): Lazy
       closed = true;
       void opened?.then((e) => e.close()).catch(() => undefined);
     },
+  };
+}
+
+/** The engine started for this turn alone (the way every turn ran before warm engines). */
+async function* runPerTurn(start: TurnStart, turn: EngineTurn, baseEnv: NodeJS.ProcessEnv): AsyncIterable<AgentEvent> {
+  const { engine, req } = start;
+  let perTurn = turn;
+  if (start.asks && engine.approvals === 'helper') {
+    const opened = await start.helper.get();
+    if (!opened.ok) {
+      yield { type: 'error', code: 'spawn_failed', message: `could not open the approval endpoint: ${opened.message}`, kind: 'engine' };
+      return;
+    }
+    perTurn = { ...turn, approvals: { ask: start.asks, helper: opened.endpoint } };
+  }
+  const invocation = engine.buildInvocation(perTurn);
+  const childEnv: NodeJS.ProcessEnv = { ...baseEnv, ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
+  for (const [k, v] of Object.entries(invocation.env)) {
+    if (v === undefined) delete childEnv[k];
+    else childEnv[k] = v;
+  }
+  yield* runProcess(
+    {
+      binary: start.binary,
+      args: invocation.args,
+      cwd: turn.dir,
+      env: childEnv,
+      ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
+      timeoutMs: req.config.timeout * 1000,
+      ...(req.signal ? { signal: req.signal } : {}),
+      ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
+    },
+    engine.createParser(perTurn),
+  );
+}
+
+/** The turn as the engine definitions see it (without the per-turn approval endpoint: runPerTurn adds it). */
+function buildTurn(start: TurnStart, sessionId: string | undefined, deps: EngineRunnerDeps): EngineTurn {
+  const { engine, req, endpoint } = start;
+  const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
+  return {
+    prompt: req.prompt,
+    dir: deps.dir,
+    stateDir: deps.stateDir,
+    ...(sessionId ? { sessionId } : {}),
+    images: req.images ?? [],
+    ...(req.command ? { command: req.command } : {}),
+    config: req.config,
+    ...(endpoint ? { endpoint } : {}),
+    ...(model ? { model } : {}),
+    ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
+    isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
+    ...(start.asks ? { approvals: { ask: start.asks } } : {}),
+    ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
   };
 }
 

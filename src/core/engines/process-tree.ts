@@ -170,23 +170,9 @@ function createTree(rootPid: number, opts: ProcessTreeOptions): TreeInternals {
     refresh,
     tracked: () => [...tracked].map(([pid, start]) => ({ pid, start })),
     alive,
-    async terminateStrays(graceMs) {
+    terminateStrays(graceMs) {
       refresh();
-      const strays = () => alive().filter((pid) => pid !== rootPid && readProcStat(pid)?.pgrp !== rootPid);
-      const signal = (sig: NodeJS.Signals) => {
-        for (const pid of strays()) {
-          try {
-            process.kill(pid, sig);
-          } catch {
-            // exited meanwhile
-          }
-        }
-      };
-      if (strays().length === 0) return;
-      signal('SIGTERM');
-      const end = Date.now() + graceMs;
-      while (strays().length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
-      signal('SIGKILL');
+      return endStrays(() => alive().filter((pid) => pid !== rootPid && readProcStat(pid)?.pgrp !== rootPid), graceMs);
     },
     async terminate(graceMs) {
       refresh();
@@ -336,4 +322,22 @@ export function pidsAfter(after: number, through: number, pidMax: number, limit:
 
 function inRange(pid: number, after: number, through: number): boolean {
   return through >= after ? pid > after && pid <= through : pid > after || pid <= through;
+}
+
+/** SIGTERM the processes `strays` lists, then SIGKILL what is left of them after `graceMs`. */
+async function endStrays(strays: () => number[], graceMs: number): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    for (const pid of strays()) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  };
+  if (strays().length === 0) return;
+  signal('SIGTERM');
+  const end = Date.now() + graceMs;
+  while (strays().length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+  signal('SIGKILL');
 }

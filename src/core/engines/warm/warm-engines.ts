@@ -4,7 +4,7 @@ import type { ApprovalBroker } from '../../approvals/approval-broker.js';
 import type { ServiceConfig } from '../../config/schema.js';
 import { errorMessage } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { Clock } from '../../scheduler/clock.js';
+import type { Clock } from '../../util/clock.js';
 import { createWarmPool, type WarmProcessInfo, type WarmSettings } from './warm-pool.js';
 import { reapWarmLeftovers, treeRssBytes } from './warm-records.js';
 import { createWarmTurns } from './warm-turns.js';

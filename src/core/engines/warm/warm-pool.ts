@@ -1,5 +1,5 @@
 import type { Logger } from '../../logger.js';
-import { type Clock, systemClock } from '../../scheduler/clock.js';
+import { type Clock, systemClock } from '../../util/clock.js';
 import type { ProcessIdentity } from '../../store/types.js';
 import type { ResidentProcess } from './resident-process.js';
 
