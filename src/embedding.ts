@@ -6,7 +6,7 @@ import { parsePort } from './core/config/bind.js';
 import type { ConfigSource } from './core/config/source.js';
 import { createSilentLogger, type Logger } from './core/logger.js';
 import { resolveAssistantPaths } from './core/paths.js';
-import type { Clock } from './core/scheduler/clock.js';
+import type { Clock } from './core/util/clock.js';
 import { once } from './core/util/once.js';
 import { launchGateway } from './gateway.js';
 import { resolveGatewayToken } from './server/auth.js';

@@ -9,7 +9,7 @@ import { createSharedFleet, readHostname, resolveHeartbeatMs } from './core/flee
 import { createLeaderLease, type LeaderLease } from './core/leader/leader-lease.js';
 import type { Logger } from './core/logger.js';
 import { resolveAssistantPaths } from './core/paths.js';
-import type { Clock } from './core/scheduler/clock.js';
+import type { Clock } from './core/util/clock.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler, type Scheduler } from './core/scheduler/scheduler.js';
 import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';

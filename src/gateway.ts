@@ -10,7 +10,7 @@ import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
 import type { LeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
-import { type Clock, systemClock } from './core/scheduler/clock.js';
+import { type Clock, systemClock } from './core/util/clock.js';
 import type { Scheduler } from './core/scheduler/scheduler.js';
 import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';

@@ -15,7 +15,7 @@ export type { CommandResult } from './core/commands/command-table.js';
 export type { ImageInput } from './core/assistant/images.js';
 export type { Completion, CompletionStatus, StreamEvent } from './core/events.js';
 export type { Logger } from './core/logger.js';
-export type { Clock } from './core/scheduler/clock.js';
+export type { Clock } from './core/util/clock.js';
 export type { ActivityRecord, Metrics } from './core/store/types.js';
 export type { ServiceConfig } from './core/config/schema.js';
 export type { ChannelAdapter, ChannelContext, ChannelDefinition, InboundMessage, ReplyTarget, SentMessage } from './channels/types.js';

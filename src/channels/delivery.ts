@@ -1,7 +1,7 @@
 import { errorMessage } from '../core/errors.js';
 import type { Completion, FileEvent, StreamEvent } from '../core/events.js';
 import type { Logger } from '../core/logger.js';
-import { type Clock, systemClock } from '../core/scheduler/clock.js';
+import { type Clock, systemClock } from '../core/util/clock.js';
 import { type ApprovalPromptOptions, formatApprovalPrompt } from './approval-prompt.js';
 import { deliverFiles } from './attachments.js';
 import { deliverBuffered } from './delivery/buffered.js';

@@ -4,6 +4,8 @@ import { parseYaml } from '../core/config/yaml-document.js';
 import { resolvePlaceholders } from '../core/config/env.js';
 import { createConfigSchema } from '../core/config/schema.js';
 import { ConfigError } from '../core/errors.js';
+import { isProcessAlive } from '../core/engines/process-tree.js';
+import { readWarmRecords, treeRssBytes } from '../core/engines/warm/warm-records.js';
 import { resolveAssistantPaths } from '../core/paths.js';
 import { scanSkills } from '../core/skills/skills.js';
 import { configParts, loadServiceConfig } from '../definitions.js';
@@ -22,6 +24,8 @@ export interface StatusReport {
   skills: Array<{ name: string; description: string }>;
   channels: string[] | null;
   tasks: number | null;
+  /** `warm:` as configured, and the warm engine processes running for this directory (their memory is the engines'). */
+  warm: { enabled: boolean; maxProcesses: number; idleSeconds: number; processes: WarmProcessReport[] } | null;
   problems: string[];
   warnings: string[];
 }
@@ -41,12 +45,24 @@ export async function runStatus(opts: { dir: string; json?: boolean }, io: Comma
         `Skills     ${report.skills.map((s) => s.name).join(', ') || '(none)'}`,
         `Channels   ${show(report.channels?.join(', ') ?? null)}`,
         `Tasks      ${show(report.tasks)}`,
+        `Warm       ${formatWarm(report.warm)}`,
+        ...(report.warm?.processes ?? []).map(
+          (p) => `  pid ${p.pid}  ${p.engine}  ${JSON.stringify(p.sessionKey)}  ${(p.rssBytes / 1_048_576).toFixed(0)} MiB  since ${p.startedAt}`,
+        ),
       ].join('\n'),
     );
     for (const w of report.warnings) io.out(`warning: ${w}`);
     if (report.problems.length > 0) io.out(['Problems:', ...report.problems.map((p) => `  - ${p}`)].join('\n'));
   }
   return report.problems.length > 0 ? 1 : 0;
+}
+
+export interface WarmProcessReport {
+  pid: number;
+  engine: string;
+  sessionKey: string;
+  startedAt: string;
+  rssBytes: number;
 }
 
 export function buildStatusReport(dir: string): StatusReport {
@@ -60,6 +76,7 @@ export function buildStatusReport(dir: string): StatusReport {
     skills: scan.skills.map(({ name, description }) => ({ name, description })),
     channels: [],
     tasks: 0,
+    warm: null,
     problems: scan.problems.map((p) => `skills/${p.folder}: ${p.problem}`),
     warnings: [],
   };
@@ -67,6 +84,7 @@ export function buildStatusReport(dir: string): StatusReport {
     const loaded = loadServiceConfig(dir);
     const c = loaded.config;
     Object.assign(report, { name: c.name, engine: c.engine, model: c.model ?? '', channels: Object.keys(c.channels), tasks: c.tasks.length });
+    report.warm = { ...c.warm, processes: readWarmProcesses(paths.stateDir) };
     report.warnings.push(...loaded.warnings);
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -81,6 +99,29 @@ export function buildStatusReport(dir: string): StatusReport {
 }
 
 // --- internal ---
+
+function formatWarm(warm: StatusReport['warm']): string {
+  if (!warm) return '(see problems)';
+  if (!warm.enabled) return 'off (every turn starts the engine)';
+  return `on: up to ${warm.maxProcesses} engine process(es), each ended after ${warm.idleSeconds} s idle; ${warm.processes.length} running`;
+}
+
+/** The warm engine processes a live gateway or chat of this directory keeps (their records), with their memory. */
+function readWarmProcesses(stateDir: string): WarmProcessReport[] {
+  return readWarmRecords(stateDir).flatMap((r) => {
+    const root = r.processes[0];
+    if (!r.ownerAlive || !root || !isProcessAlive(root)) return [];
+    return [
+      {
+        pid: root.pid,
+        engine: r.engine,
+        sessionKey: r.sessionKey,
+        startedAt: new Date(r.startedAt).toISOString(),
+        rssBytes: treeRssBytes(r.processes),
+      },
+    ];
+  });
+}
 
 /** The reported fields of an invalid service.yaml that are valid on their own (the rest null). */
 function readValidFields(file: string): Pick<StatusReport, 'name' | 'engine' | 'model' | 'channels' | 'tasks'> {

@@ -34,6 +34,14 @@ export const CONFIG_GROUPS = [
     ],
   },
   {
+    title: 'Warm engines',
+    fields: [
+      f('warm.enabled', 'bool', { help: 'keep one engine process per active conversation (default on)' }),
+      f('warm.maxProcesses', 'int', { help: 'engine processes kept at once; the least recently used goes first (default 4)' }),
+      f('warm.idleSeconds', 'number', { help: 'a warm process with no turn for this long is ended (default 600)' }),
+    ],
+  },
+  {
     title: 'Persona and instructions',
     fields: [
       f('systemPrompt', 'text', { help: 'rendered once into the assistant context' }),

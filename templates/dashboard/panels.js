@@ -20,6 +20,24 @@ export function renderStatusExtras(status) {
   $('f-turns').textContent = status.turns ? `${status.turns.running} running, ${status.turns.waiting} waiting` : '–';
   // Empty when the engine can start (.error:empty is not shown).
   $('engine-warning').textContent = status.engineWarning ? `Turns cannot start: ${status.engineWarning}` : '';
+  renderWarm(status.warm);
+}
+
+/** `warm:` as configured, and each engine process kept between turns with its memory. */
+function renderWarm(warm) {
+  if (!warm) return;
+  $('f-warm').textContent = warm.enabled
+    ? `${warm.processes.length} of ${warm.maxProcesses} running, ended after ${warm.idleSeconds} s idle`
+    : 'off (every turn starts the engine)';
+  $('warm-processes').replaceChildren(
+    ...warm.processes.map((p) =>
+      el('li', { attrs: { 'data-pid': String(p.pid) } }, [
+        el('code', { text: `pid ${p.pid}` }),
+        el('span', { text: ` ${p.engine} · ${p.sessionKey} · ${p.turns} turn(s) · ${Math.round(p.rssBytes / 1048576)} MiB` }),
+        el('span', { class: `pill ${p.busy ? 'status-connected' : ''}`, text: p.busy ? 'in a turn' : 'idle' }),
+      ]),
+    ),
+  );
 }
 
 /** Each channel as its config key beside the platform's name (`channel_d · Slack`), with its state. */

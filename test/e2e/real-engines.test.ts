@@ -99,6 +99,9 @@ describe.each(ENGINES)('$engine ($title), real CLI against the fake LLM', (spec)
       `engine: ${spec.engine}`,
       ...(spec.yaml ?? []),
       `timeout: ${opts.timeout ?? TURN_TIMEOUT_S}`,
+      // The per-turn path (the fallback of warm engines, and engine_a's only one); warm engines: warm-engines.test.ts.
+      'warm:',
+      '  enabled: false',
       'provider:',
       `  baseUrl: ${spec.baseUrl(llm)}`,
       `  apiKey: ${opts.apiKey ?? 'fake-key'}`,

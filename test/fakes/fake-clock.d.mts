@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/core/scheduler/clock.js';
+import type { Clock } from '../../src/core/util/clock.js';
 
 /** A clock moved by hand: timers fire in time order as `advance` passes them. */
 export interface FakeClock extends Clock {

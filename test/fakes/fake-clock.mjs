@@ -1,4 +1,4 @@
-// A clock moved by hand, for the scheduler (src/core/scheduler/clock.ts): timers fire in time order
+// A clock moved by hand, for the scheduler (src/core/util/clock.ts): timers fire in time order
 // as `advance` passes them. Plain JavaScript so a gateway in a process of its own
 // (test/fakes/clocked-gateway.mjs) runs the same one the unit tests do.
 

@@ -28,6 +28,9 @@
  * - `TEXT-THEN-TOOL` like `RUN-TOOL`, but the tool call comes after a text block in the same message
  *                 (`FAKE_PREAMBLE`), as models do when they say what they are about to do.
  * - `SLOW-<ms>`   waits that long before the response headers (combinable with everything else).
+ * - `HOLD-<word>` holds the response (before its headers) until the test calls `release('HOLD-<word>')`;
+ *                 once released, that marker holds nothing any more (an engine that folds an interrupted
+ *                 message into the next one is not held again).
  * - `SAY:<text>`  answers exactly `<text>` (the rest of the message, trailing whitespace dropped). This is
  *                 the one text answer that never gets the PREVIOUS-USER-MESSAGE line, so it stays exact.
  * - `PARAGRAPHS`  three paragraphs separated by blank lines, streamed as many small deltas.
@@ -61,6 +64,8 @@ export interface FakeLlm {
   url: string;
   port: number;
   requests: RecordedRequest[];
+  /** Answer the requests a `HOLD-<word>` marker holds, and every later one carrying it. */
+  release(marker: string): void;
   close(): Promise<void>;
 }
 
@@ -108,6 +113,8 @@ type Reply =
   | { kind: 'tool'; command: string; description: string; preamble?: string; tool?: string; call?: { name: string; input: unknown } };
 
 interface Plan {
+  /** A `HOLD-<word>` marker of the user message. */
+  hold?: string;
   delayMs: number;
   reply: Reply;
 }
@@ -773,12 +780,23 @@ function geminiUnauthorized(res: http.ServerResponse): void {
   });
 }
 
+/** The text of the latest user message (where a HOLD marker is looked for). */
+function conversationText(conv: Conversation): string {
+  for (let i = conv.entries.length - 1; i >= 0; i--) {
+    const e = conv.entries[i]!;
+    if (e.kind === 'user') return e.text;
+  }
+  return '';
+}
+
 // ---------------------------------------------------------------------------------------------------
 
 export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
   const apiKey = opts.apiKey ?? 'fake-key';
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
+  const held = new Map<string, Set<() => void>>();
+  const released = new Set<string>();
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const raw = await readBody(req);
@@ -873,6 +891,19 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
             ? geminiConversation(b)
             : responsesConversation(b);
     const p = plan(conv);
+    const marker = /HOLD-[A-Za-z0-9-]+/.exec(conversationText(conv))?.[0];
+    if (marker && !released.has(marker)) {
+      await new Promise<void>((resolve) => {
+        const waiting = held.get(marker) ?? new Set<() => void>();
+        held.set(marker, waiting);
+        waiting.add(resolve);
+        res.on('close', () => {
+          waiting.delete(resolve);
+          resolve();
+        });
+      });
+      if (res.destroyed) return;
+    }
     if (p.delayMs > 0) {
       let aborted = false;
       res.on('close', () => {
@@ -941,8 +972,14 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    release(marker) {
+      released.add(marker);
+      for (const resolve of held.get(marker) ?? []) resolve();
+      held.delete(marker);
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const resolve of [...held.values()].flatMap((w) => [...w])) resolve();
         for (const t of timers) clearTimeout(t);
         timers.clear();
         server.close(() => resolve());

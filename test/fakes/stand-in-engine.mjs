@@ -49,6 +49,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const [engine, ...argv] = process.argv.slice(2);
+
+// The resident (warm) modes of the real CLIs are not stood in for: started that way the stand-in
+// exits at once, as an engine whose resident mode fails to start, and the turn runs per turn.
+// Warm engines are tested with the real CLIs (test/e2e/warm-*.test.ts) and the stand-in ACP agent.
+const RESIDENT = { engine_b: '--input-format', engine_c: 'acp', engine_d: 'app-server', engine_e: '--acp', engine_f: '--acp' };
+if (RESIDENT[engine] && argv.includes(RESIDENT[engine])) {
+  process.stderr.write(`stand-in ${engine}: no resident mode\n`);
+  process.exit(2);
+}
 const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

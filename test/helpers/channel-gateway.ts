@@ -1,7 +1,7 @@
 import { afterEach } from 'vitest';
 import type { ChannelRuntime } from '../../src/channels/channel-runtime.js';
 import { createLogger } from '../../src/core/logger.js';
-import type { Clock } from '../../src/core/scheduler/clock.js';
+import type { Clock } from '../../src/core/util/clock.js';
 import { launchGateway } from '../../src/gateway.js';
 import type { FakeOutbound, FakePlatform } from '../fakes/platforms/types.js';
 import { startFakeLark } from '../fakes/platforms/channel-a-lark.js';

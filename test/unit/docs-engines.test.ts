@@ -27,6 +27,13 @@ describe('docs/engines.md', () => {
       expect(body, `${id}: ${topic}`).toMatch(topic);
   });
 
+  it('the warm engines section names every engine, with how it stays resident or that it cannot', () => {
+    const start = doc.indexOf('\n## Warm engines\n');
+    expect(start).toBeGreaterThan(0);
+    const body = doc.slice(start, doc.indexOf('\n## ', start + 3));
+    for (const def of Object.values(engineDefinitions)) expect(body, def.id).toContain(`| \`${def.id}\``);
+  });
+
   it('stands on its own: no pointer to notes outside the repository', () => {
     expect(doc).not.toMatch(/\/work\/|shared\/notes/);
   });

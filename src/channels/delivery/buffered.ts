@@ -2,7 +2,7 @@ import type { ReplyAdapter } from '../reply-adapter.js';
 import type { Completion, StreamEvent } from '../../core/events.js';
 import { errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import type { Clock } from '../../core/scheduler/clock.js';
+import type { Clock } from '../../core/util/clock.js';
 import { splitMessage } from '../split.js';
 import type { ReplyTarget, SentMessage } from '../types.js';
 

@@ -1,7 +1,7 @@
 import type { ReplyAdapter } from '../reply-adapter.js';
 import { errorMessage } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import type { Clock } from '../../core/scheduler/clock.js';
+import type { Clock } from '../../core/util/clock.js';
 import type { ReplyTarget } from '../types.js';
 
 /** How long a platform's "typing…" shows when the adapter does not say (most show it about 5 s). */

@@ -123,6 +123,8 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
       approvalsWaiting: approvals.waitingCount(),
     };
   };
+  // A change of how the engine starts retires the warm processes started the old way.
+  deps.config.onChange((next) => engine.warm.configure(next.config));
   addCommands(deps, parts, async (key) => formatStatusText(status(), await deps.store.getSession(key), key, table.isRunning(key)));
 
   return {
@@ -177,7 +179,11 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
     metrics: () => deps.store.metrics(),
     recordRefusal: (r) => parts.record(formatRefusalRecord(r, new Date(now()).toISOString())),
     budget: () => parts.budget.today(),
-    drain: (graceMs, why) => turns.drain(graceMs, why),
+    async drain(graceMs, why) {
+      await turns.drain(graceMs, why);
+      // No engine process outlives the assistant's turns (a later turn starts another).
+      await engine.warm.stop();
+    },
   };
 }
 

@@ -62,6 +62,8 @@ export async function runEngine(deps: RunDeps, req: RunRequest): Promise<{ event
       ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
       ...(req.askApproval ? { askApproval: req.askApproval } : {}),
       ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
+      // The conversation's warm engine process, if one is kept, takes the turn.
+      conversation: req.key,
     });
   const events = (async function* () {
     yield* start();

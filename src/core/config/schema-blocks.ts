@@ -158,6 +158,14 @@ export const historyFetchBlock = (f: FieldBuilders) =>
     initialLookbackMinutes: f.num(0, true).default(60),
   });
 
+// Engine processes kept between turns, one per active conversation (core/engines/warm/).
+export const warmBlock = (f: FieldBuilders) =>
+  z.strictObject({
+    enabled: f.bool().default(true),
+    maxProcesses: f.int(0, 1_000).default(4),
+    idleSeconds: f.num(0).default(600),
+  });
+
 // Where the state lives: the embedded SQLite file by default; a PostgreSQL server with `url`
 // (assistants on several hosts). `schema` defaults to one derived from `name` (see store/open-store.ts).
 export const storeBlock = (f: FieldBuilders) =>

@@ -20,6 +20,7 @@ import {
   streamingBlock,
   transcriptionBlock,
   tasksBlock,
+  warmBlock,
 } from './schema-blocks.js';
 
 // Engines build their option blocks (`engineOptions`) with these, so they come with the schema.
@@ -92,6 +93,7 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     channels: channelsBlock(parts.channels).prefault({}),
     inbox: inboxBlock(f).prefault({}),
     historyFetch: historyFetchBlock(f).prefault({}),
+    warm: warmBlock(f).prefault({}),
     store: storeBlock(f).prefault({}),
     oauthToken: boundedText().min(1).optional(),
     persona: personaBlock().optional(),

@@ -1,12 +1,15 @@
 import type { AgentEvent, FailureKind } from '../events.js';
-import type { RpcHandler as Handler, RpcPeer } from './json-rpc.js';
+import type { AcpPrompt } from './acp-turn.js';
+import { createRpcPeer, type RpcHandler as Handler, type RpcPeer } from './json-rpc.js';
 import { arr, isProviderStatus, num, obj, parseJsonLine, str } from './parse-helpers.js';
 
 /**
- * Opening an ACP session, from the answer to `initialize` to the moment the prompt can go:
- * authenticate when asked, a new session or the old one (resumed, or loaded with its history
- * replayed), then unattended mode and the model when the agent offers them. The conversation
- * (acp-client.ts) sends `initialize` and takes over when the session is ready.
+ * An ACP agent's session (JSON-RPC 2.0, one message per line over its stdin and stdout). Opening
+ * it, from the answer to `initialize` to the moment a prompt can go: authenticate when asked, a
+ * new session or the old one (resumed, or loaded with its history replayed), then unattended mode
+ * and the model when the agent offers them (createSessionOpener). Then prompting in it, once (one
+ * turn per process) or turn after turn (a resident agent, warm engines): createAcpSession routes
+ * what the agent sends during a prompt to that prompt's mapping (acp-turn.ts).
  */
 export interface AcpSessionSettings {
   cwd: string;
@@ -151,4 +154,122 @@ export function acpErrorText(error: Record<string, unknown>): string {
 export function classifyAcpError(message: string): FailureKind {
   const status = /\b([45]\d\d)\b/.exec(message);
   return isProviderStatus(status ? Number(status[1]) : undefined) || /api key|unauthori[sz]ed|ECONNREFUSED/i.test(message) ? 'provider' : 'engine';
+}
+
+export interface AcpSessionOptions extends AcpSessionSettings {
+  /** How long history replayed after a `session/load` answer may keep arriving before the session counts as open. */
+  replayQuietMs?: number;
+}
+
+export interface AcpSession {
+  /** Send `initialize` and open the session; `ready` is called once it is open (its events came out of `receive`). */
+  open(ready: () => void): void;
+  /** One line of the agent's output. */
+  receive(line: string): AgentEvent[];
+  /** Send a prompt in the open session; its updates go to `turn`, its answer to `answered`. */
+  prompt(text: string, turn: AcpPrompt, answered: (events: AgentEvent[]) => AgentEvent[]): void;
+  /** Ask the agent to stop the prompt that runs (a notification); false when none runs. */
+  cancel(): boolean;
+  /** Stop waiting for replayed history (the turn is over). */
+  close(): void;
+  readonly sessionId: string | undefined;
+}
+
+const REPLAY_QUIET_MS = 300;
+const REPLAY_MAX_MS = 5_000;
+
+/** `fail`: the session could not be opened (the turn ends with this failure). */
+export function createAcpSession(
+  opts: AcpSessionOptions,
+  send: (msg: Record<string, unknown>) => void,
+  fail: (message: string, kind?: FailureKind) => AgentEvent[],
+): AcpSession {
+  let phase: 'starting' | 'settling' | 'open' = 'starting';
+  let sessionId: string | undefined;
+  let current: AcpPrompt | undefined;
+  let onReady: () => void = () => undefined;
+  let settleTimer: NodeJS.Timeout | undefined;
+  let settleDeadline = 0;
+  const reply = (id: unknown, result: Record<string, unknown>) => send({ jsonrpc: '2.0', id, result });
+  const peer = createRpcPeer({
+    send: (msg) => send({ jsonrpc: '2.0', ...msg }),
+    onRequest: (msg) => {
+      if (msg.method === 'session/request_permission') {
+        if (current) return current.onPermission(obj(msg.params) ?? {}, (result) => reply(msg.id, result));
+        reply(msg.id, { outcome: { outcome: 'cancelled' } });
+        return [];
+      }
+      // No file system, terminal or extension methods are offered (initialize says so).
+      send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `Method not found: ${String(msg.method)}` } });
+      return [];
+    },
+    onNotification: (method, params) => {
+      if (method !== 'session/update') return [];
+      if (phase === 'settling') {
+        armSettle();
+        return [];
+      }
+      if (!current || params.sessionId !== sessionId) return [];
+      return current.onUpdate(obj(params.update) ?? {});
+    },
+  });
+
+  const afterInitialize = createSessionOpener(opts, {
+    request: peer.request,
+    fail,
+    ready(id, replaying) {
+      sessionId = id;
+      if (replaying) settle();
+      else opened();
+    },
+  });
+  const opened = () => {
+    clearTimeout(settleTimer);
+    phase = 'open';
+    onReady();
+  };
+
+  /**
+   * History a `session/load` replays belongs before its answer, but Gemini CLI 0.61 streams it
+   * after answering: updates are dropped until they have been quiet for a moment.
+   */
+  const settle = () => {
+    phase = 'settling';
+    settleDeadline = Date.now() + REPLAY_MAX_MS;
+    armSettle();
+  };
+  const armSettle = () => {
+    clearTimeout(settleTimer);
+    const wait = Math.min(opts.replayQuietMs ?? REPLAY_QUIET_MS, Math.max(0, settleDeadline - Date.now()));
+    settleTimer = setTimeout(opened, wait);
+  };
+
+  return {
+    open(ready) {
+      onReady = ready;
+      peer.request(
+        'initialize',
+        { protocolVersion: ACP_PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } },
+        afterInitialize,
+      );
+    },
+    receive: (line) => peer.receive(line),
+    prompt(text, turn, answered) {
+      current = turn;
+      peer.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }, (msg) => {
+        if (current === turn) current = undefined;
+        return answered(turn.answered(msg));
+      });
+    },
+    cancel() {
+      if (!current || !sessionId) return false;
+      current.cancel();
+      send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+      return true;
+    },
+    close: () => clearTimeout(settleTimer),
+    get sessionId() {
+      return sessionId;
+    },
+  };
 }

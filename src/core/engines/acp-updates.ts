@@ -3,8 +3,8 @@ import { arr, createTextJoiner, num, obj, str } from './parse-helpers.js';
 
 /**
  * What an ACP agent's `session/update` notifications say during the prompt, as agent events:
- * message chunks, tool calls (announced once, finished once), usage and cost. The conversation
- * (acp-client.ts) decides which updates count; this reads them.
+ * message chunks, tool calls (announced once, finished once), usage and cost. The session
+ * (acp-session.ts) decides which updates belong to the prompt (acp-turn.ts); this reads them.
  */
 export interface AcpUpdateReader {
   read(update: Record<string, unknown>): AgentEvent[];

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { type FieldBuilders, fieldBuilders, type ServiceConfig } from '../config/schema.js';
-import { createAcpConversation } from './acp-client.js';
+import { type AcpTurn, createAcpConversation, createAcpResidentProtocol } from './acp-client.js';
 import { geminiEnv } from './gemini-cli.js';
-import { promptWithImagePaths } from './mcp.js';
+import { promptWithImagePaths, toAcpMcpServers } from './mcp.js';
 import { qwenEnv, writeQwenDefaults } from './qwen-code.js';
-import { type EngineDefinition, type EngineOptionsBlock, type EngineTurn, readEngineOptions, type WorkspaceContext } from './types.js';
+import { type EngineDefinition, type EngineInvocation, type EngineOptionsBlock, type EngineTurn, readEngineOptions, type WorkspaceContext } from './types.js';
 import { syncSkillLinks, writeManagedSection } from './workspace-files.js';
 
 const noNul = (s: string) => !s.includes('\0');
@@ -93,28 +93,20 @@ export const acpAgent: EngineDefinition = {
     knownAgent(options.command)?.prepare?.(ws);
   },
 
-  buildInvocation(turn) {
-    const options = optionsOf(turn.config);
-    const agent = knownAgent(options.command);
-    const modelArgs = turn.model && agent?.modelArgs ? agent.modelArgs(turn.model) : [];
-    // acp.env last: what the user wrote wins over the variables derived from `provider`.
-    return { args: [...options.args, ...modelArgs], env: { ...agent?.env?.(turn), ...options.env } };
-  },
+  buildInvocation: (turn) => acpInvocation(turn),
 
   createParser(turn) {
-    const options = optionsOf(turn.config);
-    // A model the agent took on its command line is not selected again through ACP.
-    const model = knownAgent(options.command)?.modelArgs ? undefined : turn.model;
     return createAcpConversation({
-      cwd: turn.dir,
+      ...sessionOf(turn),
       prompt: promptWithImagePaths(turn.prompt, turn.images),
-      ...(turn.sessionId ? { sessionId: turn.sessionId } : {}),
-      mcpServers: toAcpMcpServers(turn.config),
-      allowPermissions: turn.config.skipPermissions,
       ...(turn.approvals ? { askPermission: turn.approvals.ask } : {}),
-      ...(model ? { model } : {}),
-      ...(options.authMethod ? { authMethod: options.authMethod } : {}),
     });
+  },
+
+  // Resident: the agent keeps its session open and is prompted once per turn (session/cancel interrupts).
+  warm: {
+    buildInvocation: (turn) => acpInvocation(turn),
+    createProtocol: (start) => createAcpResidentProtocol({ ...sessionOf(start), promptOf: (t) => promptWithImagePaths(t.prompt, t.images) }),
   },
 
   async listModels() {
@@ -125,10 +117,25 @@ export const acpAgent: EngineDefinition = {
 
 // --- internal ---
 
-/** `mcp:` in the shape of ACP's session/new: env and headers as name/value lists. */
-function toAcpMcpServers(config: ServiceConfig): unknown[] {
-  const pairs = (record: Record<string, string>) => Object.entries(record).map(([name, value]) => ({ name, value }));
-  return Object.entries(config.mcp ?? {}).map(([name, s]) =>
-    'command' in s ? { name, command: s.command, args: s.args, env: pairs(s.env) } : { type: s.type, name, url: s.url, headers: pairs(s.headers) },
-  );
+function acpInvocation(turn: EngineTurn): EngineInvocation {
+  const options = optionsOf(turn.config);
+  const agent = knownAgent(options.command);
+  const modelArgs = turn.model && agent?.modelArgs ? agent.modelArgs(turn.model) : [];
+  // acp.env last: what the user wrote wins over the variables derived from `provider`.
+  return { args: [...options.args, ...modelArgs], env: { ...agent?.env?.(turn), ...options.env } };
+}
+
+/** The session a turn opens or continues, the same per turn and resident. */
+function sessionOf(turn: EngineTurn): Omit<AcpTurn, 'prompt'> {
+  const options = optionsOf(turn.config);
+  // A model the agent took on its command line is not selected again through ACP.
+  const model = knownAgent(options.command)?.modelArgs ? undefined : turn.model;
+  return {
+    cwd: turn.dir,
+    ...(turn.sessionId ? { sessionId: turn.sessionId } : {}),
+    mcpServers: toAcpMcpServers(turn.config),
+    allowPermissions: turn.config.skipPermissions,
+    ...(model ? { model } : {}),
+    ...(options.authMethod ? { authMethod: options.authMethod } : {}),
+  };
 }

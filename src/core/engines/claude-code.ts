@@ -6,7 +6,8 @@ import { findCredential } from './credentials.js';
 import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
 import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
-import type { EngineDefinition } from './types.js';
+import type { EngineDefinition, EngineInvocation, EngineTurn } from './types.js';
+import { createStreamJsonProtocol } from './warm/stream-json-protocol.js';
 import { SECRET_FILE_MODE, syncSkillLinks, writeJsonIfChanged, writeManagedSection } from './workspace-files.js';
 
 /** Models `/model list` offers for Claude Code, which has no listing command (aliases the CLI accepts). */
@@ -38,50 +39,61 @@ export const claudeCode: EngineDefinition = {
     if (usesMcpFile(ws.config)) writeJsonIfChanged(mcpFile(ws.stateDir), { mcpServers: mcpServers(ws.config) }, { mode: SECRET_FILE_MODE });
   },
 
-  buildInvocation(turn) {
-    const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
-    if (turn.config.skipPermissions) args.push('--dangerously-skip-permissions');
-    if (turn.sessionId) args.push('--resume', turn.sessionId);
-    if (turn.model) args.push('--model', turn.model);
-    if (usesMcpFile(turn.config)) args.push('--mcp-config', mcpFile(turn.stateDir));
-    // Chat approvals: Claude Code asks our helper (an MCP tool) instead of failing the tool call.
-    if (!turn.config.skipPermissions) args.push('--permission-prompt-tool', APPROVAL_MCP_TOOL);
-    // A non-admin's turn: deny rules for the file tools on the assistant's own files (they hold in every permission mode).
-    if (turn.protectedPaths?.length) args.push('--disallowedTools', ...turn.protectedPaths.flatMap(denyRules));
-
-    const env: Record<string, string | undefined> = {
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_ERROR_REPORTING: '1',
-      // The default is 10 retries with backoff (minutes against a dead provider); our timeout is the backstop.
-      CLAUDE_CODE_MAX_RETRIES: '2',
-    };
-    // Claude Code refuses --dangerously-skip-permissions as root unless it is told it runs sandboxed.
-    if (turn.config.skipPermissions && turn.isRoot) env.IS_SANDBOX = '1';
-    // The helper inherits Claude Code's environment: where to ask, and this turn's secret (it can only ask, never answer).
-    if (turn.approvals?.helper) {
-      env[APPROVAL_URL_VAR] = turn.approvals.helper.url;
-      env[APPROVAL_TOKEN_VAR] = turn.approvals.helper.token;
-    }
-    if (turn.endpoint?.baseUrl) env.ANTHROPIC_BASE_URL = turn.endpoint.baseUrl;
-    const key = turn.endpoint?.apiKey ?? turn.apiKey;
-    if (key) env.ANTHROPIC_API_KEY = key;
-    else if (turn.config.oauthToken) {
-      // The subscription token must win: an API key in the environment would be used instead.
-      env.CLAUDE_CODE_OAUTH_TOKEN = turn.config.oauthToken;
-      env.ANTHROPIC_API_KEY = undefined;
-      env.ANTHROPIC_AUTH_TOKEN = undefined;
-    }
-    return { args, env, stdin: promptWithImagePaths(turn.prompt, turn.images) };
-  },
+  buildInvocation: buildClaudeInvocation,
 
   createParser: createClaudeParser,
+
+  // Resident: the same command line reading user messages as stream-json on stdin (warm/stream-json-protocol.ts).
+  warm: {
+    buildInvocation(turn) {
+      const { args, env } = buildClaudeInvocation(turn);
+      return { args: [...args, '--input-format', 'stream-json'], env };
+    },
+    createProtocol: () => createStreamJsonProtocol({ createParser: createClaudeParser, promptOf: (turn) => promptWithImagePaths(turn.prompt, turn.images) }),
+  },
 
   async listModels() {
     return { models: DOCUMENTED_MODELS, source: 'documented' };
   },
 };
+
+function buildClaudeInvocation(turn: EngineTurn): EngineInvocation {
+  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
+  if (turn.config.skipPermissions) args.push('--dangerously-skip-permissions');
+  if (turn.sessionId) args.push('--resume', turn.sessionId);
+  if (turn.model) args.push('--model', turn.model);
+  if (usesMcpFile(turn.config)) args.push('--mcp-config', mcpFile(turn.stateDir));
+  // Chat approvals: Claude Code asks our helper (an MCP tool) instead of failing the tool call.
+  if (!turn.config.skipPermissions) args.push('--permission-prompt-tool', APPROVAL_MCP_TOOL);
+  // A non-admin's turn: deny rules for the file tools on the assistant's own files (they hold in every permission mode).
+  if (turn.protectedPaths?.length) args.push('--disallowedTools', ...turn.protectedPaths.flatMap(denyRules));
+
+  const env: Record<string, string | undefined> = {
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    // The default is 10 retries with backoff (minutes against a dead provider); our timeout is the backstop.
+    CLAUDE_CODE_MAX_RETRIES: '2',
+  };
+  // Claude Code refuses --dangerously-skip-permissions as root unless it is told it runs sandboxed.
+  if (turn.config.skipPermissions && turn.isRoot) env.IS_SANDBOX = '1';
+  // The helper inherits Claude Code's environment: where to ask, and this turn's secret (it can only ask, never answer).
+  if (turn.approvals?.helper) {
+    env[APPROVAL_URL_VAR] = turn.approvals.helper.url;
+    env[APPROVAL_TOKEN_VAR] = turn.approvals.helper.token;
+  }
+  if (turn.endpoint?.baseUrl) env.ANTHROPIC_BASE_URL = turn.endpoint.baseUrl;
+  const key = turn.endpoint?.apiKey ?? turn.apiKey;
+  if (key) env.ANTHROPIC_API_KEY = key;
+  else if (turn.config.oauthToken) {
+    // The subscription token must win: an API key in the environment would be used instead.
+    env.CLAUDE_CODE_OAUTH_TOKEN = turn.config.oauthToken;
+    env.ANTHROPIC_API_KEY = undefined;
+    env.ANTHROPIC_AUTH_TOKEN = undefined;
+  }
+  return { args, env, stdin: promptWithImagePaths(turn.prompt, turn.images) };
+}
 
 /** Claude Code's rules (gitignore patterns, `./` from the working directory) keeping Read and every editing tool off a path. */
 function denyRules(relative: string): string[] {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type FieldBuilders, fieldBuilders } from '../config/schema.js';
 import type { AgentEvent } from '../events.js';
 import { packageVersion } from '../paths.js';
-import { classify, type CodexAppServerTurn, createCodexAppServerConversation } from './codex-app-server.js';
+import { classify, type CodexAppServerTurn, createCodexAppServerConversation, createCodexAppServerResident } from './codex-app-server.js';
 import { findCredential } from './credentials.js';
 import { createTextJoiner, num, obj, parseJsonLine, str, describeSilentFailure } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
@@ -90,6 +90,22 @@ export const codex: EngineDefinition = {
     });
   },
 
+  // Resident: `codex app-server`, the thread opened once and a turn/start per turn (turn/interrupt on abort).
+  warm: {
+    buildInvocation(turn) {
+      const options = optionsOf(turn);
+      const { args: overrides, env } = configOverrides(turn, options);
+      return { args: [...(options.search ? ['--search'] : []), 'app-server', ...overrides], env };
+    },
+    createProtocol: (start) =>
+      createCodexAppServerResident({
+        cwd: start.dir,
+        ...(start.sessionId && UUID.test(start.sessionId) ? { threadId: start.sessionId } : {}),
+        ...(asksThroughAppServer(start) ? appServerPermissions(optionsOf(start)) : unattendedPermissions(optionsOf(start))),
+        clientVersion: packageVersion(),
+      }),
+  },
+
   async listModels() {
     return { models: DOCUMENTED_MODELS, source: 'documented' };
   },
@@ -109,6 +125,13 @@ function appServerPermissions(c: CodexOptions): Pick<CodexAppServerTurn, 'approv
     approvalPolicy: c.approval ?? 'untrusted',
     sandbox: c.sandbox ?? (c.mode === 'safe' || c.approval ? 'workspace-write' : 'danger-full-access'),
   };
+}
+
+/** The permissions `codex exec` runs with (permissionArgs), as an app-server thread's settings. */
+function unattendedPermissions(c: CodexOptions): Pick<CodexAppServerTurn, 'approvalPolicy' | 'sandbox'> {
+  if (c.sandbox || c.approval) return { approvalPolicy: c.approval ?? 'on-request', sandbox: c.sandbox ?? 'workspace-write' };
+  if (c.mode === 'safe') return { approvalPolicy: 'on-request', sandbox: 'workspace-write' };
+  return { approvalPolicy: 'never', sandbox: 'danger-full-access' };
 }
 
 /**

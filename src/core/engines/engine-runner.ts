@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { type ApprovalBroker, createApprovalBroker, type HelperEndpoint } from '../approvals/approval-broker.js';
 import type { ApprovalAsk, ApprovalVerdict } from '../approvals/approvals.js';
@@ -11,7 +12,9 @@ import { buildEngineEnv, type EngineApiAccess } from './engine-env.js';
 import type { FailoverStore, ProcessIdentity } from '../store/types.js';
 import { chooseEndpoint, recordOutcome } from './failover.js';
 import { enginesWith, getEngine } from './registry.js';
+import type { Clock } from '../util/clock.js';
 import { runProcess } from './runner.js';
+import { createWarmEngines, type WarmControl } from './warm/warm-engines.js';
 import type { EngineDefinition, EngineTurn, ModelListing, ProviderEndpoint } from './types.js';
 
 /**
@@ -33,6 +36,8 @@ export interface EngineRunnerDeps {
   approvalBroker?: ApprovalBroker;
   /** Under a gateway: SERVICE_URL and the engine's own token (engine-env.ts); the gateway's credentials are never passed. */
   engineApi?: EngineApiAccess;
+  /** The warm processes' idle timers (tests move it by hand). */
+  clock?: Clock;
 }
 
 export interface EngineTurnRequest {
@@ -50,6 +55,8 @@ export interface EngineTurnRequest {
   askApproval?: (request: ApprovalAsk) => Promise<ApprovalVerdict>;
   /** The assistant's own files, out of this turn's reach (a non-admin started it): see EngineTurn. */
   protectedPaths?: readonly string[];
+  /** The conversation (session key) the turn belongs to: its warm engine process, if any, takes it. */
+  conversation?: string;
 }
 
 export interface EngineRunner {
@@ -59,6 +66,8 @@ export interface EngineRunner {
   prepare(config: ServiceConfig): Skill[];
   /** Where a turn would find the engine's program (this runner's PATH), or why it cannot, with the fix. */
   locate(config: ServiceConfig): EngineLocation;
+  /** The engine processes kept between turns (warm/). */
+  readonly warm: WarmControl;
 }
 
 export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
@@ -67,8 +76,10 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
   const warnedPermissions = new Set<string>();
   const broker = deps.approvalBroker ?? createApprovalBroker();
   const scanSkills = createSkillScanner(now);
+  const warm = createWarmEngines({ stateDir: deps.stateDir, log: deps.log, broker, now, ...(deps.clock ? { clock: deps.clock } : {}) });
 
-  const prepare = (config: ServiceConfig): Skill[] => {
+  /** The workspace files written for this config; the stamp changes when what they say does. */
+  const prepareFiles = (config: ServiceConfig): { skills: Skill[]; stamp: string } => {
     const engine = getEngine(config.engine);
     const skills = scanSkills(deps.skillsDir).skills;
     const context = renderAssistantContext({ config, skills, skillPath: (s) => `skills/${s.name}`, peers: deps.peers?.() ?? [] });
@@ -77,7 +88,7 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       warnedPermissions.add(engine.id);
       deps.log.warn(`permissions are enforced for ${enginesWith('honoursPermissions')} only; ${engine.id} ignores them`);
     }
-    return skills;
+    return { skills, stamp: stampOf([context, skills.map((s) => [s.name, s.description, s.dir])]) };
   };
 
   async function* run(req: EngineTurnRequest): AsyncIterable<AgentEvent> {
@@ -87,80 +98,53 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
       yield { type: 'error', code: 'spawn_failed', message: describeMissingEngine(located), kind: 'engine' };
       return;
     }
-    const binary = located.binary;
+    let stamp: string;
     try {
-      prepare(req.config);
+      stamp = prepareFiles(req.config).stamp;
     } catch (err) {
       yield { type: 'error', code: 'spawn_failed', message: `could not prepare the workspace: ${(err as Error).message}`, kind: 'engine' };
       return;
     }
+    warm.configure(req.config);
     const chosen = await chooseEndpoint(req.config.provider, deps.failover, now());
-    // Chat approvals: a helper process asks over a loopback endpoint opened for this run only.
+    // Chat approvals: a helper process asks over a loopback endpoint, opened when a per-turn run needs it.
     const asks = !req.config.skipPermissions && req.askApproval && engine.approvals ? req.askApproval : undefined;
-    let helper: (HelperEndpoint & { close(): void }) | undefined;
+    const helper = openHelperLazily(broker, asks);
+    const start: TurnStart = { engine, binary: located.binary, req, endpoint: chosen?.endpoint, asks, helper, stamp };
     try {
-      if (asks && engine.approvals === 'helper') helper = await broker.open(asks);
-    } catch (err) {
-      yield { type: 'error', code: 'spawn_failed', message: `could not open the approval endpoint: ${(err as Error).message}`, kind: 'engine' };
-      return;
-    }
-    const approvals = asks ? { ask: asks, ...(helper ? { helper: { url: helper.url, token: helper.token } } : {}) } : undefined;
-    const attempt = (sessionId: string | undefined) => runOnce(engine, binary, req, sessionId, chosen?.endpoint, approvals);
-    try {
-      yield* runAttempts(engine, req, attempt, chosen, { log: deps.log, failover: deps.failover, now });
+      yield* runAttempts(engine, req, (sessionId) => runOnce(start, sessionId), chosen, { log: deps.log, failover: deps.failover, now });
     } finally {
-      helper?.close();
+      helper.close();
     }
   }
 
-  function runOnce(
-    engine: EngineDefinition,
-    binary: string,
-    req: EngineTurnRequest,
-    sessionId: string | undefined,
-    endpoint: ProviderEndpoint | undefined,
-    approvals: EngineTurn['approvals'],
-  ): AsyncIterable<AgentEvent> {
-    const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
-    const turn: EngineTurn = {
-      prompt: req.prompt,
-      dir: deps.dir,
-      stateDir: deps.stateDir,
-      ...(sessionId ? { sessionId } : {}),
-      images: req.images ?? [],
-      ...(req.command ? { command: req.command } : {}),
-      config: req.config,
-      ...(endpoint ? { endpoint } : {}),
-      ...(model ? { model } : {}),
-      ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
-      isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
-      ...(approvals ? { approvals } : {}),
-      ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
-    };
-    const invocation = engine.buildInvocation(turn);
-    const childEnv: NodeJS.ProcessEnv = { ...buildEngineEnv(env, req.config, deps.engineApi), ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
-    for (const [k, v] of Object.entries(invocation.env)) {
-      if (v === undefined) delete childEnv[k];
-      else childEnv[k] = v;
-    }
-    return runProcess(
-      {
-        binary,
-        args: invocation.args,
-        cwd: deps.dir,
-        env: childEnv,
-        ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
-        timeoutMs: req.config.timeout * 1000,
-        ...(req.signal ? { signal: req.signal } : {}),
-        ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
-      },
-      engine.createParser(turn),
-    );
+  /** One attempt: on the conversation's warm process where it can, else per turn. */
+  async function* runOnce(start: TurnStart, sessionId: string | undefined): AsyncIterable<AgentEvent> {
+    const { engine, req } = start;
+    const turn = buildTurn(start, sessionId, deps);
+    const baseEnv = buildEngineEnv(env, req.config, deps.engineApi);
+    const cold = () => runPerTurn(start, turn, baseEnv);
+    if (!req.conversation) return yield* cold();
+    yield* warm.turns.run({
+      engine,
+      binary: start.binary,
+      cwd: deps.dir,
+      turn,
+      env: baseEnv,
+      workspaceStamp: start.stamp,
+      conversation: req.conversation,
+      ...(req.outboxDir ? { outboxDir: req.outboxDir } : {}),
+      timeoutMs: req.config.timeout * 1000,
+      ...(req.signal ? { signal: req.signal } : {}),
+      ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
+      cold,
+    });
   }
 
   return {
     run,
-    prepare,
+    prepare: (config) => prepareFiles(config).skills,
+    warm: warm.control,
     async listModels(config) {
       const engine = getEngine(config.engine);
       const located = locateEngine(engine, env.PATH, { config, dir: deps.dir });
@@ -172,6 +156,104 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
 }
 
 // --- internal ---
+
+/** What every attempt of one turn shares. */
+interface TurnStart {
+  engine: EngineDefinition;
+  binary: string;
+  req: EngineTurnRequest;
+  endpoint: ProviderEndpoint | undefined;
+  asks: ((request: ApprovalAsk) => Promise<ApprovalVerdict>) | undefined;
+  helper: LazyHelper;
+  /** What the workspace files say (context, skills). */
+  stamp: string;
+}
+
+interface LazyHelper {
+  get(): Promise<{ ok: true; endpoint: HelperEndpoint } | { ok: false; message: string }>;
+  close(): void;
+}
+
+/** The per-turn approval endpoint, opened by the first per-turn run that needs it (a warm process has its own). */
+function openHelperLazily(broker: ApprovalBroker, asks: TurnStart['asks']): LazyHelper {
+  let opened: Promise<HelperEndpoint & { close(): void }> | undefined;
+  let closed = false;
+  return {
+    async get() {
+      if (!asks) return { ok: false, message: 'nobody to ask' };
+      try {
+        opened ??= broker.open(asks);
+        const endpoint = await opened;
+        if (closed) endpoint.close();
+        return { ok: true, endpoint: { url: endpoint.url, token: endpoint.token } };
+      } catch (err) {
+        return { ok: false, message: (err as Error).message };
+      }
+    },
+    close() {
+      closed = true;
+      void opened?.then((e) => e.close()).catch(() => undefined);
+    },
+  };
+}
+
+/** The engine started for this turn alone (the way every turn ran before warm engines). */
+async function* runPerTurn(start: TurnStart, turn: EngineTurn, baseEnv: NodeJS.ProcessEnv): AsyncIterable<AgentEvent> {
+  const { engine, req } = start;
+  let perTurn = turn;
+  if (start.asks && engine.approvals === 'helper') {
+    const opened = await start.helper.get();
+    if (!opened.ok) {
+      yield { type: 'error', code: 'spawn_failed', message: `could not open the approval endpoint: ${opened.message}`, kind: 'engine' };
+      return;
+    }
+    perTurn = { ...turn, approvals: { ask: start.asks, helper: opened.endpoint } };
+  }
+  const invocation = engine.buildInvocation(perTurn);
+  const childEnv: NodeJS.ProcessEnv = { ...baseEnv, ...(req.outboxDir ? { SERVICE_OUTBOX: req.outboxDir } : {}) };
+  for (const [k, v] of Object.entries(invocation.env)) {
+    if (v === undefined) delete childEnv[k];
+    else childEnv[k] = v;
+  }
+  yield* runProcess(
+    {
+      binary: start.binary,
+      args: invocation.args,
+      cwd: turn.dir,
+      env: childEnv,
+      ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
+      timeoutMs: req.config.timeout * 1000,
+      ...(req.signal ? { signal: req.signal } : {}),
+      ...(req.onProcesses ? { onProcesses: req.onProcesses } : {}),
+    },
+    engine.createParser(perTurn),
+  );
+}
+
+/** The turn as the engine definitions see it (without the per-turn approval endpoint: runPerTurn adds it). */
+function buildTurn(start: TurnStart, sessionId: string | undefined, deps: EngineRunnerDeps): EngineTurn {
+  const { engine, req, endpoint } = start;
+  const model = req.config.provider?.models?.[engine.id] ?? endpoint?.model ?? req.config.model;
+  return {
+    prompt: req.prompt,
+    dir: deps.dir,
+    stateDir: deps.stateDir,
+    ...(sessionId ? { sessionId } : {}),
+    images: req.images ?? [],
+    ...(req.command ? { command: req.command } : {}),
+    config: req.config,
+    ...(endpoint ? { endpoint } : {}),
+    ...(model ? { model } : {}),
+    ...(deps.apiKey ? { apiKey: deps.apiKey } : {}),
+    isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
+    ...(start.asks ? { approvals: { ask: start.asks } } : {}),
+    ...(req.protectedPaths ? { protectedPaths: req.protectedPaths } : {}),
+  };
+}
+
+function stampOf(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex');
+}
 
 /** The resumed attempt (a fresh one when the engine does not know the session), then the provider outcome recorded for failover. */
 async function* runAttempts(

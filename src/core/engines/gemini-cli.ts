@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { ServiceConfig } from '../config/schema.js';
 import type { AgentEvent, FailureKind } from '../events.js';
+import { createAcpResidentProtocol } from './acp-client.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
 import { createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str } from './parse-helpers.js';
@@ -47,6 +48,22 @@ export const geminiCli: EngineDefinition = {
   },
 
   createParser: createGeminiParser,
+
+  // Resident: `gemini --acp`, its session kept open. 0.61 cannot load a session it did not start
+  // (session/load clobbers it, docs/engines.md): a conversation with an older session runs per turn.
+  warm: {
+    resumes: false,
+    buildInvocation: (turn) => ({ args: ['--acp', ...(turn.model ? ['--model', turn.model] : [])], env: geminiEnv(turn) }),
+    createProtocol: (start) =>
+      createAcpResidentProtocol({
+        cwd: start.dir,
+        ...(start.sessionId ? { sessionId: start.sessionId } : {}),
+        // Gemini CLI reads its MCP servers from the settings file prepareWorkspace writes.
+        mcpServers: [],
+        allowPermissions: start.config.skipPermissions,
+        promptOf: (turn) => promptWithImagePaths(turn.prompt, turn.images),
+      }),
+  },
 
   async listModels() {
     return { models: DOCUMENTED_MODELS, source: 'documented' };

@@ -1,4 +1,4 @@
-import type { McpServerConfig } from '../config/schema.js';
+import type { McpServerConfig, ServiceConfig } from '../config/schema.js';
 
 /** MCP servers in the `mcpServers` JSON shape shared by Claude Code and the Cursor agent. */
 export function toMcpServersJson(mcp: Record<string, McpServerConfig> | undefined): Record<string, unknown> {
@@ -14,4 +14,12 @@ export function promptWithImagePaths(prompt: string, images: readonly string[]):
   if (images.length === 0) return prompt;
   const list = images.map((p) => `- ${p}`).join('\n');
   return `${prompt}\n\nAttached image file(s), open them to see what the user sent:\n${list}`;
+}
+
+/** `mcp:` in the shape of ACP's session/new: env and headers as name/value lists. */
+export function toAcpMcpServers(config: ServiceConfig): unknown[] {
+  const pairs = (record: Record<string, string>) => Object.entries(record).map(([name, value]) => ({ name, value }));
+  return Object.entries(config.mcp ?? {}).map(([name, s]) =>
+    'command' in s ? { name, command: s.command, args: s.args, env: pairs(s.env) } : { type: s.type, name, url: s.url, headers: pairs(s.headers) },
+  );
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AgentEvent } from '../events.js';
-import { createAcpConversation } from './acp-client.js';
+import { createAcpConversation, createAcpResidentProtocol } from './acp-client.js';
 import { findCredential } from './credentials.js';
 import { promptWithImagePaths } from './mcp.js';
 import { createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText, describeSilentFailure } from './parse-helpers.js';
@@ -96,6 +96,21 @@ export const opencode: EngineDefinition = {
     });
   },
 
+  // Resident: `opencode acp`, its session kept open and prompted once per turn (session/cancel interrupts);
+  // the same ACP client as with skipPermissions false, here with either permission set (docs/engines.md).
+  warm: {
+    buildInvocation: (turn) => ({ args: ['acp'], env: openCodeEnv(turn, true) }),
+    createProtocol: (start) =>
+      createAcpResidentProtocol({
+        cwd: start.dir,
+        ...(start.sessionId ? { sessionId: start.sessionId } : {}),
+        // MCP servers, model and provider are in OPENCODE_CONFIG_CONTENT, as for `opencode run`.
+        mcpServers: [],
+        allowPermissions: start.config.skipPermissions,
+        promptOf: acpPrompt,
+      }),
+  },
+
   async listModels(ctx) {
     const r = await runCapture({ binary: ctx.binary, args: ['models'], cwd: ctx.dir, env: ctx.env, timeoutMs: 30_000 });
     const models = r.stdout
@@ -112,9 +127,9 @@ export const opencode: EngineDefinition = {
 const asksThroughAcp = (turn: EngineTurn) => !turn.config.skipPermissions;
 
 /** The environment both ways of running OpenCode share: our config, no update checks, the routed key. */
-function openCodeEnv(turn: EngineTurn): Record<string, string | undefined> {
+function openCodeEnv(turn: EngineTurn, viaAcp = asksThroughAcp(turn)): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {
-    OPENCODE_CONFIG_CONTENT: JSON.stringify(openCodeConfig(turn)),
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(openCodeConfig(turn, viaAcp)),
     OPENCODE_DISABLE_AUTOUPDATE: '1',
     OPENCODE_DISABLE_MODELS_FETCH: '1',
     OPENCODE_DISABLE_SHARE: '1',
@@ -143,7 +158,7 @@ function bareModel(model: string | undefined): string {
 }
 
 /** OpenCode config passed through OPENCODE_CONFIG_CONTENT: nothing is written into the user's files. */
-function openCodeConfig(turn: EngineTurn): Record<string, unknown> {
+function openCodeConfig(turn: EngineTurn, viaAcp: boolean): Record<string, unknown> {
   const config: Record<string, unknown> = { autoupdate: false, share: 'disabled' };
   if (turn.config.skipPermissions) config.permission = { '*': 'allow' };
   else config.permission = { ...ASKED_PERMISSIONS };
@@ -159,7 +174,7 @@ function openCodeConfig(turn: EngineTurn): Record<string, unknown> {
     };
     config.model = `${ROUTED_PROVIDER}/${model}`;
     config.small_model = `${ROUTED_PROVIDER}/${model}`;
-  } else if (asksThroughAcp(turn) && turn.model) {
+  } else if (viaAcp && turn.model) {
     // `opencode acp` has no --model: the session starts on the config's model.
     config.model = turn.model;
   }

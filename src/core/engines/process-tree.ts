@@ -24,6 +24,12 @@ export interface ProcessTree {
   alive(): number[];
   /** SIGTERM everything, SIGKILL after `graceMs`, and wait until nothing is left. */
   terminate(graceMs: number): Promise<boolean>;
+  /**
+   * End the tracked processes outside the root's own process group (tool shells run in sessions
+   * of their own, and what they started), leaving the root and its group running: what a turn of
+   * a resident engine left behind, as a per-turn run would have ended it.
+   */
+  terminateStrays(graceMs: number): Promise<void>;
 }
 
 export interface ProcessTreeOptions {
@@ -164,6 +170,10 @@ function createTree(rootPid: number, opts: ProcessTreeOptions): TreeInternals {
     refresh,
     tracked: () => [...tracked].map(([pid, start]) => ({ pid, start })),
     alive,
+    terminateStrays(graceMs) {
+      refresh();
+      return endStrays(() => alive().filter((pid) => pid !== rootPid && readProcStat(pid)?.pgrp !== rootPid), graceMs);
+    },
     async terminate(graceMs) {
       refresh();
       if (alive().length === 0) return true;
@@ -312,4 +322,22 @@ export function pidsAfter(after: number, through: number, pidMax: number, limit:
 
 function inRange(pid: number, after: number, through: number): boolean {
   return through >= after ? pid > after && pid <= through : pid > after || pid <= through;
+}
+
+/** SIGTERM the processes `strays` lists, then SIGKILL what is left of them after `graceMs`. */
+async function endStrays(strays: () => number[], graceMs: number): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    for (const pid of strays()) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  };
+  if (strays().length === 0) return;
+  signal('SIGTERM');
+  const end = Date.now() + graceMs;
+  while (strays().length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+  signal('SIGKILL');
 }

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { AgentEvent, FailureKind } from '../events.js';
 import { findCredential } from './credentials.js';
-import { promptWithImagePaths, toMcpServersJson } from './mcp.js';
+import { createAcpResidentProtocol } from './acp-client.js';
+import { promptWithImagePaths, toAcpMcpServers, toMcpServersJson } from './mcp.js';
 import { arr, createTextJoiner, isProviderStatus, num, obj, parseJsonLine, str, toolOutputText } from './parse-helpers.js';
 import type { LineParser } from './runner.js';
 import type { EngineDefinition, EngineTurn } from './types.js';
@@ -46,6 +47,21 @@ export const qwenCode: EngineDefinition = {
   },
 
   createParser: createQwenParser,
+
+  // Resident: `qwen --acp`, its session kept open (session/resume continues a headless session and back).
+  warm: {
+    buildInvocation: (turn) => ({ args: ['--acp'], env: qwenEnv(turn) }),
+    createProtocol: (start) =>
+      createAcpResidentProtocol({
+        cwd: start.dir,
+        ...(start.sessionId ? { sessionId: start.sessionId } : {}),
+        mcpServers: toAcpMcpServers(start.config),
+        allowPermissions: start.config.skipPermissions,
+        // With a provider the model is OPENAI_MODEL (qwenEnv); otherwise chosen in the session.
+        ...(start.model && !start.endpoint?.baseUrl ? { model: start.model } : {}),
+        promptOf: (turn) => promptWithImagePaths(turn.prompt, turn.images),
+      }),
+  },
 
   async listModels() {
     return { models: DOCUMENTED_MODELS, source: 'documented' };

@@ -5,6 +5,7 @@ import type { AgentEvent } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
 import type { ProcessIdentity } from '../store/types.js';
+import { createTail, findUnspawnable, type ResidentHandle, type ResidentOutput, type ResidentSpec, type SpawnTarget, waitForEnd } from './process-io.js';
 import { createProcessTree, trackTree, watchTree } from './process-tree.js';
 import { createRunOutput } from './run-outcome.js';
 
@@ -76,9 +77,6 @@ export interface ProcessSpec {
   onProcesses?: (processes: ProcessIdentity[]) => void;
 }
 
-const STDERR_LINES = 20;
-const STDERR_BYTES = 8 * 1024;
-
 export function runProcess(spec: ProcessSpec, parser: LineParser): AsyncIterable<AgentEvent> {
   const queue = createAsyncQueue<AgentEvent>();
   let ended = false;
@@ -131,6 +129,42 @@ export async function runCapture(spec: Omit<ProcessSpec, 'signal'>): Promise<{ o
 
 // --- internal ---
 
+/**
+ * The engine in its own process group (and session): the tree finds the group and what left it.
+ * The output is read as it comes (and bounded) by the caller; execa keeps none of it. An engine
+ * that exits without reading its stdin (or dies mid-conversation) must not take this process down
+ * with EPIPE; stream errors end the output early at worst.
+ */
+async function spawnInGroup(spec: SpawnTarget, o: { stdin: boolean; timeoutMs?: number; graceMs: number; cancel: AbortSignal }) {
+  const { execa } = await loadExeca();
+  const child = execa(spec.binary, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    extendEnv: false,
+    detached: true,
+    stdin: o.stdin ? 'pipe' : 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    ...(o.timeoutMs !== undefined ? { timeout: o.timeoutMs } : {}),
+    cancelSignal: o.cancel,
+    killSignal: 'SIGTERM',
+    forceKillAfterDelay: o.graceMs,
+    windowsHide: true,
+  });
+  if (child.pid === undefined) {
+    // execa reports a process that could not start (ENOENT, EACCES) as a failed result.
+    const r = await child;
+    const why = r.code === 'ENOENT' ? 'not found on PATH' : r.code === 'EACCES' ? 'not allowed to run it (is it executable?)' : r.shortMessage;
+    return { ok: false as const, message: `cannot start ${path.basename(spec.binary)}: ${why}` };
+  }
+  child.stdin?.on('error', () => undefined);
+  child.stdout?.on('error', () => undefined);
+  child.stderr?.on('error', () => undefined);
+  return { ok: true as const, child, pid: child.pid };
+}
+
 /** execa is loaded by the first run, not at start: `service --help` or an idle gateway never pays for it. */
 let execaModule: Promise<typeof import('execa')> | undefined;
 const loadExeca = () => (execaModule ??= import('execa'));
@@ -159,20 +193,20 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   // more on a busy machine). Requests already waiting to be read (a burst: its queued turns'
   // response heads) are handled first: one turn of the event loop.
   await new Promise((resolve) => setImmediate(resolve));
-  const { execa } = await loadExeca();
-  const child = startChild(execa, spec, parser, cancel.signal, graceMs);
-  if (child.pid === undefined) {
-    // execa reports a process that could not start (ENOENT, EACCES) as a failed result.
-    const r = await child;
-    const why = r.code === 'ENOENT' ? 'not found on PATH' : r.code === 'EACCES' ? 'not allowed to run it (is it executable?)' : r.shortMessage;
-    emit({ type: 'error', code: 'spawn_failed', message: `cannot start ${name}: ${why}` });
+  // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then
+  // EOF. Written below rather than with execa's `input`, which builds a stream per turn for it
+  // (0.5 ms of CPU per turn, measured).
+  const spawned = await spawnInGroup(spec, {
+    stdin: Boolean(parser.conversation) || spec.stdin !== undefined,
+    timeoutMs: spec.timeoutMs,
+    graceMs,
+    cancel: cancel.signal,
+  });
+  if (!spawned.ok) {
+    emit({ type: 'error', code: 'spawn_failed', message: spawned.message });
     return;
   }
-  // An engine that exits without reading its stdin (or dies mid-conversation) must not take this
-  // process down with EPIPE; stream errors end the output early at worst.
-  child.stdin?.on('error', () => undefined);
-  child.stdout?.on('error', () => undefined);
-  child.stderr?.on('error', () => undefined);
+  const { child, pid } = spawned;
   if (!parser.conversation && spec.stdin !== undefined) child.stdin?.end(spec.stdin);
 
   const stderr = createTail();
@@ -186,7 +220,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
   child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
 
-  const tree = createProcessTree(child.pid);
+  const tree = createProcessTree(pid);
   const untrack = trackTree(tree);
   // Snapshots while the engine runs: a tool shell re-parented after its parent died is still found.
   spec.onProcesses?.(tree.tracked());
@@ -245,79 +279,59 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
 }
 
 /**
- * The engine's process through execa, with every stop through `cancel` (SIGTERM, SIGKILL
- * `graceMs` later). Its stdin is a pipe for a conversing engine or a prompt, else ignored.
+ * Start an engine that stays resident. The same process handling as a per-turn run (its own
+ * process group, bounded lines and stderr tail, the tree ended with it, killed if this process
+ * exits), without a timeout of its own: the turn on it has one (warm/resident-process.ts).
  */
-function startChild(execa: typeof import('execa').execa, spec: ProcessSpec, parser: LineParser, cancel: AbortSignal, graceMs: number) {
-  return execa(spec.binary, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    extendEnv: false,
-    // Its own process group (and session): the tree below finds the group and what left it.
-    detached: true,
-    // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then
-    // EOF. Written below rather than with execa's `input`, which builds a stream per turn for it
-    // (0.5 ms of CPU per turn, measured).
-    stdin: parser.conversation || spec.stdin !== undefined ? 'pipe' : 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    // The output is read as it comes (and bounded) below; execa keeps none of it.
-    buffer: false,
-    reject: false,
-    timeout: spec.timeoutMs,
-    cancelSignal: cancel,
-    killSignal: 'SIGTERM',
-    forceKillAfterDelay: graceMs,
-    windowsHide: true,
-  });
-}
-
-/**
- * What the OS would refuse to spawn, said without echoing the value (it may be a secret). Config
- * and request validation reject NUL where values enter; this covers values from anywhere else
- * (an engine's own session id, a channel message on an engine that takes the prompt as argv).
- */
-function findUnspawnable(spec: ProcessSpec): string | undefined {
-  const at = spec.args.findIndex((a) => a.includes('\0'));
-  if (at >= 0) return `argument ${at + 1} contains a NUL byte, which no program can receive`;
-  for (const [key, value] of Object.entries(spec.env)) {
-    if (key.includes('\0')) return 'an environment variable name contains a NUL byte, which no program can receive';
-    if (value?.includes('\0')) return `environment variable ${key} contains a NUL byte, which no program can receive`;
-  }
-  if (spec.binary.includes('\0') || spec.cwd.includes('\0')) return 'its path contains a NUL byte';
-  return undefined;
-}
-
-function waitForEnd(stream: NodeJS.ReadableStream | null | undefined, ms: number): Promise<void> {
-  if (!stream || (stream as { readableEnded?: boolean }).readableEnded) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    stream.once('end', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    stream.once('close', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
-/** The last STDERR_LINES lines / STDERR_BYTES bytes of stderr; a flood cannot grow memory. */
-function createTail() {
-  let buf = '';
+export async function startResident(spec: ResidentSpec, out: ResidentOutput): Promise<{ ok: true; handle: ResidentHandle } | { ok: false; message: string }> {
+  const refused = findUnspawnable(spec);
+  if (refused) return { ok: false, message: `cannot start ${path.basename(spec.binary)}: ${refused}` };
+  const graceMs = spec.killGraceMs ?? 2_000;
+  const cancel = new AbortController();
+  const spawned = await spawnInGroup(spec, { stdin: true, graceMs, cancel: cancel.signal });
+  if (!spawned.ok) return spawned;
+  const { child, pid } = spawned;
+  const stderr = createTail();
+  const splitter = createLineSplitter(out.line, { onOverflow: out.overflow });
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
+  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
+  const tree = createProcessTree(pid);
+  const untrack = trackTree(tree);
+  spec.onProcesses?.(tree.tracked());
+  const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
+  let running = true;
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const ended = (async (): Promise<ExitInfo> => {
+    const exit = await exited;
+    running = false;
+    unwatch();
+    await waitForEnd(child.stdout, 1_000);
+    await tree.terminate(graceMs);
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    await child;
+    untrack();
+    splitter.flush();
+    return { ...exit, stderrTail: stderr.text() };
+  })();
   return {
-    push(chunk: string) {
-      buf += chunk;
-      if (buf.length > STDERR_BYTES * 2) buf = buf.slice(-STDERR_BYTES);
-    },
-    text() {
-      const lines = stripVTControlCharacters(buf).split('\n');
-      return lines
-        .slice(-STDERR_LINES - 1)
-        .join('\n')
-        .slice(-STDERR_BYTES)
-        .trim();
+    ok: true,
+    handle: {
+      pid,
+      ended,
+      alive: () => running,
+      send(line) {
+        if (running && child.stdin?.writable) child.stdin.write(`${line}\n`);
+      },
+      processes: () => tree.tracked(),
+      endStrays: () => tree.terminateStrays(graceMs),
+      stop() {
+        child.stdin?.end();
+        cancel.abort();
+        return ended;
+      },
     },
   };
 }

@@ -6,6 +6,7 @@ import type { FieldBuilders, ServiceConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import type { Skill } from '../skills/skills.js';
 import type { LineParser } from './runner.js';
+import type { WarmMode } from './warm/protocol.js';
 
 /**
  * An engine is data plus pure functions: how to find and invoke its CLI, which files it reads,
@@ -61,6 +62,8 @@ export interface EngineDefinition {
   createParser(turn: EngineTurn): LineParser;
   /** Models for `/model list`: from the CLI where it offers a listing, else a documented list. */
   listModels(ctx: ModelListContext): Promise<ModelListing>;
+  /** How the engine stays resident between turns (warm/); absent: every turn starts it. */
+  readonly warm?: WarmMode;
 }
 
 export interface CredentialContext {

@@ -1,7 +1,7 @@
 import type { TaskConfig } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { MAX_TIMER_MS, type Clock } from './clock.js';
+import { MAX_TIMER_MS, type Clock } from '../util/clock.js';
 import { nextCronTime } from './cron.js';
 
 /**

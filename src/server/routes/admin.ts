@@ -79,7 +79,25 @@ export async function buildStatus(deps: ServerDeps): Promise<Record<string, unkn
     live: formatLive(deps, s.approvalsWaiting),
     // Beyond the spec's record: today's spending against access.dailyBudgetUsd (0 = no cap).
     budget,
+    // Beyond the spec's record: the warm engine processes (their memory is the engines', not the gateway's).
+    warm: warmStatus(deps),
   };
+}
+
+/** `warm:` as configured, and each warm engine process with the resident memory of its tree. */
+export function warmStatus(deps: ServerDeps): Record<string, unknown> {
+  const { enabled, maxProcesses, idleSeconds } = deps.config.current().config.warm;
+  const processes = deps.assistant.engine.warm.processes().map((p) => ({
+    pid: p.pid,
+    engine: p.engine,
+    sessionKey: p.sessionKey,
+    busy: p.busy,
+    turns: p.turns,
+    startedAt: new Date(p.startedAt).toISOString(),
+    lastUsedAt: new Date(p.lastUsedAt).toISOString(),
+    rssBytes: p.rssBytes,
+  }));
+  return { enabled, maxProcesses, idleSeconds, processes };
 }
 
 async function budgetOf(deps: ServerDeps): Promise<Record<string, unknown>> {

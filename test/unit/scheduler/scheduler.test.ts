@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMER_MS } from '../../../src/core/scheduler/clock.js';
+import { MAX_TIMER_MS } from '../../../src/core/util/clock.js';
 import { nextCronTime } from '../../../src/core/scheduler/cron.js';
 import { createScheduler } from '../../../src/core/scheduler/scheduler.js';
 import type { TaskConfig } from '../../../src/core/config/schema.js';

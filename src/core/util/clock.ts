@@ -1,4 +1,4 @@
-/** Time for the scheduler, injected so tests can move it by hand. */
+/** Time for the scheduler, the channels' typing and progress timers and the warm engines' idle timers, injected so tests can move it by hand. */
 export interface Clock {
   now(): number;
   setTimer(fn: () => void, ms: number): { clear(): void };
