@@ -5,12 +5,14 @@ import { errorMessage } from '../core/errors.js';
 import { engineMayCall, identifyToken, presentedToken } from './auth.js';
 import { CORS_OPTIONS } from './cors.js';
 import { ApiError, errorBody, formatHttpLine, httpError, isJsonReply, JSON_TYPE, jsonReply } from './http.js';
+import { isOpenAiPath, toOpenAiErrorBody } from './openai-wire.js';
 import { registerAccessRoutes } from './routes/access.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
 import { FILES_PATH, registerFileRoutes } from './routes/files.js';
+import { registerOpenAiRoutes } from './routes/openai.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerTaskRoutes } from './routes/tasks.js';
@@ -49,7 +51,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     if (error.unhandled) {
       const cause = error.cause instanceof Error ? error.cause : error;
       log.error(formatHttpLine(500, method, path, cause.stack ?? errorMessage(cause)));
-      return jsonReply(500, { error: 'internal error' });
+      return jsonReply(500, shape(500, path, { error: 'internal error' }));
     }
     const body = errorBody(error);
     const detail = error instanceof ApiError && error.logDetail !== undefined ? error.logDetail : typeof body.error === 'string' ? body.error : undefined;
@@ -58,7 +60,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     error.headers?.forEach((v, k) => {
       headers[k] = v;
     });
-    return jsonReply(error.status, redact(body), headers);
+    return jsonReply(error.status, redact(shape(error.status, path, body)), headers);
   };
 
   app.use(checkRequestTarget);
@@ -92,6 +94,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerTaskRoutes(table, deps);
   registerAccessRoutes(table, deps);
   registerFileRoutes(table, deps);
+  registerOpenAiRoutes(table, deps);
 
   // Any other method on a known path: 405 with the methods it has. Any other path: 404.
   for (const [path, methods] of paths) {
@@ -113,6 +116,10 @@ export function createServerApp(deps: ServerDeps): ServerApp {
 }
 
 // --- internal ---
+
+/** Errors under /v1/ (the OpenAI-compatible routes) in OpenAI's shape, whatever raised them (the token check, a 404); ours elsewhere. */
+const shape = (status: number, path: string, body: Record<string, unknown>): Record<string, unknown> =>
+  isOpenAiPath(path) ? toOpenAiErrorBody(status, body) : body;
 
 /** Routes served without the token: the health check and the dashboard's own files. */
 const isPublic = (method: string, path: string) =>
