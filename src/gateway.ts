@@ -17,6 +17,7 @@ import { packageVersion, resolveAssistantPaths, templatesDir } from './core/path
 import { systemClock } from './core/scheduler/clock.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler } from './core/scheduler/scheduler.js';
+import { createTaskCommands } from './core/scheduler/task-commands.js';
 import { createTaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner } from './core/scheduler/task-runner.js';
 import { acquireGatewayLock } from './core/store/gateway-lock.js';
@@ -160,14 +161,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     tasks: () => config.current().config.tasks,
     clock: systemClock,
     // Each cron time is taken in the store first: across a leader change it runs on one gateway.
-    run: async (task, at) => {
-      if (await store.claimTaskSlot(task.id, at)) return taskControl.runScheduled(task);
-      log.info(`task ${task.id}: its run of ${new Date(at).toISOString()} was already taken by another gateway`);
-    },
+    run: (task, at) => taskControl.runScheduled(task, () => store.claimTaskSlot(task.id, at)),
     onSkipped: (task, at) => tasks.recordSkipped(task, at),
     log: log.child('scheduler'),
   });
   directory.commands.add(createCronCommand({ config, tasks, control: taskControl, nextRun: (id) => scheduler.nextRun(id) }));
+  for (const command of createTaskCommands({ config, control: taskControl })) directory.commands.add(command);
   const { app, streamsFlushed } = createServerApp({
     assistant,
     commands: directory.commands,

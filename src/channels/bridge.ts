@@ -105,6 +105,7 @@ export function createBridge(deps: BridgeDeps): Bridge {
           source: msg.channel,
           sender,
           caller: `${msg.channel}:${msg.senderId}`,
+          chat: { channel: msg.channel, chatId: msg.chatId },
         });
         await say(result.text);
         await deps.store.markMessageDone(msg.channel, msg.messageId);

@@ -105,16 +105,20 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     maxTurns: f.int(1).default(10),
   });
 
-  const task = z.strictObject({
-    id: text()
-      .min(1)
-      .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
-    name: text().min(1),
-    schedule: text().min(1),
-    prompt: text().min(1),
-    enabled: f.bool().default(true),
-    target: z.strictObject({ channel: text().min(1), chatId: text().min(1) }).optional(),
-  });
+  // A task runs on a cron `schedule`, or once `at` a time (and is then removed: /remind, POST /api/tasks).
+  const task = z
+    .strictObject({
+      id: text()
+        .min(1)
+        .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
+      name: text().min(1),
+      schedule: text().min(1).optional(),
+      at: text().min(1).optional(),
+      prompt: text().min(1),
+      enabled: f.bool().default(true),
+      target: z.strictObject({ channel: text().min(1), chatId: text().min(1) }).optional(),
+    })
+    .superRefine(checkTaskTiming);
 
   const customAdapter = z.looseObject({
     _adapter: z
@@ -252,6 +256,10 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     // Turns one person in a chat (not an admin) may have admitted at once: one member's turns waiting on unanswered approvals never hold every slot.
     maxTurnsPerPerson: f.int(1).default(2),
     sessionTtlDays: f.num(0).default(30),
+    // Tasks a chat member (not an admin) may keep for their chat (/remind, /task add).
+    maxTasksPerChat: f.int(0).default(10),
+    // How long a reply a platform refused is retried from the persistent outbox before it is given up.
+    replyRetryHours: f.num(0).default(24),
     systemPrompt: text().optional(),
     permissions: permissions.optional(),
     streaming: streaming.prefault({}),
@@ -299,6 +307,12 @@ export function fieldBuilders(coerce: boolean) {
 }
 
 // --- internal ---
+
+function checkTaskTiming(t: { schedule?: string | undefined; at?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (t.schedule === undefined && t.at === undefined)
+    ctx.addIssue({ code: 'custom', path: ['schedule'], message: 'required: a cron expression (or `at`: a time, for a task that runs once)' });
+  if (t.schedule !== undefined && t.at !== undefined) ctx.addIssue({ code: 'custom', path: ['at'], message: 'give `schedule` or `at`, not both' });
+}
 
 function checkUniqueTaskIds(tasks: Array<{ id: string }>, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
