@@ -36,7 +36,9 @@ export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
 
   table.add('POST', '/api/tasks', async (event) => {
     const body = await readValidated(event, newTaskBody, { limit: deps.maxBodyBytes });
-    const channels = Object.keys(deps.config.current().config.channels);
+    // Configured, connected or not (a channel waiting for its environment variable too).
+    const loaded = deps.config.current();
+    const channels = [...Object.keys(loaded.config.channels), ...loaded.disabledChannels.map((d) => d.name)];
     if (body.target && !channels.includes(body.target.channel)) {
       const message = `no channel "${body.target.channel}" is configured (configured: ${channels.join(', ') || 'none'})`;
       throw httpError(400, `invalid request body: target.channel: ${message}`, { issues: [{ path: 'target.channel', message }] });
