@@ -24,6 +24,7 @@ import { formatLocalDay } from '../util/local-day.js';
 import { createMemoryAccessStore } from './memory-access.js';
 import { toAsyncStore } from './async-store.js';
 import { createMemoryChatSessionStore } from './memory-chat-sessions.js';
+import { createMemoryOutboxStore } from './memory-outbox.js';
 
 /** Store in memory (unit tests, embedding without a directory). Same behaviour as the SQLite store. */
 export function createMemoryStore(): Store {
@@ -46,6 +47,7 @@ export function createMemoryStore(): Store {
 
   const sync: SyncOf<Store> = {
     ...createMemoryAccessStore((day) => costByDay.get(day) ?? 0),
+    ...createMemoryOutboxStore(),
     ...chatSessions,
     getSession: (key) => {
       const s = sessions.get(key);

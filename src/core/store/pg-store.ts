@@ -6,6 +6,7 @@ import { createPgChatSessionStore, PRUNE_CHAT_SESSIONS_SQL } from './pg-chat-ses
 import { createPgConnection, type Row } from './pg-client.js';
 import { createPgCoordination } from './pg-coordination.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
+import { createPgOutboxStore } from './pg-outbox.js';
 import {
   ACTIVITY_KEPT,
   GROUP_MESSAGES_PER_CHAT,
@@ -79,6 +80,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
     pool: conn.pool,
     ...createPgAccessStore(query, transaction),
     ...createPgChatSessionStore(query, transaction),
+    ...createPgOutboxStore(query),
     coordination,
     ready: () => conn.ready,
     close: async () => {

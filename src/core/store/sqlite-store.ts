@@ -7,6 +7,7 @@ import { toAsyncStore } from './async-store.js';
 import { MIGRATIONS } from './migrations.js';
 import { createSqliteAccessStore } from './sqlite-access.js';
 import { createSqliteChatSessionStore } from './sqlite-chat-sessions.js';
+import { createSqliteOutboxStore } from './sqlite-outbox.js';
 import {
   ACTIVITY_KEPT,
   GROUP_MESSAGES_PER_CHAT,
@@ -174,6 +175,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
 
   const sync: SyncOf<Store> = {
     ...createSqliteAccessStore(db),
+    ...createSqliteOutboxStore(db),
     ...chatSessions,
     getSession: (key) => {
       const r = q.getSession.get(key) as Row | undefined;
