@@ -155,7 +155,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   // An engine whose program is missing is said now, not at the first turn (and in /api/status).
   const engineWarning = assistant.engineWarning();
   if (engineWarning) log.warn(engineWarning);
-  const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
+  const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.deliveries });
   const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({
     tasks: () => config.current().config.tasks,
@@ -174,6 +174,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     channels: channels.hub,
     tasks: taskControl,
     activity: store,
+    replies: store,
     access: directory.access,
     token: auth.token,
     engineToken: engineApi.token,
@@ -305,12 +306,14 @@ function closingOnFailure<T>(close: () => void, step: () => T): T {
   }
 }
 
-/** Test and operator knobs: SERVICE_CHANNEL_RETRY_MS (one restart delay), SERVICE_CHANNEL_CONNECT_TIMEOUT_MS. */
-function channelTuning(env: NodeJS.ProcessEnv): { backoffMs?: number[]; connectTimeoutMs?: number } {
+/** Test and operator knobs: SERVICE_CHANNEL_RETRY_MS (one restart delay), SERVICE_CHANNEL_CONNECT_TIMEOUT_MS, SERVICE_REPLY_RETRY_MS (one wait before a refused reply is sent again). */
+function channelTuning(env: NodeJS.ProcessEnv): { backoffMs?: number[]; connectTimeoutMs?: number; replyRetryMs?: number[] } {
   const backoff = Number(env.SERVICE_CHANNEL_RETRY_MS);
   const connect = Number(env.SERVICE_CHANNEL_CONNECT_TIMEOUT_MS);
+  const reply = Number(env.SERVICE_REPLY_RETRY_MS);
   return {
     ...(Number.isFinite(backoff) && backoff > 0 ? { backoffMs: [backoff] } : {}),
     ...(Number.isFinite(connect) && connect > 0 ? { connectTimeoutMs: connect } : {}),
+    ...(Number.isFinite(reply) && reply > 0 ? { replyRetryMs: [reply] } : {}),
   };
 }

@@ -7,6 +7,8 @@ import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store
 import type { AccessGate } from './access/gate.js';
 import { downloadFiles, downloadImages } from './attachments.js';
 import { deliverTurn } from './delivery.js';
+import { guardReplies } from './outbox-guard.js';
+import type { ReplyOutbox } from './reply-outbox.js';
 import { contextBefore, conversationKeyOf, decide, groupPrompt, sessionKeyOf } from './group.js';
 import { splitMessage } from './split.js';
 import type { RunningAdapters } from './running-adapters.js';
@@ -31,6 +33,8 @@ export interface BridgeDeps {
   runId: string;
   /** Who may use the assistant (pairing, allowlists, admins) and how often (rate limit). */
   access: AccessGate;
+  /** Where a reply the platform refuses waits to be sent again (reply-outbox.ts). */
+  outbox?: ReplyOutbox;
   now?: () => number;
 }
 
@@ -68,11 +72,12 @@ export function createBridge(deps: BridgeDeps): Bridge {
     const chat = conversationKeyOf(msg);
     try {
       // A platform may deliver while its adapter is still connecting (or reconnecting): wait for it.
-      const adapter = await deps.adapters.whenRunning(msg.channel, ADAPTER_WAIT_MS);
-      if (!adapter) {
+      const running = await deps.adapters.whenRunning(msg.channel, ADAPTER_WAIT_MS);
+      if (!running) {
         log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`);
         return;
       }
+      const adapter = deps.outbox ? guardReplies(running, key, deps.outbox) : running;
       const onSent = async (s: { messageId: string } | undefined, text: string) => {
         deps.sent.note(msg.channel, s?.messageId);
         if (msg.chatType === 'group')

@@ -222,11 +222,14 @@ export interface ReplyStream {
 export class ChannelError extends Error {
   readonly channel: string;
   readonly kind: 'format' | 'too_long' | 'not_found' | 'auth' | 'rate_limited' | 'network' | 'not_connected' | 'lifecycle' | 'other';
+  /** How long the platform asked to wait before trying again (a rate limit's `retry_after`), where it said. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(channel: string, kind: ChannelError['kind'], message: string, opts: { cause?: unknown } = {}) {
+  constructor(channel: string, kind: ChannelError['kind'], message: string, opts: { cause?: unknown; retryAfterMs?: number } = {}) {
     super(`${channel}: ${message}`, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'ChannelError';
     this.channel = channel;
     this.kind = kind;
+    this.retryAfterMs = opts.retryAfterMs;
   }
 }

@@ -5,7 +5,7 @@ import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskControl } from '../core/scheduler/task-control.js';
-import type { ActivityStore } from '../core/store/types.js';
+import type { ActivityStore, ReplyOutboxStore } from '../core/store/types.js';
 import type { H3Event } from 'h3';
 
 /** What the HTTP API is built from: everything it serves is handed in by the composition root. */
@@ -21,6 +21,8 @@ export interface ServerDeps {
   activity: Pick<ActivityStore, 'recentActivity' | 'activityTimeline'>;
   /** Pairings and approvals (GET /api/access, approve, deny, revoke). */
   access: AccessAdmin;
+  /** Replies waiting in the reply outbox (GET /api/status); none without channels. */
+  replies?: Pick<ReplyOutboxStore, 'outboxStats'>;
   token: string;
   /** The engine's own token (SERVICE_TOKEN in its environment): send-only, see auth.ts engineMayCall. */
   engineToken?: string;

@@ -336,7 +336,11 @@ function toTelegramChannelError(
   else if (/not found/i.test(d)) kind = 'not_found';
   const retry = e.parameters.retry_after !== undefined ? ` (retry after ${e.parameters.retry_after} s)` : '';
   const hint = kind === 'auth' ? ' (check the bot token)' : '';
-  return new ChannelError(name, kind, `${what} failed: ${e.error_code} ${d}${retry}${hint}`, { cause: e });
+  const retryAfterMs = e.parameters.retry_after !== undefined ? e.parameters.retry_after * 1000 : undefined;
+  return new ChannelError(name, kind, `${what} failed: ${e.error_code} ${d}${retry}${hint}`, {
+    cause: e,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
 }
 
 const isParseError = (e: unknown): boolean => e instanceof GrammyError && e.error_code === 400 && /can't parse entities/i.test(e.description);

@@ -24,11 +24,11 @@ export function createMemoryOutboxStore(): SyncOf<ReplyOutboxStore> {
       entries.delete(id);
       return true;
     },
-    retryOutboxEntry(id, owner, nextAttemptAt, error) {
+    retryOutboxEntry(id, owner, nextAttemptAt, error, text) {
       const e = entries.get(id);
       if (e?.status !== 'sending' || e.owner !== owner) return;
       const { owner: _o, claimUntil: _c, ...rest } = e;
-      entries.set(id, { ...rest, status: 'waiting', attempts: e.attempts + 1, nextAttemptAt, lastError: error });
+      entries.set(id, { ...rest, status: 'waiting', attempts: e.attempts + 1, nextAttemptAt, lastError: error, text: text ?? e.text });
     },
     dropOutboxEntries(now, expiredBefore) {
       const dropped: DroppedOutboxEntry[] = [];

@@ -58,8 +58,11 @@ export interface ReplyOutboxStore {
   claimOutboxEntries(owner: string, now: number, claimUntil: number, limit: number): Promise<OutboxEntry[]>;
   /** Delivered: the entry goes; true for the owner that held it. */
   finishOutboxEntry(id: number, owner: string): Promise<boolean>;
-  /** Refused again: waiting until `nextAttemptAt`, one more attempt counted, with why. */
-  retryOutboxEntry(id: number, owner: string, nextAttemptAt: number, error: string): Promise<void>;
+  /**
+   * Refused again: waiting until `nextAttemptAt`, one more attempt counted, with why; `text` is
+   * what is left to send when the first parts of a long entry went out.
+   */
+  retryOutboxEntry(id: number, owner: string, nextAttemptAt: number, error: string, text?: string): Promise<void>;
   /**
    * Take out, for the activity log, what will not be sent: waiting entries created before
    * `expiredBefore`, and entries whose claim ran out before `now` (the gateway sending them

@@ -39,11 +39,12 @@ export function createPgOutboxStore(query: PgQuery): ReplyOutboxStore {
         .sort((a, b) => a.id - b.id),
     finishOutboxEntry: async (id, owner) =>
       ((await query(`DELETE FROM outbox WHERE id = $1 AND owner = $2 AND status = 'sending'`, [id, owner])).rowCount ?? 0) === 1,
-    retryOutboxEntry: async (id, owner, nextAttemptAt, error) =>
+    retryOutboxEntry: async (id, owner, nextAttemptAt, error, text) =>
       void (await query(
-        `UPDATE outbox SET status = 'waiting', owner = NULL, claim_until = NULL, attempts = attempts + 1, next_attempt_at = $3, last_error = $4
+        `UPDATE outbox SET status = 'waiting', owner = NULL, claim_until = NULL, attempts = attempts + 1, next_attempt_at = $3, last_error = $4,
+           text = COALESCE($5, text)
          WHERE id = $1 AND owner = $2 AND status = 'sending'`,
-        [id, owner, nextAttemptAt, error],
+        [id, owner, nextAttemptAt, error, text ?? null],
       )),
     dropOutboxEntries: async (now, expiredBefore) =>
       (

@@ -22,7 +22,7 @@ export function createSqliteOutboxStore(db: Database.Database): SyncOf<ReplyOutb
     claim: db.prepare(`UPDATE outbox SET status = 'sending', owner = ?, claim_until = ? WHERE id = ? AND status = 'waiting' RETURNING *`),
     finish: db.prepare(`DELETE FROM outbox WHERE id = ? AND owner = ? AND status = 'sending'`),
     retry: db.prepare(
-      `UPDATE outbox SET status = 'waiting', owner = NULL, claim_until = NULL, attempts = attempts + 1, next_attempt_at = ?, last_error = ?
+      `UPDATE outbox SET status = 'waiting', owner = NULL, claim_until = NULL, attempts = attempts + 1, next_attempt_at = ?, last_error = ?, text = COALESCE(?, text)
        WHERE id = ? AND owner = ? AND status = 'sending'`,
     ),
     drop: db.prepare(
@@ -44,7 +44,7 @@ export function createSqliteOutboxStore(db: Database.Database): SyncOf<ReplyOutb
     addOutboxEntry: (e) => Number(q.add.run(e).lastInsertRowid),
     claimOutboxEntries: (owner, now, claimUntil, limit) => claim(owner, now, claimUntil, limit),
     finishOutboxEntry: (id, owner) => q.finish.run(id, owner).changes === 1,
-    retryOutboxEntry: (id, owner, nextAttemptAt, error) => void q.retry.run(nextAttemptAt, error, id, owner),
+    retryOutboxEntry: (id, owner, nextAttemptAt, error, text) => void q.retry.run(nextAttemptAt, error, text ?? null, id, owner),
     dropOutboxEntries: (now, expiredBefore) =>
       (q.drop.all({ now, expiredBefore }) as Row[])
         .map((r): DroppedOutboxEntry => ({ ...parseOutboxRow(r), reason: r.status === 'sending' ? 'in_doubt' : 'expired' }))

@@ -67,8 +67,13 @@ export interface TelegramExtras {
   pendingUpdates(): number;
   /** Held getUpdates polls that ran out their `timeout` (rather than being answered, replaced or closed by the client). */
   expiredPolls(): number;
-  /** Make the next call of `method` fail, e.g. `{error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1}`. */
-  failNext(method: string, failure: Failure): void;
+  /**
+   * Make the next call of `method` fail (the next `times` calls; Infinity: until `stopFailing`),
+   * e.g. `{error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1}`.
+   */
+  failNext(method: string, failure: Failure, times?: number): void;
+  /** The platform answers `method` again. */
+  stopFailing(method: string): void;
   /** Messages the bot deleted, as `${chatId}:${messageId}`. */
   readonly deleted: string[];
   /**
@@ -126,7 +131,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   const messages = new Map<string, TgMessage & { fromBot: boolean }>();
   const delivered = new Map<string, TgMessage[]>();
   const files = new Map<string, { path: string; unique: string; data: Buffer }>();
-  const failures = new Map<string, Failure>();
+  const failures = new Map<string, Failure & { left: number }>();
   const calls: TelegramExtras['calls'] = [];
   let expired = 0;
   const deleted: string[] = [];
@@ -231,7 +236,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     const ok = (result: unknown) => ({ status: 200, body: { ok: true, result } });
     const injected = failures.get(method);
     if (injected) {
-      failures.delete(method);
+      if (--injected.left <= 0) failures.delete(method);
       return fail(injected.error_code, injected.description, injected.retry_after !== undefined ? { retry_after: injected.retry_after } : undefined);
     }
     const chatId = int(p.chat_id);
@@ -532,7 +537,8 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     },
     pendingUpdates: () => pending.length,
     expiredPolls: () => expired,
-    failNext: (method, failure) => void failures.set(method.toLowerCase(), failure),
+    failNext: (method, failure, times = 1) => void failures.set(method.toLowerCase(), { ...failure, left: times }),
+    stopFailing: (method) => void failures.delete(method.toLowerCase()),
     async close() {
       recorder.close();
       if (poll) answerPoll(poll, 200, { ok: true, result: [] });

@@ -45,7 +45,10 @@ export function describeOutboxContract(name: string, make: () => Store): void {
       expect(await s.outboxStats()).toEqual({ waiting: 2, oldestAt: 1_000, nextAt: 1_000 });
       expect(await s.claimOutboxEntries('run-1', 3_999, 63_999, 10)).toEqual([]);
       const [again] = await s.claimOutboxEntries('run-1', 4_000, 64_000, 10);
-      expect(again).toMatchObject({ id: a1, attempts: 1, lastError: '429 Too Many Requests', nextAttemptAt: 4_000, status: 'sending' });
+      expect(again).toMatchObject({ id: a1, attempts: 1, lastError: '429 Too Many Requests', nextAttemptAt: 4_000, status: 'sending', text: 'a1' });
+      // The first parts of a long entry went out: what is left waits.
+      await s.retryOutboxEntry(a1, 'run-1', 4_500, 'refused midway', 'the rest');
+      expect((await s.claimOutboxEntries('run-1', 4_500, 64_500, 10))[0]).toMatchObject({ id: a1, attempts: 2, text: 'the rest' });
       expect(await s.outboxTargets()).toEqual(['channel_e:42']);
       await s.close();
     });
