@@ -63,9 +63,9 @@ export function isPermanentRefusal(err: unknown): boolean {
   return err instanceof ChannelError && (err.kind === 'format' || err.kind === 'too_long' || err.kind === 'not_found');
 }
 
-/** The conversation a reply belongs to: a chat, or a thread of it. */
+/** The conversation a reply belongs to: a chat, or a thread of it (JSON: unambiguous, and text PostgreSQL stores). */
 export function conversationOf(channel: string, chatId: string, threadId?: string): string {
-  return `${channel}\u0000${chatId}\u0000${threadId ?? ''}`;
+  return JSON.stringify([channel, chatId, threadId ?? '']);
 }
 
 class AttemptCut extends Error {}
