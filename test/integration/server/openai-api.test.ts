@@ -4,10 +4,9 @@ import { startTestServer, TEST_TOKEN, type TestServer } from '../../helpers/serv
 import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
- * POST /v1/chat/completions and GET /v1/models over a real socket, read the way OpenAI's SDKs
- * read them: the `openai` npm package is not among this checkout's dependencies, so the wire
- * format is checked as its reference (and its SSE reader, src/core/streaming.ts there) has it:
- * `data:` blocks of `chat.completion.chunk`, `data: [DONE]` last, `{error: {...}}` objects.
+ * POST /v1/chat/completions and GET /v1/models over a real socket, on the wire (fetch, curl): the
+ * format as OpenAI's API reference has it, `data:` blocks of `chat.completion.chunk`, `data:
+ * [DONE]` last, `{error: {message, type, param, code}}`. The official client: openai-client.test.ts.
  */
 let s: TestServer | undefined;
 afterEach(async () => {
