@@ -45,6 +45,7 @@ export async function startTestServer(
     tasks: createTaskControl({ config: t.config, runner, scheduled: false, log: t.log }),
     channels,
     activity: t.store,
+    replies: t.store,
     access: t.access,
     token: TEST_TOKEN,
     log: t.log,
