@@ -82,6 +82,31 @@ describe('the official openai client against the gateway', () => {
     expect(s.standIn.runs()).toHaveLength(2);
   });
 
+  it('an approval request is told in the streamed text and answered with /allow <id> on the same session', async () => {
+    s = await startTestServer({ yaml: 'skipPermissions: false\n' });
+    const openai = client();
+    const stream = await openai.chat.completions.create({
+      model: 'm',
+      stream: true,
+      user: 'asker',
+      messages: [{ role: 'user', content: 'ASK:echo done > OPENAI-SIDE-EFFECT.txt' }],
+    });
+    let text = '';
+    let answered = false;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      const id = /`\/allow (\w+)`/.exec(text)?.[1];
+      if (id && !answered) {
+        answered = true;
+        expect(text).toContain('The assistant asks to use Bash: `echo done > OPENAI-SIDE-EFFECT.txt`');
+        const allow = await openai.chat.completions.create({ model: 'm', user: 'asker', messages: [{ role: 'user', content: `/allow ${id}` }] });
+        expect(allow.choices[0]?.message.content).toMatch(/allow/i);
+      }
+    }
+    expect(answered).toBe(true);
+    expect(text).toContain('ALLOWED');
+  });
+
   it('an image as an image_url data URL reaches the engine', async () => {
     s = await startTestServer();
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
