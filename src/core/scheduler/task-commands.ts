@@ -34,34 +34,9 @@ export function parseDuration(text: string): number | undefined {
 export function createTaskCommands(deps: TaskCommandDeps): SlashCommand[] {
   const now = deps.now ?? Date.now;
   const tasks = () => deps.config.current().config.tasks;
-  const inChat = (t: Pick<TaskConfig, 'target'>, chat: ChatPlace | undefined) =>
-    chat !== undefined && t.target?.channel === chat.channel && t.target.chatId === chat.chatId;
-
-  /** Why this caller may not make one more task here, or undefined when they may. */
-  const refuseNew = (call: CommandCall): CommandResult | undefined => {
-    if (!call.chat) return commandResult(NEEDS_CHAT, { error: 'not_here' });
-    const limit = deps.config.current().config.maxTasksPerChat;
-    const mine = tasks().filter((t) => inChat(t, call.chat)).length;
-    if (!call.privileged && mine >= limit) {
-      return commandResult(`This chat has ${mine} task${mine === 1 ? '' : 's'} already (at most ${limit}); remove one with /task del <id> first.`, {
-        error: 'too_many_tasks',
-        limit,
-      });
-    }
-    return undefined;
-  };
-
-  const create = async (input: Parameters<TaskControl['create']>[0], said: (t: TaskSummary) => string): Promise<CommandResult> => {
-    try {
-      const made = await deps.control.create(input);
-      return commandResult(said(made), { task: made });
-    } catch (err) {
-      if (err instanceof TaskRejected) return commandResult(`Not created: ${err.message}`, { error: 'invalid', field: err.field });
-      if (err instanceof ConfigError)
-        return commandResult(`Not created: service.yaml cannot take it now (${err.problems.join('; ')})`, { error: 'command_failed' });
-      throw err;
-    }
-  };
+  const refuseNew = (call: CommandCall) => refuseNewTask(deps.config, call);
+  const create = (input: Parameters<TaskControl['create']>[0], said: (t: TaskSummary) => string) => createTask(deps.control, input, said);
+  const list = (call: CommandCall, all: boolean) => listTasks(deps.control, call, all);
 
   const remind: SlashCommand = {
     name: 'remind',
@@ -85,18 +60,6 @@ export function createTaskCommands(deps: TaskCommandDeps): SlashCommand[] {
           `Reminder ${t.id} set for ${formatLocalTime(Date.parse(at))}: I will answer "${oneLine(text).slice(0, 80)}" here then. Cancel it with /task del ${t.id}.`,
       );
     },
-  };
-
-  const list = async (call: CommandCall, all: boolean): Promise<CommandResult> => {
-    if (all && !call.privileged) return commandResult('Only admins may list every task (/tasks shows this chat’s).', { error: 'not_allowed_here' });
-    const everything = all || !call.chat;
-    const shown = (await deps.control.list()).filter((t) => everything || inChat(t, call.chat));
-    if (shown.length === 0) return commandResult(everything ? 'No tasks.' : 'No tasks for this chat. Add one with /remind or /task add.', { tasks: [] });
-    const lines = shown.map(
-      (t) =>
-        `${t.id} · ${t.schedule ? `\`${t.schedule}\`` : 'once'} · ${t.nextRun ? `next ${formatLocalTime(Date.parse(t.nextRun))}` : 'disabled'} · ${t.name}`,
-    );
-    return commandResult(`${everything ? 'Tasks' : 'Tasks of this chat'}:\n${lines.join('\n')}`, { tasks: shown });
   };
 
   const tasksCommand: SlashCommand = {
@@ -154,6 +117,47 @@ export function createTaskCommands(deps: TaskCommandDeps): SlashCommand[] {
 }
 
 // --- internal ---
+
+const inChat = (t: Pick<TaskConfig, 'target'>, chat: ChatPlace | undefined) =>
+  chat !== undefined && t.target?.channel === chat.channel && t.target.chatId === chat.chatId;
+
+/** Why this caller may not make one more task here, or undefined when they may. */
+function refuseNewTask(config: ConfigSource, call: CommandCall): CommandResult | undefined {
+  if (!call.chat) return commandResult(NEEDS_CHAT, { error: 'not_here' });
+  const c = config.current().config;
+  const mine = c.tasks.filter((t) => inChat(t, call.chat)).length;
+  if (!call.privileged && mine >= c.maxTasksPerChat) {
+    return commandResult(`This chat has ${mine} task${mine === 1 ? '' : 's'} already (at most ${c.maxTasksPerChat}); remove one with /task del <id> first.`, {
+      error: 'too_many_tasks',
+      limit: c.maxTasksPerChat,
+    });
+  }
+  return undefined;
+}
+
+async function createTask(control: TaskControl, input: Parameters<TaskControl['create']>[0], said: (t: TaskSummary) => string): Promise<CommandResult> {
+  try {
+    const made = await control.create(input);
+    return commandResult(said(made), { task: made });
+  } catch (err) {
+    if (err instanceof TaskRejected) return commandResult(`Not created: ${err.message}`, { error: 'invalid', field: err.field });
+    if (err instanceof ConfigError)
+      return commandResult(`Not created: service.yaml cannot take it now (${err.problems.join('; ')})`, { error: 'command_failed' });
+    throw err;
+  }
+}
+
+/** This chat's tasks (every task: `all` for admins, or off the channels), with their next run. */
+async function listTasks(control: TaskControl, call: CommandCall, all: boolean): Promise<CommandResult> {
+  if (all && !call.privileged) return commandResult('Only admins may list every task (/tasks shows this chat’s).', { error: 'not_allowed_here' });
+  const everything = all || !call.chat;
+  const shown = (await control.list()).filter((t) => everything || inChat(t, call.chat));
+  if (shown.length === 0) return commandResult(everything ? 'No tasks.' : 'No tasks for this chat. Add one with /remind or /task add.', { tasks: [] });
+  const lines = shown.map(
+    (t) => `${t.id} · ${t.schedule ? `\`${t.schedule}\`` : 'once'} · ${t.nextRun ? `next ${formatLocalTime(Date.parse(t.nextRun))}` : 'disabled'} · ${t.name}`,
+  );
+  return commandResult(`${everything ? 'Tasks' : 'Tasks of this chat'}:\n${lines.join('\n')}`, { tasks: shown });
+}
 
 const NEEDS_CHAT =
   'Tasks from a command answer in the chat they were made in: use this in a channel chat, or create one with a target through POST /api/tasks (or under `tasks:` in service.yaml).';

@@ -115,25 +115,7 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
     };
   };
 
-  const remove = async (id: string): Promise<boolean> => {
-    if (!find(id)) return false;
-    try {
-      deps.config.edit(editTask(id, 'delete'));
-      return true;
-    } catch (err) {
-      // Removed meanwhile (by hand, by another process): what was asked has happened.
-      if (err instanceof AppError && err.code === 'task_not_found') return false;
-      throw err;
-    }
-  };
-  /** A one-shot task has had its run (here, or on another gateway that took its time): it goes. */
-  const retire = async (task: TaskConfig) => {
-    if (task.at === undefined) return;
-    await remove(task.id).then(
-      (removed) => removed && deps.log.info(`task ${task.id} ran once (at ${task.at}) and was removed from service.yaml`),
-      (err: unknown) => deps.log.error(`task ${task.id}: cannot remove it after its run: ${errorMessage(err)}`),
-    );
-  };
+  const { remove, retire } = createTaskRemoval(deps, find);
 
   /** One run, marked as running while it goes. */
   const runTracked = async (task: TaskConfig, onEvent?: (e: StreamEvent) => void): Promise<TaskOutcome> => {
@@ -221,6 +203,31 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
 }
 
 // --- internal ---
+
+/** Removing a task from service.yaml, and a one-shot task once it has had its run. */
+function createTaskRemoval(deps: TaskControlDeps, find: (id: string) => TaskConfig | undefined) {
+  const remove = async (id: string): Promise<boolean> => {
+    if (!find(id)) return false;
+    try {
+      deps.config.edit(editTask(id, 'delete'));
+      return true;
+    } catch (err) {
+      // Removed meanwhile (by hand, by another process): what was asked has happened.
+      if (err instanceof AppError && err.code === 'task_not_found') return false;
+      throw err;
+    }
+  };
+  /** A one-shot task has had its run (here, or on another gateway that took its time): it goes. */
+  const retire = async (task: TaskConfig) => {
+    if (task.at === undefined) return;
+    await remove(task.id).then(
+      (removed) => removed && deps.log.info(`task ${task.id} ran once (at ${task.at}) and was removed from service.yaml`),
+      (err: unknown) => deps.log.error(`task ${task.id}: cannot remove it after its run: ${errorMessage(err)}`),
+    );
+  };
+
+  return { remove, retire };
+}
 
 function formatRun(r: TaskRun): TaskRunView {
   return { ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() };
