@@ -3,6 +3,7 @@ import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ActivityStore, OutboxKind, ReplyOutboxStore } from '../core/store/types.js';
+import { withTimeout } from '../core/util/timeout.js';
 import { createOutboxAttempts, sendOrKeep } from './outbox-delivery.js';
 import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
@@ -46,7 +47,7 @@ export interface ReplyOutbox {
   send(channel: string, chatId: string, text: string): Promise<SendOutcome>;
   /** Start sending what waits (the gateway leads), and again whenever something is kept. */
   start(): void;
-  /** Stop; an attempt under way finishes first. */
+  /** Stop; an attempt under way finishes first (for at most 5 s). */
   stop(): Promise<void>;
 }
 
@@ -55,6 +56,7 @@ const DEFAULT_CLAIM_MS = 120_000;
 /** Rounds are re-planned at least this often (an expiry, a claim of another gateway running out). */
 const MAX_SLEEP_MS = 60_000;
 const BATCH = 20;
+const STOP_WAIT_MS = 5_000;
 const HOUR = 3_600_000;
 
 export function createReplyOutbox(deps: ReplyOutboxDeps): ReplyOutbox {
@@ -159,7 +161,9 @@ export function createReplyOutbox(deps: ReplyOutboxDeps): ReplyOutbox {
       stopped = true;
       clearTimeout(timer);
       wakeAt = Number.POSITIVE_INFINITY;
-      await round;
+      // A platform that does not answer does not hold up a shutdown: its reply stays claimed, and
+      // once the claim has run out it is recorded as in doubt (never sent twice).
+      await withTimeout(round, STOP_WAIT_MS);
     },
   };
 }
