@@ -43,7 +43,7 @@ export type ChatCompletionRequest = z.output<typeof chatCompletionBody>;
 type Message = ChatCompletionRequest['messages'][number];
 
 /** What one request asks of the assistant. */
-export interface Conversation {
+export interface OpenAiConversation {
   /** The last user message's text (what a person wrote, for the activity feed and slash commands). */
   text: string;
   /** The prompt for the engine: `text`, or with no session the earlier messages first as context. */
@@ -56,7 +56,7 @@ export interface Conversation {
  * that message; without one, the earlier messages (system instructions included) come first, as
  * context. Images reach the engine only from the last message (earlier ones are named).
  */
-export function readConversation(messages: readonly Message[], withSession: boolean): Conversation {
+export function readConversation(messages: readonly Message[], withSession: boolean): OpenAiConversation {
   const last = messages.at(-1);
   if (last?.role !== 'user') {
     throw invalid(`the last message must be the user's (got "${last?.role ?? 'none'}"): the assistant answers the user's last message`, 'messages');
