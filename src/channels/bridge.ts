@@ -160,8 +160,9 @@ export function createBridge(deps: BridgeDeps): Bridge {
       if (msg.chatType === 'group' && delivered.text !== '' && delivered.completion?.status !== 'silent') await deps.store.addGroupBotTurn(chat);
       await deps.store.markMessageDone(msg.channel, msg.messageId);
     } catch (err) {
-      // The reply could not be delivered (the platform refused, the adapter stopped). The message
-      // is marked done anyway: retrying a whole turn would answer twice if the first reply landed.
+      // The reply could not be delivered and could not be kept (a refusal no retry cures; a
+      // refusal a retry can cure waits in the reply outbox instead). The message is marked done
+      // anyway: retrying a whole turn would answer twice if the first reply landed.
       log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`);
       await deps.store.markMessageDone(msg.channel, msg.messageId).catch((e: unknown) => log.error(`cannot mark ${msg.messageId} done: ${errorMessage(e)}`));
     }
