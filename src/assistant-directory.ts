@@ -1,19 +1,21 @@
 import os from 'node:os';
 import { type AccessAdmin, createAccessAdmin } from './core/access/access-admin.js';
 import { createApproveCommand } from './core/access/approve-command.js';
-import { type Assistant, createAssistant } from './core/assistant/assistant.js';
-import { type CommandTable, createCommandTable } from './core/assistant/slash-commands.js';
+import { type Assistant, createAssistantCore } from './core/assistant/assistant.js';
+import { type CommandTable, createCommandTable } from './core/commands/command-table.js';
 import type { ChannelHub } from './core/channel-hub.js';
 import { type ConfigSource, createConfigSource } from './core/config/source.js';
 import type { PeerAssistant } from './core/engines/context.js';
 import type { EngineApiAccess } from './core/engines/engine-env.js';
 import { createControlGuard } from './core/guard/control-guard.js';
 import { createLogger, type Logger } from './core/logger.js';
+import { createLiveMetrics, type LiveMetrics } from './core/metrics/live-metrics.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createTaskCommands } from './core/scheduler/task-commands.js';
 import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner, type TaskRunner } from './core/scheduler/task-runner.js';
+import { countStoreErrors } from './core/store/counted-store.js';
 import { openStore, resolveStoreTarget, type StoreTarget } from './core/store/open-store.js';
 import type { Store } from './core/store/types.js';
 import { configChecks, configParts } from './definitions.js';
@@ -37,6 +39,8 @@ export interface AssistantDirectory {
   assistant: Assistant;
   /** Pairings and approvals (`service access`, the HTTP API, `/approve`). */
   access: AccessAdmin;
+  /** What this process counts (turns, channel messages, store errors): the dashboard's status and GET /metrics read it. */
+  metrics: LiveMetrics;
   /** Stop watching the config and close the store (after draining turns). */
   close(): Promise<void>;
 }
@@ -69,22 +73,25 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
   const paths = resolveAssistantPaths(opts.dir);
   // The store is chosen once, at start (store.url is a restart field).
   const storeTarget = resolveStoreTarget(config.current().config, opts.env ?? process.env, paths.database);
-  const store = openStore(storeTarget, {
+  const metrics = createLiveMetrics();
+  const opened = openStore(storeTarget, {
     onIdleError: (err) => log.warn(`store: a pooled connection failed (${err.message}); the next query opens another`),
     // Engines keep their transcripts per machine and per working directory.
     origin: `${os.hostname()}:${paths.dir}`,
   });
+  const store = countStoreErrors(opened, (operation) => metrics.storeError(operation));
   const unwatch = opts.watchConfig ? config.watch() : () => undefined;
   const commands = createCommandTable();
   // What a turn a non-admin started changed of the assistant's own files and grants is undone after it.
   const guard = createControlGuard({ dir: paths.dir, config, store, log });
-  const assistant = createAssistant({
+  const assistant = createAssistantCore({
     dir: paths.dir,
     config,
     store,
     log,
     version: packageVersion(),
     commands,
+    metrics,
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.peers ? { peers: opts.peers } : {}),
@@ -103,6 +110,7 @@ export function openAssistantDirectory(opts: OpenDirectoryOptions): AssistantDir
     commands,
     assistant,
     access,
+    metrics,
     close() {
       unwatch();
       return store.close();

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { addTaskRunner, type AssistantDirectory, type DirectoryTasks, openAssistantDirectory } from './assistant-directory.js';
 import { channelDefinitions } from './channels/registry.js';
 import type { Assistant } from './core/assistant/assistant.js';
@@ -6,13 +5,12 @@ import type { ChannelHub, ChannelStatus } from './core/channel-hub.js';
 import { parsePort } from './core/config/bind.js';
 import type { ConfigSource } from './core/config/source.js';
 import { createSilentLogger, type Logger } from './core/logger.js';
-import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
+import { resolveAssistantPaths } from './core/paths.js';
+import type { Clock } from './core/scheduler/clock.js';
 import { once } from './core/util/once.js';
-import { startGateway as startFullGateway } from './gateway.js';
-import { createServerApp } from './server/app.js';
+import { launchGateway } from './gateway.js';
 import { resolveGatewayToken } from './server/auth.js';
-import { createHealthAnswer } from './server/health.js';
-import { listenApp } from './server/listen.js';
+import { serveAssistant } from './server/serve.js';
 
 /**
  * The embedding API (the package's exports): an assistant in your own Node program, and the HTTP
@@ -60,6 +58,8 @@ export interface GatewayOptions {
   apiKey?: string;
   /** Where to log; default: stderr, as `service gateway` does. */
   log?: Logger;
+  /** The time scheduled tasks run by (default: the system clock): a clock of your own, e.g. a test's fake one. */
+  clock?: Clock;
 }
 
 /** A running server (`startServer`) or gateway (`startGateway`). */
@@ -141,28 +141,25 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
   });
   directory.log.addSecrets([auth.token]);
 
-  const { app, streamsFlushed } = createServerApp({
-    assistant: directory.assistant,
-    commands: directory.commands,
-    config: directory.config,
-    channels: createUnconnectedHub(directory.config),
-    tasks: inner.tasks.control,
-    access: directory.access,
-    activity: directory.store,
-    token: auth.token,
-    log: directory.log,
-    version: packageVersion(),
-    dashboardDir: path.join(templatesDir(), 'dashboard'),
+  const server = await serveAssistant({
+    deps: {
+      assistant: directory.assistant,
+      commands: directory.commands,
+      config: directory.config,
+      channels: createUnconnectedHub(directory.config),
+      tasks: inner.tasks.control,
+      access: directory.access,
+      metrics: directory.metrics,
+      activity: directory.store,
+      token: auth.token,
+      log: directory.log,
+    },
+    host: opts.hostname ?? '127.0.0.1',
+    port,
   });
-  const answerFirst = createHealthAnswer({ assistant: directory.assistant, version: packageVersion(), config: directory.config, token: auth.token });
-  const server = await listenApp(app, { host: opts.hostname ?? '127.0.0.1', port, answerFirst });
-
   const stop = once(async (graceMs: number) => {
     inner.servers.delete(stop);
-    server.stopAccepting();
-    await directory.assistant.drain(graceMs);
-    await streamsFlushed(5_000); // the last events of each turn reach their clients
-    await server.close();
+    await server.stop(graceMs);
   });
   inner.servers.add(stop);
   return { url: server.url, hostname: server.host, port: server.port, token: auth.token, close: (graceMs = 30_000) => stop(graceMs) };
@@ -174,13 +171,14 @@ export async function startServer(assistant: EmbeddedAssistant, opts: ServerOpti
  * once listening (channels connect in the background, as in `service gateway`).
  */
 export async function startGateway(opts: GatewayOptions): Promise<ServerHandle> {
-  const gateway = await startFullGateway({
+  const gateway = await launchGateway({
     dir: opts.dir,
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     ...(opts.token ? { token: opts.token } : {}),
     ...(opts.hostname ? { hostname: opts.hostname } : {}),
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   return { url: gateway.url, hostname: gateway.host, port: gateway.port, token: gateway.token, close: (graceMs = 30_000) => gateway.close(graceMs) };
 }

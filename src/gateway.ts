@@ -1,49 +1,50 @@
-import { randomUUID, X509Certificate } from 'node:crypto';
-import path from 'node:path';
+import { X509Certificate } from 'node:crypto';
 import { type AssistantDirectory, openAssistantDirectory } from './assistant-directory.js';
 import { type ChannelRuntime, createChannelRuntime } from './channels/channel-runtime.js';
 import { formatAccessNotices } from './core/access/notices.js';
 import type { Assistant } from './core/assistant/assistant.js';
-import { resolveGatewayBind } from './core/config/bind.js';
 import { errorMessage } from './core/errors.js';
-import { createFleetDirectory, resolveFleetDir } from './core/fleet/fleet-directory.js';
-import { fleetPanelRows, joinFleet, mergeFleetEntries, peerAssistants } from './core/fleet/membership.js';
-import { createSharedFleet, readHostname, resolveHeartbeatMs } from './core/fleet/shared-fleet.js';
+import { type FleetMembership, fleetPanelRows, peerAssistants } from './core/fleet/membership.js';
 import { createEngineApiAccess } from './core/engines/engine-env.js';
 import { reapInterruptedTurns } from './core/engines/orphan-reaper.js';
-import { createLeaderLease } from './core/leader/leader-lease.js';
+import type { LeaderLease } from './core/leader/leader-lease.js';
 import { createLogger, type Logger } from './core/logger.js';
-import { packageVersion, resolveAssistantPaths, templatesDir } from './core/paths.js';
-import { systemClock } from './core/scheduler/clock.js';
-import { createCronCommand } from './core/scheduler/cron-command.js';
-import { createScheduler } from './core/scheduler/scheduler.js';
-import { createTaskCommands } from './core/scheduler/task-commands.js';
-import { createTaskControl } from './core/scheduler/task-control.js';
-import { createTaskRunner } from './core/scheduler/task-runner.js';
-import { acquireGatewayLock } from './core/store/gateway-lock.js';
+import { packageVersion, resolveAssistantPaths } from './core/paths.js';
+import { type Clock, systemClock } from './core/scheduler/clock.js';
+import type { Scheduler } from './core/scheduler/scheduler.js';
 import { once } from './core/util/once.js';
 import { withTimeout } from './core/util/timeout.js';
-import { createServerApp } from './server/app.js';
-import { resolveGatewayToken, type TokenSource } from './server/auth.js';
-import { createHealthAnswer } from './server/health.js';
-import { listenApp } from './server/listen.js';
+import {
+  buildTasks,
+  channelTuning,
+  closingOnFailure,
+  type HeldDirectory,
+  holdDirectory,
+  leadWithLease,
+  openFleet,
+  resolveAccess,
+  STANDBY,
+} from './gateway-parts.js';
+import type { TokenSource } from './server/auth.js';
+import { type AssistantServer, serveAssistant } from './server/serve.js';
 import { resolveTlsFiles } from './server/tls.js';
 
 /**
  * The gateway's composition root: the one place that builds the running objects, in dependency
  * order, and starts and stops them in an explicit order. Nothing built here needs a
- * collaborator created after it.
+ * collaborator created after it; each part is built by one function of gateway-parts.ts.
  *
  *   build:  fleet directory and database fleet → assistant directory (config, store, commands, assistant)
  *           → the directory's gateway lock → stop what a killed earlier run left running
- *           → channel runtime → task runner → scheduler (+ /cron) → HTTP server
- *   start:  listen → join the fleet → connect the channels → arm the scheduler (with a store
- *           shared by several gateways of the assistant: only while holding the leader lease)
- *   stop:   leave the fleet, stop the scheduler → stop accepting → drain turns → flush streams
- *           → close the server → let last replies go out → stop the channels → close the store
- *           → release the lock
+ *           → channel runtime → task runner → scheduler (+ /cron) → leader lease (shared store)
+ *   start:  the HTTP server assembled and listening (server/serve.ts, as `startServer` has it)
+ *           → join the fleet → connect the channels → arm the scheduler (with a store shared by
+ *           several gateways of the assistant: only while holding the leader lease)
+ *   stop:   leave the fleet, stop the scheduler → the HTTP server's stop (stop accepting → drain
+ *           turns → flush streams → close) → let last replies go out → stop the channels
+ *           → close the store → release the lock
  */
-export interface StartGatewayOptions {
+export interface LaunchGatewayOptions {
   /** The assistant directory (service.yaml + skills/). */
   dir: string;
   /** Default: SERVICE_PORT, else `gateway.port` in service.yaml (3000). 0 picks a free port. */
@@ -62,6 +63,8 @@ export interface StartGatewayOptions {
   https?: boolean | { cert: string; key: string };
   /** Open a public URL through a tunnel once listening; when it cannot open, the gateway goes on locally. */
   tunnel?: boolean;
+  /** The scheduler's time (default: the system clock); an embedder or a test may run it on a clock of its own. */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -93,17 +96,13 @@ export interface Gateway {
   close(graceMs?: number): Promise<void>;
 }
 
-export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> {
+export async function launchGateway(opts: LaunchGatewayOptions): Promise<Gateway> {
   const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger();
   const version = packageVersion();
 
   // --- build, in dependency order ---
-  const fleet = createFleetDirectory({ dir: resolveFleetDir(env) });
-  // With a PostgreSQL store the fleet spans hosts: the database's rows, as the last heartbeat read them.
-  const sharedFleet = createSharedFleet({ heartbeatMs: resolveHeartbeatMs(env), log: log.child('fleet') });
-  const self = { pid: process.pid, hostname: readHostname() };
-  const listFleet = () => mergeFleetEntries(fleet.list(), sharedFleet.entries(), self.hostname);
+  const fleet = openFleet(env, log);
   // The engine's own way to the API (send-only token; SERVICE_URL once listening): never the gateway's token.
   const engineApi = createEngineApiAccess();
   log.addSecrets([engineApi.token]);
@@ -114,127 +113,57 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
     engineApi,
     watchConfig: true,
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
-    peers: () => peerAssistants(listFleet(), self),
+    peers: () => peerAssistants(fleet.list(), fleet.self),
   });
   const { config, store, assistant } = directory;
-  // One gateway per directory: a second one would run every task twice and one session in two processes.
-  const lock = closingOnFailure(
-    () => void directory.close(),
-    () => acquireGatewayLock(resolveAssistantPaths(directory.dir).stateDir),
-  );
-  const release = async () => {
-    await directory.close().catch((err: unknown) => log.error(`closing the store: ${errorMessage(err)}`));
-    lock.release();
-  };
-  // A store on a server is reached (and migrated) before anything is served from it.
-  await store.ready().catch(async (err: unknown) => {
-    await release();
-    throw err;
-  });
-  const { bind, auth } = closingOnFailure(
-    () => void release(),
-    () => {
-      const c = config.current().config;
-      return {
-        bind: resolveGatewayBind(c, { ...(opts.hostname ? { host: opts.hostname } : {}), ...(opts.port !== undefined ? { port: opts.port } : {}) }, env),
-        auth: resolveGatewayToken({
-          ...(opts.token ? { flag: opts.token } : {}),
-          env,
-          ...(c.gateway.token ? { configToken: c.gateway.token } : {}),
-          tokenFile: resolveAssistantPaths(directory.dir).tokenFile,
-        }),
-      };
-    },
-  );
+  const held = await holdDirectory(directory, log);
+  const { bind, auth } = closingOnFailure(held.release, () => resolveAccess(directory, opts, env));
   log.addSecrets([auth.token]);
   // Engines a killed run of this directory left running are stopped before anything new starts.
   await reapInterruptedTurns({ store, log }).catch((err: unknown) => log.error(`cannot check for interrupted turns: ${errorMessage(err)}`));
-
-  const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, ...channelTuning(env) });
+  const channels = createChannelRuntime({ dir: directory.dir, assistant, config, store, log, metrics: directory.metrics, ...channelTuning(env) });
   for (const line of formatAccessNotices({ raw: config.current().raw, config: config.current().config, dir: directory.dir })) log.warn(line);
   // An engine whose program is missing is said now, not at the first turn (and in /api/status).
   const engineWarning = assistant.engineWarning();
   if (engineWarning) log.warn(engineWarning);
-  const tasks = createTaskRunner({ assistant, config, store, log, channels: channels.deliveries });
-  const taskControl = createTaskControl({ config, runner: tasks, scheduled: true, log: log.child('tasks') });
-  const scheduler = createScheduler({
-    tasks: () => config.current().config.tasks,
-    clock: systemClock,
-    // Each cron time is taken in the store first: across a leader change it runs on one gateway.
-    run: (task, at) => taskControl.runScheduled(task, () => store.claimTaskSlot(task.id, at)),
-    onSkipped: (task, at) => tasks.recordSkipped(task, at),
-    log: log.child('scheduler'),
-  });
-  directory.commands.add(createCronCommand({ config, tasks, control: taskControl, nextRun: (id) => scheduler.nextRun(id) }));
-  for (const command of createTaskCommands({ config, control: taskControl })) directory.commands.add(command);
-  const { app, streamsFlushed } = createServerApp({
-    assistant,
-    commands: directory.commands,
-    config,
-    channels: channels.hub,
-    tasks: taskControl,
-    activity: store,
-    replies: store,
-    access: directory.access,
-    token: auth.token,
-    engineToken: engineApi.token,
-    log,
-    version,
-    dashboardDir: path.join(templatesDir(), 'dashboard'),
-    fleet: () => fleetPanelRows(listFleet(), self),
-  });
-
-  // With a store shared by several gateways of this assistant, the one holding the lease runs
-  // the channels and the scheduler; every one serves HTTP.
-  if (store.coordination && !config.current().config.inbox.enabled && Object.keys(config.current().config.channels).length > 0) log.warn(INBOX_OFF);
-  const leadership = store.coordination
-    ? createLeaderLease({
-        store: store.coordination,
-        holder: `${self.hostname}:${self.pid}:${randomUUID().slice(0, 8)}`,
-        failoverSeconds: config.current().config.store.failoverSeconds,
-        log: log.child('leader'),
-        onLead: async ({ since }) => {
-          channels.start();
-          scheduler.start();
-          if (since !== undefined) scheduler.catchUp(since);
-        },
-        onFollow: async () => {
-          scheduler.stop();
-          await withTimeout(channels.idle(), 5_000).catch(() => undefined);
-          await channels.stop({ standby: STANDBY });
-        },
-      })
-    : undefined;
+  const { control: tasks, scheduler } = buildTasks(directory, channels, log, opts.clock ?? systemClock);
+  const leadership = leadWithLease(directory, { channels, scheduler, self: fleet.self, log, clock: opts.clock ?? systemClock });
 
   // --- start ---
-  const answerFirst = createHealthAnswer({ assistant, version, config, token: auth.token });
   const tls = opts.https
-    ? closingOnFailure(
-        () => void release(),
-        () => resolveTlsFiles({ stateDir: resolveAssistantPaths(directory.dir).stateDir, ...(typeof opts.https === 'object' ? opts.https : {}) }),
+    ? closingOnFailure(held.release, () =>
+        resolveTlsFiles({ stateDir: resolveAssistantPaths(directory.dir).stateDir, ...(typeof opts.https === 'object' ? opts.https : {}) }),
       )
     : undefined;
-  const server = await listenApp(app, { ...bind, answerFirst, ...(tls ? { tls } : {}) }).catch(async (err: unknown) => {
-    await release();
+  const server = await serveAssistant({
+    deps: {
+      assistant,
+      commands: directory.commands,
+      config,
+      channels: channels.hub,
+      tasks,
+      activity: store,
+      replies: store,
+      access: directory.access,
+      metrics: directory.metrics,
+      token: auth.token,
+      engineToken: engineApi.token,
+      log,
+      version,
+      fleet: () => fleetPanelRows(fleet.list(), fleet.self),
+    },
+    ...bind,
+    ...(tls ? { tls } : {}),
+  }).catch(async (err: unknown) => {
+    await held.release();
     throw err;
   });
   // Loaded only with --tunnel (untun and what it brings).
   const tunnel = opts.tunnel ? (await import('./server/tunnel.js')).startTunnel(server.url) : undefined;
-  lock.describe({ url: server.url });
+  held.lock.describe({ url: server.url });
   engineApi.describe({ host: server.host, port: server.port, ...(tls ? { tls: { certFile: tls.certFile } } : {}) });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).
-  const fleetDatabase = directory.storeTarget.kind === 'postgres' ? directory.storeTarget.url : undefined;
-  const membership = joinFleet({
-    registry: fleet,
-    config,
-    host: server.host,
-    port: server.port,
-    dir: directory.dir,
-    version,
-    log: log.child('fleet'),
-    hostname: self.hostname,
-    ...(fleetDatabase ? { shared: { fleet: sharedFleet, url: fleetDatabase } } : {}),
-  });
+  const membership = fleet.join(directory, { host: server.host, port: server.port, version });
   const leaveOnExit = () => void membership.leave();
   process.once('exit', leaveOnExit);
   if (leadership) {
@@ -247,30 +176,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
   const unwatchTasks = config.onChange(() => scheduler.refresh());
 
   // --- stop ---
-  const stop = async (graceMs: number): Promise<void> => {
-    const left = membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
-    process.off('exit', leaveOnExit);
-    unwatchTasks();
-    scheduler.stop();
-    const schedulerStopped = Date.now();
-    try {
-      await tunnel?.close().catch((err: unknown) => log.error(`closing the tunnel: ${errorMessage(err)}`));
-      server.stopAccepting();
-      await assistant.drain(graceMs);
-      await streamsFlushed(5_000); // the last events of each turn reach their clients
-      await server.close();
-      // Replies of turns that just ended still go out before the adapters disconnect.
-      await withTimeout(channels.idle(), 5_000).catch(() => undefined);
-      // The lease is given up only once the channels are down: the next leader connects them.
-      if (leadership) await leadership.stop({ idleSince: schedulerStopped });
-      else await channels.stop();
-    } catch (err) {
-      log.error(`shutdown: ${errorMessage(err)}`);
-    }
-    await withTimeout(left, 5_000); // the database row is deleted (an unreachable server: it goes stale)
-    await release();
-  };
-  const close = once(stop);
+  const close = once((graceMs: number) =>
+    stopGateway({ membership, scheduler, tunnel, server, channels, leadership, held, log }, graceMs, () => {
+      process.off('exit', leaveOnExit);
+      unwatchTasks();
+    }),
+  );
   return {
     url: server.url,
     host: server.host,
@@ -292,28 +203,35 @@ export async function startGateway(opts: StartGatewayOptions): Promise<Gateway> 
 
 // --- internal ---
 
-const INBOX_OFF =
-  'inbox.enabled is off: if this gateway dies while it leads, the messages it took in but had not answered are lost; with gateways on several hosts, turn the inbox on so the next leader answers them';
-const STANDBY = 'standby: another gateway of this assistant runs the channels (it holds the leader lease)';
-
-/** Run a step of the assembly; if it throws, what is open so far (watcher, database, lock) is closed first. */
-function closingOnFailure<T>(close: () => void, step: () => T): T {
-  try {
-    return step();
-  } catch (err) {
-    close();
-    throw err;
-  }
+interface Running {
+  membership: FleetMembership;
+  scheduler: Scheduler;
+  tunnel: { close(): Promise<void> } | undefined;
+  server: AssistantServer;
+  channels: ChannelRuntime;
+  leadership: LeaderLease | undefined;
+  held: HeldDirectory;
+  log: Logger;
 }
 
-/** Test and operator knobs: SERVICE_CHANNEL_RETRY_MS (one restart delay), SERVICE_CHANNEL_CONNECT_TIMEOUT_MS, SERVICE_REPLY_RETRY_MS (one wait before a refused reply is sent again). */
-function channelTuning(env: NodeJS.ProcessEnv): { backoffMs?: number[]; connectTimeoutMs?: number; replyRetryMs?: number[] } {
-  const backoff = Number(env.SERVICE_CHANNEL_RETRY_MS);
-  const connect = Number(env.SERVICE_CHANNEL_CONNECT_TIMEOUT_MS);
-  const reply = Number(env.SERVICE_REPLY_RETRY_MS);
-  return {
-    ...(Number.isFinite(backoff) && backoff > 0 ? { backoffMs: [backoff] } : {}),
-    ...(Number.isFinite(connect) && connect > 0 ? { connectTimeoutMs: connect } : {}),
-    ...(Number.isFinite(reply) && reply > 0 ? { replyRetryMs: [reply] } : {}),
-  };
+/** The gateway's stop, in the order that loses nothing (see `Gateway.close`). */
+async function stopGateway(g: Running, graceMs: number, detach: () => void): Promise<void> {
+  const left = g.membership.leave(); // peers stop listing this gateway as soon as it stops taking requests
+  detach();
+  g.scheduler.stop();
+  const schedulerStopped = Date.now();
+  try {
+    await g.tunnel?.close().catch((err: unknown) => g.log.error(`closing the tunnel: ${errorMessage(err)}`));
+    // Stop accepting, let running turns finish (then abort them), write the last events of each stream, close.
+    await g.server.stop(graceMs);
+    // Replies of turns that just ended still go out before the adapters disconnect.
+    await withTimeout(g.channels.idle(), 5_000).catch(() => undefined);
+    // The lease is given up only once the channels are down: the next leader connects them.
+    if (g.leadership) await g.leadership.stop({ idleSince: schedulerStopped });
+    else await g.channels.stop();
+  } catch (err) {
+    g.log.error(`shutdown: ${errorMessage(err)}`);
+  }
+  await withTimeout(left, 5_000); // the database row is deleted (an unreachable server: it goes stale)
+  await g.held.release();
 }

@@ -60,14 +60,14 @@ export function formatApprovalPrompt(
   };
 }
 
-// --- internal ---
-
 /** Inline code that survives backticks in the text (a longer fence, padded). */
-function codeSpan(text: string): string {
+export function codeSpan(text: string): string {
   const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   return longest > 0 ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;
 }
+
+// --- internal ---
 
 function formatWait(seconds: number): string {
   if (seconds < 120) return `${Math.round(seconds)} s`;

@@ -4,7 +4,8 @@ import type { FileEvent } from '../core/events.js';
 import { formatBytes, formatSizeAndLimit, readRegularFile, toSafeFileName } from '../core/files/file-names.js';
 import { type FileInput, INCOMING_FILE_LIMITS } from '../core/files/incoming.js';
 import type { Logger } from '../core/logger.js';
-import { ChannelError, type ChannelAdapter, type InboundMessage, type ReplyTarget, type SentMessage } from './types.js';
+import type { ReplyAdapter } from './reply-adapter.js';
+import { ChannelError, type ChannelAdapter, type InboundFile, type InboundMessage, type ReplyTarget, type SentMessage } from './types.js';
 
 /**
  * Attachments between a platform and a turn. In: the images of a message (into the turn) and its
@@ -28,9 +29,17 @@ export async function downloadImages(adapter: ChannelAdapter, msg: InboundMessag
   return out;
 }
 
-/** The message's documents, downloaded; `notices` says which could not be taken, and why. */
-export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage, log: Logger): Promise<{ files: FileInput[]; notices: string[] }> {
+/**
+ * The message's documents, downloaded; `notices` says which could not be taken, and why;
+ * `sources[i]` is the message's file that `files[i]` was downloaded from.
+ */
+export async function downloadFiles(
+  adapter: ChannelAdapter,
+  msg: InboundMessage,
+  log: Logger,
+): Promise<{ files: FileInput[]; notices: string[]; sources: InboundFile[] }> {
   const files: FileInput[] = [];
+  const sources: InboundFile[] = [];
   const notices: string[] = [];
   const max = INCOMING_FILE_LIMITS.maxBytes;
   const tooBig = (name: string, size?: number) => {
@@ -57,7 +66,10 @@ export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage
     try {
       const { data, mimeType } = await adapter.downloadFile(file, { maxBytes: max });
       if (data.length === 0) notices.push(`${named()} was not saved: the file is empty.`);
-      else files.push({ name: named(), data, mimeType: file.mimeType ?? mimeType });
+      else {
+        files.push({ name: named(), data, mimeType: file.mimeType ?? mimeType });
+        sources.push(file);
+      }
     } catch (err) {
       if (err instanceof ChannelError && err.kind === 'too_long') notices.push(tooBig(named()));
       else {
@@ -66,12 +78,12 @@ export async function downloadFiles(adapter: ChannelAdapter, msg: InboundMessage
       }
     }
   }
-  return { files, notices };
+  return { files, notices, sources };
 }
 
 /** Upload a reply's files after its text; the ones that could not go out are named in one message (`say`). */
 export async function deliverFiles(
-  adapter: ChannelAdapter,
+  adapter: ReplyAdapter,
   to: ReplyTarget,
   files: readonly FileEvent[],
   opts: { log: Logger; say: (markdown: string) => Promise<void>; onSent?: (sent: SentMessage | undefined, text: string) => void },

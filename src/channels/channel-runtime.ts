@@ -4,6 +4,7 @@ import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { LiveMetrics } from '../core/metrics/live-metrics.js';
 import type { AccessStore, ActivityStore, GroupStateStore, InboxLedger, KnownChatStore, ReplyOutboxStore } from '../core/store/types.js';
 import { createAccessGate } from './access/gate.js';
 import { type Bridge, createBridge } from './bridge.js';
@@ -11,7 +12,7 @@ import { createHistoryFetcher } from './history-fetch.js';
 import { createChannelHub } from './hub.js';
 import { createReplyOutbox } from './reply-outbox.js';
 import { createRunningAdapters } from './running-adapters.js';
-import { createSentLedger } from './sent-ledger.js';
+import { createSentLedger, type SentLedger } from './sent-ledger.js';
 
 /**
  * The gateway's channel layer, built in one direction: the running-adapter table and the
@@ -36,6 +37,8 @@ export interface ChannelRuntimeDeps {
   backoffMs?: readonly number[];
   /** Waits before a refused reply is sent again, by attempt (default 5 s … 10 min); a platform's retry_after wins. */
   replyRetryMs?: readonly number[];
+  /** Where messages in and out are counted, per channel. */
+  metrics?: Pick<LiveMetrics, 'channelMessage'>;
 }
 
 export interface ChannelRuntime {
@@ -61,12 +64,23 @@ const PURGE_EVERY_MS = 6 * 3_600_000;
 export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
   const { config, store, log } = deps;
   const adapters = createRunningAdapters();
-  const sent = createSentLedger();
+  const sent = countingSends(createSentLedger(), deps.metrics);
   // Each run (process) claims inbox entries under its own id; recovery takes over only other runs' entries.
   const access = createAccessGate({ config, store, assistant: deps.assistant, log });
   const runId = randomUUID();
   const outbox = createReplyOutbox({ store, adapters, sent, config, log, runId, ...(deps.replyRetryMs ? { backoffMs: deps.replyRetryMs } : {}) });
-  const bridge = createBridge({ assistant: deps.assistant, config, store, log, adapters, sent, runId, access, outbox });
+  const bridge = createBridge({
+    assistant: deps.assistant,
+    config,
+    store,
+    log,
+    adapters,
+    sent,
+    runId,
+    access,
+    outbox,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
   const hub = createChannelHub({
     dir: deps.dir,
     config,
@@ -124,5 +138,20 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
       await outbox.stop();
       await hub.stop(opts);
     },
+  };
+}
+
+// --- internal ---
+
+/** Every message this process sends is noted in the ledger (replies, files, approval prompts, proactive sends): each is counted there. */
+function countingSends(ledger: SentLedger, metrics: Pick<LiveMetrics, 'channelMessage'> | undefined): SentLedger {
+  if (!metrics) return ledger;
+  return {
+    note(channel, messageId) {
+      // Once per message: a reply that grows is noted when posted and again with its final text.
+      if (messageId === undefined || !ledger.has(channel, messageId)) metrics.channelMessage(channel, 'out');
+      ledger.note(channel, messageId);
+    },
+    has: (channel, messageId) => ledger.has(channel, messageId),
   };
 }

@@ -52,9 +52,12 @@ function wrapCustomAdapter(inner: ChannelAdapter, name: string): ChannelAdapter 
     stop: lifecycle.stop,
     reply: whenStarted('reply', inner.reply),
     ...(typeof inner.maxFileBytes === 'number' ? { maxFileBytes: inner.maxFileBytes } : {}),
+    ...(typeof inner.editIntervalMs === 'number' ? { editIntervalMs: inner.editIntervalMs } : {}),
+    ...(typeof inner.typingLastsMs === 'number' ? { typingLastsMs: inner.typingLastsMs } : {}),
   };
   if (inner.send) adapter.send = whenStarted('send', inner.send);
   if (inner.edit) adapter.edit = whenStarted('edit', inner.edit);
+  if (inner.remove) adapter.remove = whenStarted('remove', inner.remove);
   if (inner.typing) adapter.typing = async (to) => (lifecycle.isStarted() ? inner.typing?.(to) : undefined);
   if (inner.openStream) adapter.openStream = whenStarted('openStream', inner.openStream);
   if (inner.readHistory) adapter.readHistory = whenStarted('readHistory', inner.readHistory);

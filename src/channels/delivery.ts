@@ -1,28 +1,46 @@
 import { errorMessage } from '../core/errors.js';
 import type { Completion, FileEvent, StreamEvent } from '../core/events.js';
 import type { Logger } from '../core/logger.js';
-import { deliverFiles } from './attachments.js';
+import { type Clock, systemClock } from '../core/scheduler/clock.js';
 import { type ApprovalPromptOptions, formatApprovalPrompt } from './approval-prompt.js';
+import { deliverFiles } from './attachments.js';
+import { deliverBuffered } from './delivery/buffered.js';
+import { deliverStreamed } from './delivery/streamed.js';
+import { keepTyping } from './delivery/typing.js';
 import { splitMessage } from './split.js';
-import type { ChannelAdapter, ReplyStream, ReplyTarget, SentMessage } from './types.js';
+import type { ReplyAdapter } from './reply-adapter.js';
+import type { ReplyTarget, SentMessage } from './types.js';
 
 /**
- * A turn's stream → messages on a platform. `buffered` sends the assembled reply once;
- * `streaming` sends text as it becomes final: at each blank-line paragraph break (never inside a
- * code block), before a tool-call hint, and at the end. Adapters that can update one message in
- * place (`openStream`) get the full text so far at those points instead of one message each.
- * Every part is split under the platform's limit after rendering. Failures reach the user as a
- * short message, never as silence; a `silent` turn sends nothing. Files the agent sent go out
- * after the text (attachments.ts).
+ * A turn's stream → messages on a platform, in the assistant's delivery mode: `buffered` sends the
+ * reply once, at the end (delivery/buffered.ts: a long turn gets a short note meanwhile);
+ * `streaming` shows text as it becomes final, growing one message where the platform can update
+ * one (delivery/streamed.ts). Every part is split under the platform's limit after rendering.
+ * Failures reach the user as a short message, never as silence; a `silent` turn sends nothing.
+ * "typing…" is kept alive for the whole turn. Files the agent sent go out after the text
+ * (attachments.ts); approval requests at once, in either mode.
  */
 export interface DeliveryOptions {
   mode: 'buffered' | 'streaming';
   showToolCalls: boolean;
   log: Logger;
-  /** Called with every message this delivery sent (echo suppression, group context). */
+  /** Called with every message this delivery sent and its text (echo suppression, group context). */
   onSent?: (sent: SentMessage | undefined, text: string) => void;
+  /**
+   * A message whose text will still change was posted (a growing reply's part, the progress
+   * note): its id, for echo suppression. The text it ends with is reported through onSent.
+   */
+  onPosted?: (sent: SentMessage | undefined) => void;
   /** How approval requests are worded (see approval-prompt.ts). */
   approval?: ApprovalPromptOptions;
+  /** `buffered`: seconds before a short "working on it" note; 0 or absent = never. */
+  progressAfterSeconds?: number;
+  /** `streaming`: a first line above the reply (a voice note's transcript), kept in the final text. */
+  preface?: string;
+  /** Masks secret values in what a tool status line shows (the configuration's secrets). */
+  mask?: (text: string) => string;
+  /** Timers for typing and the progress note (tests move a fake one). */
+  clock?: Clock;
 }
 
 export interface Delivered {
@@ -31,14 +49,15 @@ export interface Delivered {
   text: string;
 }
 
-export async function deliverTurn(adapter: ChannelAdapter, to: ReplyTarget, events: AsyncIterable<StreamEvent>, opts: DeliveryOptions): Promise<Delivered> {
+export async function deliverTurn(adapter: ReplyAdapter, to: ReplyTarget, events: AsyncIterable<StreamEvent>, opts: DeliveryOptions): Promise<Delivered> {
   const send = async (markdown: string) => {
     for (const part of splitMessage(markdown, adapter.limit, (md) => adapter.render(md))) {
       const sent = await adapter.reply(to, part);
       opts.onSent?.(sent, part);
     }
   };
-  const typing = keepTyping(adapter, to, opts.log);
+  const clock = opts.clock ?? systemClock;
+  const typing = keepTyping(adapter, to, opts.log, clock);
   const files: FileEvent[] = [];
   // Approval requests go out at once in either mode: the turn waits for the answer.
   const asked = withApprovalPrompts(withoutFiles(events, files), async (request) => {
@@ -51,8 +70,24 @@ export async function deliverTurn(adapter: ChannelAdapter, to: ReplyTarget, even
       opts.log.warn(`${adapter.name}: could not show approval request ${request.id}: ${errorMessage(err)}`);
     }
   });
+  const common = { adapter, to, send, log: opts.log, failureNotice, ...(opts.onSent ? { onSent: opts.onSent } : {}) };
   try {
-    const delivered = opts.mode === 'streaming' ? await streamed(adapter, to, asked, send, opts) : await buffered(asked, send);
+    const delivered =
+      opts.mode === 'streaming'
+        ? await deliverStreamed(
+            {
+              ...common,
+              showToolCalls: opts.showToolCalls,
+              mask: opts.mask ?? ((t) => t),
+              ...(opts.preface ? { preface: opts.preface } : {}),
+              ...(opts.onPosted ? { onPosted: opts.onPosted } : {}),
+            },
+            asked,
+          )
+        : await deliverBuffered(
+            { ...common, progressAfterSeconds: opts.progressAfterSeconds ?? 0, clock, ...(opts.onPosted ? { onPosted: opts.onPosted } : {}) },
+            asked,
+          );
     if (files.length > 0) await deliverFiles(adapter, to, files, { log: opts.log, say: send, ...(opts.onSent ? { onSent: opts.onSent } : {}) });
     return delivered;
   } finally {
@@ -75,84 +110,6 @@ async function* withoutFiles(events: AsyncIterable<StreamEvent>, files: FileEven
   }
 }
 
-async function buffered(events: AsyncIterable<StreamEvent>, send: (md: string) => Promise<void>): Promise<Delivered> {
-  let completion: Completion | undefined;
-  for await (const e of events) if (e.type === 'completion') completion = e;
-  if (completion?.status === 'completed' && completion.finalText) {
-    await send(completion.finalText);
-    return { completion, text: completion.finalText };
-  }
-  if (completion?.status === 'failed') {
-    const notice = failureNotice(completion.message);
-    await send(notice);
-    return { completion, text: notice };
-  }
-  return { completion, text: '' };
-}
-
-async function streamed(
-  adapter: ChannelAdapter,
-  to: ReplyTarget,
-  events: AsyncIterable<StreamEvent>,
-  send: (md: string) => Promise<void>,
-  opts: DeliveryOptions,
-): Promise<Delivered> {
-  let pending = ''; // text not shown yet
-  let shown = ''; // everything shown so far (what an in-place stream displays)
-  let stream: ReplyStream | undefined;
-  let completion: Completion | undefined;
-
-  const show = async (markdown: string) => {
-    if (markdown.trim() === '') return;
-    shown = shown ? `${shown}\n\n${markdown}` : markdown;
-    if (adapter.openStream) {
-      stream ??= await adapter.openStream(to);
-      await stream.update(shown);
-    } else {
-      await send(markdown);
-    }
-  };
-  const flushParagraphs = async () => {
-    const cut = lastParagraphBreak(pending);
-    if (cut < 0) return;
-    const ready = pending.slice(0, cut);
-    pending = pending.slice(cut).replace(/^\n+/, '');
-    await show(ready.trim());
-  };
-
-  for await (const e of events) {
-    if (e.type === 'text') {
-      pending += e.content;
-      await flushParagraphs();
-    } else if (e.type === 'tool_call') {
-      await show(pending.trim());
-      pending = '';
-      if (opts.showToolCalls) await show(`_→ ${e.name}_`);
-    } else if (e.type === 'completion') {
-      completion = e;
-    }
-  }
-
-  if (completion?.status === 'silent') {
-    // The reply was [PASS]: nothing more is shown; an in-place stream that had started is closed as it is.
-    if (stream) await stream.finish(shown);
-    return { completion, text: shown };
-  }
-  if (completion?.status === 'failed') {
-    await show(failureNotice(completion.message));
-  } else if (pending.trim() !== '') {
-    await show(pending.trim());
-  }
-  if (stream) {
-    try {
-      await stream.finish(shown);
-    } catch (err) {
-      opts.log.warn(`${adapter.name}: could not finish the streamed reply: ${errorMessage(err)}`);
-    }
-  }
-  return { completion, text: shown };
-}
-
 async function* withApprovalPrompts(
   events: AsyncIterable<StreamEvent>,
   ask: (request: Extract<StreamEvent, { type: 'approval_request' }>) => Promise<void>,
@@ -161,29 +118,4 @@ async function* withApprovalPrompts(
     if (e.type === 'approval_request') await ask(e);
     else yield e;
   }
-}
-
-/** Index just after the last blank line that is outside a code block, or -1. */
-function lastParagraphBreak(text: string): number {
-  let inFence = false;
-  let cut = -1;
-  const lines = text.split('\n');
-  let offset = 0;
-  for (let i = 0; i < lines.length - 1; i++) {
-    const line = lines[i] ?? '';
-    if (/^\s{0,3}(```|~~~)/.test(line)) inFence = !inFence;
-    offset += line.length + 1;
-    if (!inFence && line.trim() === '' && i > 0) cut = offset;
-  }
-  return cut;
-}
-
-/** "typing…" while the turn runs: at once (WeCom treats it as the acknowledgement), then every 5 s. */
-function keepTyping(adapter: ChannelAdapter, to: ReplyTarget, log: Logger): { stop(): void } {
-  if (!adapter.typing) return { stop: () => undefined };
-  const tick = () => void adapter.typing?.(to).catch((err: unknown) => log.debug(`${adapter.name}: typing failed: ${errorMessage(err)}`));
-  tick();
-  const timer = setInterval(tick, 5_000);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
 }

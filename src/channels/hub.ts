@@ -66,7 +66,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   const isStale = (rt: Runtime) => stopped || runtimes.get(rt.name) !== rt;
 
   const setStatus = (rt: Runtime, status: Runtime['status'], reason?: string) => {
-    if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`);
+    if (rt.status !== status || rt.reason !== reason) log.info(`${rt.name}: ${status}${reason ? ` (${reason})` : ''}`, { channel: rt.name, status });
     rt.status = status;
     if (reason === undefined) delete rt.reason;
     else rt.reason = reason;
@@ -83,26 +83,18 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     deps.adapters.remove(rt.name, adapter);
   };
 
-  const create = async (rt: Runtime): Promise<ChannelAdapter> => {
-    const channelDeps: ChannelDeps = { log: deps.log.child(rt.name), dir: deps.dir, name: rt.name };
-    const def = channelDefinitions[rt.name];
-    if (def) return def.create(rt.options, channelDeps);
-    const { _adapter, ...rest } = rt.options as { _adapter: string };
-    return loadCustomAdapter(_adapter, rest, channelDeps);
-  };
-
   const attempt = async (rt: Runtime): Promise<void> => {
     if (isStale(rt)) return;
     rt.attempt++;
     let adapter: ChannelAdapter | undefined;
     try {
-      adapter = await create(rt);
+      adapter = await createAdapter(rt, deps);
       rt.adapter = adapter;
       const current = adapter;
       await withDeadline(
         adapter.start({
-          log: deps.log.child(rt.name),
-          onMessage: (msg) => deps.onMessage(msg),
+          log: deps.log.child(rt.name, { channel: rt.name }),
+          onMessage: (msg) => takeIn(msg, rt.name, log, deps.onMessage),
           onStatus: (s) => {
             if (rt.adapter !== current || isStale(rt)) return;
             if (s.state === 'connected') setStatus(rt, 'connected');
@@ -127,7 +119,7 @@ export function createChannelHub(deps: HubDeps): RunningHub {
   const scheduleRestart = (rt: Runtime) => {
     if (isStale(rt) || rt.timer) return;
     const delay = backoff[Math.min(rt.attempt, backoff.length) - 1] ?? backoff[backoff.length - 1] ?? 60_000;
-    log.info(`${rt.name}: retrying in ${Math.round(delay / 1000)} s`);
+    log.info(`${rt.name}: retrying in ${Math.round(delay / 1000)} s`, { channel: rt.name });
     rt.timer = setTimeout(() => {
       delete rt.timer;
       void (async () => {
@@ -164,40 +156,9 @@ export function createChannelHub(deps: HubDeps): RunningHub {
     settled: async () => {
       await Promise.all([...runtimes.values()].map((rt) => rt.firstAttempt));
     },
-    statuses(): ChannelStatus[] {
-      const disabled = new Map(deps.config.current().disabledChannels.map((d) => [d.name, d.reason]));
-      const names = [...new Set([...Object.keys(channelDefinitions), ...runtimes.keys(), ...disabled.keys()])];
-      return names.map((type) => {
-        const rt = runtimes.get(type);
-        const title = channelDefinitions[type]?.title ?? 'custom adapter';
-        if (standby !== undefined && type in deps.config.current().config.channels) return { type, title, status: 'failed' as const, reason: standby };
-        if (rt) return { type, title, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
-        if (disabled.has(type)) return { type, title, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
-        return { type, title, status: 'not_configured' as const };
-      });
-    },
+    statuses: () => channelStatuses(deps.config, runtimes, standby),
     list: () => [...runtimes.values()].filter((rt) => rt.adapter).map((rt) => ({ name: rt.name, canSend: typeof rt.adapter?.send === 'function' })),
-    async send(channel, chatId, text): Promise<SendOutcome> {
-      if (standby !== undefined && channel in deps.config.current().config.channels)
-        return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected: ${standby}` };
-      if (runtimes.size === 0) return { ok: false, reason: 'no_channels', error: 'no channel adapters are available' };
-      const rt = runtimes.get(channel);
-      if (!rt) return { ok: false, reason: 'not_found', error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };
-      const adapter = rt.adapter;
-      if (!adapter || rt.status !== 'connected')
-        return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
-      if (!adapter.send) return { ok: false, reason: 'unsupported', error: `channel ${channel} cannot send proactive messages` };
-      try {
-        for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) {
-          const sent = await adapter.send(chatId, part);
-          deps.sent.note(channel, sent?.messageId);
-        }
-        return { ok: true };
-      } catch (err) {
-        log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`);
-        return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
-      }
-    },
+    send: (channel, chatId, text) => sendProactive({ deps, log, runtimes, standby }, channel, chatId, text),
     async stop(opts = {}) {
       stopped = true;
       standby = opts.standby;
@@ -212,4 +173,64 @@ export function createChannelHub(deps: HubDeps): RunningHub {
       );
     },
   };
+}
+
+// --- internal ---
+
+/** A built-in channel's adapter from the registry, or a custom one loaded from its module (`_adapter`). */
+async function createAdapter(rt: Runtime, deps: HubDeps): Promise<ChannelAdapter> {
+  const channelDeps: ChannelDeps = { log: deps.log.child(rt.name, { channel: rt.name }), dir: deps.dir, name: rt.name };
+  const def = channelDefinitions[rt.name];
+  if (def) return def.create(rt.options, channelDeps);
+  const { _adapter, ...rest } = rt.options as { _adapter: string };
+  return loadCustomAdapter(_adapter, rest, channelDeps);
+}
+
+/** Every built-in channel, every configured one and every disabled one, with its state; a standby hub reports its configured channels failed. */
+function channelStatuses(config: ConfigSource, runtimes: ReadonlyMap<string, Runtime>, standby: string | undefined): ChannelStatus[] {
+  const disabled = new Map(config.current().disabledChannels.map((d) => [d.name, d.reason]));
+  const names = [...new Set([...Object.keys(channelDefinitions), ...runtimes.keys(), ...disabled.keys()])];
+  return names.map((type) => {
+    const rt = runtimes.get(type);
+    const title = channelDefinitions[type]?.title ?? 'custom adapter';
+    if (standby !== undefined && type in config.current().config.channels) return { type, title, status: 'failed' as const, reason: standby };
+    if (rt) return { type, title, status: rt.status, ...(rt.reason ? { reason: rt.reason } : {}) };
+    if (disabled.has(type)) return { type, title, status: 'failed' as const, reason: disabled.get(type) ?? 'disabled' };
+    return { type, title, status: 'not_configured' as const };
+  });
+}
+
+/** A proactive send through the channel's running adapter, split to its limit; each part's id noted as sent. */
+async function sendProactive(
+  hub: { deps: HubDeps; log: Logger; runtimes: ReadonlyMap<string, Runtime>; standby: string | undefined },
+  channel: string,
+  chatId: string,
+  text: string,
+): Promise<SendOutcome> {
+  const { deps, log, runtimes, standby } = hub;
+  if (standby !== undefined && channel in deps.config.current().config.channels)
+    return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected: ${standby}` };
+  if (runtimes.size === 0) return { ok: false, reason: 'no_channels', error: 'no channel adapters are available' };
+  const rt = runtimes.get(channel);
+  if (!rt) return { ok: false, reason: 'not_found', error: `channel ${channel} is not configured`, availableChannels: [...runtimes.keys()] };
+  const adapter = rt.adapter;
+  if (!adapter || rt.status !== 'connected')
+    return { ok: false, reason: 'not_connected', error: `channel ${channel} is not connected${rt.reason ? `: ${rt.reason}` : ''}` };
+  if (!adapter.send) return { ok: false, reason: 'unsupported', error: `channel ${channel} cannot send proactive messages` };
+  try {
+    for (const part of splitMessage(text, adapter.limit, (md) => adapter.render(md))) {
+      const sent = await adapter.send(chatId, part);
+      deps.sent.note(channel, sent?.messageId);
+    }
+    return { ok: true };
+  } catch (err) {
+    log.warn(`${channel}: proactive send to ${chatId} failed: ${errorMessage(err)}`, { channel, chatId });
+    return { ok: false, reason: 'failed', error: `${channel} refused the message: ${errorMessage(err)}` };
+  }
+}
+
+/** A message a platform delivered, handed to the bridge; with SERVICE_LOG_LEVEL=debug, a line for each (tests count them too). */
+function takeIn(msg: InboundMessage, channel: string, log: Logger, onMessage: (msg: InboundMessage) => Promise<void>): Promise<void> {
+  log.debug(`${channel}: took in message ${msg.messageId} (${msg.chatType})`, { channel, messageId: msg.messageId });
+  return onMessage(msg);
 }

@@ -7,3 +7,6 @@ export const required = (what: string) =>
 export const baseUrl = () => z.url({ protocol: /^(https?|wss?)$/, error: 'expected an http(s) or ws(s) URL' }).optional();
 
 export const seconds = () => z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v), z.number().gt(0));
+
+/** A yes/no option; `true`/`false` written as text (a `${VAR}`) count too. */
+export const flag = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());

@@ -63,7 +63,7 @@ export interface MessageLimit {
  *   before start (the adapter is then stopped and can no longer start).
  * - `ctx.onStatus` is called only between a settled start() and stop(); `ctx.onMessage` is not
  *   called once stop() has resolved.
- * - reply, send, edit, openStream, readHistory, downloadImage, downloadFile and sendFile need a started adapter. Before
+ * - reply, send, edit, remove, openStream, readHistory, downloadImage, downloadFile and sendFile need a started adapter. Before
  *   start() resolved, after it failed, or once stop() was called they reject with a ChannelError
  *   of kind `not_connected` ("reply: not connected (the adapter was stopped)") and reach nothing.
  *   typing() is best effort: then it resolves without doing anything.
@@ -91,15 +91,27 @@ export interface ChannelAdapter {
 
   /** Proactive send to a chat, group or user id (POST /api/send, scheduled tasks). */
   send?(chatId: string, markdown: string): Promise<SentMessage | undefined>;
-  /** Replace the text of a message this adapter sent. */
+  /**
+   * Replace the text of a message this adapter sent. With it (and no `openStream`), `streaming`
+   * delivery grows one message by editing it (live/live-reply.ts). A refusal throws a ChannelError:
+   * `rate_limited` (with `retryAfterMs` where the platform says) is waited out and tried again;
+   * other kinds make the rest of the reply go into new messages.
+   */
   edit?(message: SentMessage, markdown: string): Promise<void>;
+  /** Delete a message this adapter sent (the `buffered` mode's "working on it" note, a growing reply's leftovers). */
+  remove?(message: SentMessage): Promise<void>;
+  /** At most one edit or new message per chat this often while a reply grows, in ms: the platform's rate limit (default 1000). */
+  readonly editIntervalMs?: number;
   /** Show "typing…" (best effort; errors are ignored). */
   typing?(to: ReplyTarget): Promise<void>;
+  /** How long one typing() shows on the platform, in ms; the bridge repeats it sooner (default 5000). */
+  readonly typingLastsMs?: number;
   /**
    * A reply that is updated in place with the full text so far (WeCom stream bubble, Lark card,
-   * DingTalk AI card). Used by `streaming` delivery instead of one message per flush.
+   * DingTalk AI card, Telegram's drafts). Used by `streaming` delivery instead of one message per
+   * flush, or of the edited reply that `edit` gives.
    */
-  openStream?(to: ReplyTarget): Promise<ReplyStream>;
+  openStream?(to: ReplyTarget, opts?: OpenStreamOptions): Promise<ReplyStream>;
   /** Messages of a chat at or after `since`, oldest first (history catch-up). */
   readHistory?(chatId: string, opts: { since: Date; limit: number }): Promise<InboundMessage[]>;
   /** Bytes of an image attached to an inbound message. */
@@ -153,6 +165,12 @@ export interface InboundFile {
   mimeType?: string;
   /** Bytes, where the platform says so up front (checked against the limit before downloading). */
   size?: number;
+  /**
+   * A recording: `voice` for a voice note, `audio` for an audio file. Set by adapters that know;
+   * the bridge also takes any `audio/*` type (or a recording's file name) for one. Transcribed
+   * when `transcription` is configured (voice/voice-notes.ts).
+   */
+  kind?: 'voice' | 'audio';
 }
 
 /** A file to send (the agent's outbox). */
@@ -207,11 +225,21 @@ export interface SentMessage {
   extra?: Record<string, unknown>;
 }
 
+export interface OpenStreamOptions {
+  /** Each message the stream posts, as soon as it exists (its text may still change): echo suppression. */
+  onPosted?: (sent: SentMessage) => void;
+}
+
 export interface ReplyStream {
-  /** Replace the shown text with the full text so far. */
-  update(markdown: string): Promise<void>;
-  /** Final text; the stream is closed afterwards. */
+  /**
+   * Replace the shown text with the full text so far. `status` is a short line (the tool that runs
+   * now) a stream with `showsStatus` puts under the text itself; others get it appended.
+   */
+  update(markdown: string, status?: string): Promise<void>;
+  /** Final text (no status); the stream is closed afterwards. */
   finish(markdown: string): Promise<void>;
+  /** The stream shows `update`'s status line under the text and drops it by itself. */
+  readonly showsStatus?: boolean;
 }
 
 /**
@@ -222,7 +250,7 @@ export interface ReplyStream {
 export class ChannelError extends Error {
   readonly channel: string;
   readonly kind: 'format' | 'too_long' | 'not_found' | 'auth' | 'rate_limited' | 'network' | 'not_connected' | 'lifecycle' | 'other';
-  /** How long the platform asked to wait before trying again (a rate limit's `retry_after`), where it said. */
+  /** `rate_limited`: how long the platform asked to wait before the next call, where it said. */
   readonly retryAfterMs: number | undefined;
 
   constructor(channel: string, kind: ChannelError['kind'], message: string, opts: { cause?: unknown; retryAfterMs?: number } = {}) {

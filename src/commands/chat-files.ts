@@ -13,7 +13,7 @@ import { SENT_FILE_LIMITS } from '../core/files/sent-files.js';
 export const DOWNLOADS_DIR = 'downloads';
 
 /** A local file as an attachment; throws a message fit for the user when it cannot be one. */
-export function readAttachment(file: string): FileInput {
+export function readLocalAttachment(file: string): FileInput {
   const resolved = path.resolve(file);
   let data: Buffer;
   try {

@@ -1,14 +1,14 @@
 import chalk, { Chalk } from 'chalk';
 import type { Ora } from 'ora';
-import type { CommandResult } from '../core/assistant/slash-commands.js';
+import type { CommandResult } from '../core/commands/command-table.js';
 import { showInvisible } from '../core/approvals/summary.js';
 import type { StreamEvent } from '../core/events.js';
 import type { CommandIO } from './io.js';
 
 /**
  * Stream events → terminal. Text is written as it arrives; tool calls are dimmed; a spinner runs
- * until the first output. Without a terminal there is no colour and no spinner; with --json every
- * event is one NDJSON line.
+ * until the first output. Without a terminal there is no colour and no spinner (nor on one
+ * narrower than MIN_SPINNER_COLUMNS); with --json every event is one NDJSON line.
  */
 export interface ChatRenderer {
   startTurn(): Promise<void>;
@@ -16,6 +16,13 @@ export interface ChatRenderer {
   command(result: CommandResult): void;
   note(text: string): void;
 }
+
+/**
+ * Narrower than this, no spinner. ora redraws by counting the lines its frame takes, dividing by
+ * the width: on a terminal that reports 0 columns (some serial consoles and embedded terminals)
+ * the count is infinite and each redraw floods the terminal with cursor moves, blocking the reply.
+ */
+const MIN_SPINNER_COLUMNS = 20;
 
 export function createChatRenderer(io: CommandIO, opts: { json: boolean; tty: boolean }): ChatRenderer {
   const c = opts.tty ? chalk : new Chalk({ level: 0 });
@@ -37,9 +44,11 @@ export function createChatRenderer(io: CommandIO, opts: { json: boolean; tty: bo
   return {
     async startTurn() {
       atLineStart = true;
-      if (opts.json || !opts.tty) return;
+      // ora draws on stderr; a stream that is no terminal has no width, and ora then draws nothing.
+      const stream = process.stderr;
+      if (opts.json || !opts.tty || (stream.columns ?? MIN_SPINNER_COLUMNS) < MIN_SPINNER_COLUMNS) return;
       const { default: ora } = await import('ora');
-      spinner = ora({ text: c.dim('thinking…'), discardStdin: false }).start();
+      spinner = ora({ text: c.dim('thinking…'), stream, discardStdin: false }).start();
     },
     event(e) {
       if (opts.json) {

@@ -1,16 +1,16 @@
 import readline from 'node:readline';
 import type { Assistant } from '../core/assistant/assistant.js';
-import { commandResult, isSlashCommand } from '../core/assistant/slash-commands.js';
+import { commandResult, isSlashCommand } from '../core/commands/command-table.js';
 import { createLogger } from '../core/logger.js';
 import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { FileInput } from '../core/files/incoming.js';
-import { formatFileLine, readAttachment, saveDownload } from './chat-files.js';
+import { formatFileLine, readLocalAttachment, saveDownload } from './chat-files.js';
 import type { ApprovalRequest } from '../core/approvals/approvals.js';
 import { APPROVAL_QUESTION, createInlineApprovals, type InlineApprovals } from './chat-approvals.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
 
-export interface ChatOptions {
+export interface ChatCommandOptions {
   dir: string;
   session: string;
   message?: string;
@@ -33,7 +33,7 @@ interface Terminal {
  * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits. An engine's permission
  * request (skipPermissions false) is answered by the next line of input (chat-approvals.ts).
  */
-export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number> {
+export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<number> {
   const opened = openAssistantDirectory({ dir: opts.dir, log: createLogger({ level: 'warn' }) });
   addTaskRunner(opened);
   // The terminal's own command, in the same table, so /help lists it (the REPL acts on it before sending).
@@ -53,14 +53,14 @@ export async function runChat(opts: ChatOptions, io: CommandIO): Promise<number>
     changesConfig: () => false,
     run: async (args) => {
       if (args.length === 0) return commandResult('Usage: /attach <path>', { error: 'usage' });
-      const file = readAttachment(args.join(' '));
+      const file = readLocalAttachment(args.join(' '));
       term.attached.push(file);
       return commandResult(`Attached ${file.name}: it goes with your next message.`);
     },
   });
   try {
     if (opts.message !== undefined) {
-      for (const f of opts.files ?? []) term.attached.push(readAttachment(f));
+      for (const f of opts.files ?? []) term.attached.push(readLocalAttachment(f));
       return await oneTurn(term, io, opts.message, opts.session, Boolean(opts.json));
     }
     return await repl(term, io, opts);
@@ -153,7 +153,7 @@ function showQuestion(rl: readline.Interface, renderer: ChatRenderer, io: Comman
   } else renderer.note(APPROVAL_QUESTION.trim());
 }
 
-async function repl(term: Terminal, io: CommandIO, opts: ChatOptions): Promise<number> {
+async function repl(term: Terminal, io: CommandIO, opts: ChatCommandOptions): Promise<number> {
   const { assistant, renderer } = term;
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTTY, historySize: 200 });
   const prompt = io.isTTY ? 'you> ' : '';

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { resolveGatewayBind } from '../core/config/bind.js';
 import type { LoadedConfig } from '../core/config/load.js';
 import { probeHealth } from '../core/fleet/health.js';
-import { isProcessAlive } from '../core/fleet/process-alive.js';
+import { isPidAlive } from '../core/fleet/process-alive.js';
 import { resolveAssistantPaths } from '../core/paths.js';
 import { readGatewayHolder } from '../core/store/gateway-lock.js';
 import type { DoctorCheck } from './doctor.js';
@@ -53,7 +53,7 @@ interface OwnGateway {
 /** This directory's gateway, when its lock's record names a process that still runs. */
 async function findOwnGateway(dir: string): Promise<OwnGateway | undefined> {
   const holder = readGatewayHolder(resolveAssistantPaths(dir).stateDir);
-  if (!holder || !isProcessAlive(holder.pid)) return undefined;
+  if (!holder || !isPidAlive(holder.pid)) return undefined;
   if (!holder.url) return { pid: holder.pid, answers: false, problem: 'is still starting (no URL yet)' };
   const port = Number(new URL(holder.url).port);
   const health = await probeHealth(holder.url, 1_000);

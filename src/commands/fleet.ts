@@ -8,7 +8,7 @@ import { mergeFleetEntries } from '../core/fleet/membership.js';
 import { readHostname, resolveFleetDatabaseUrl } from '../core/fleet/shared-fleet.js';
 import { formatSafeUrl } from '../core/config/secrets.js';
 import { escapeControl } from '../core/util/escape-text.js';
-import { createPgFleetTable, formatFleetError } from '../core/store/pg-fleet.js';
+import { createPgFleetTable, formatFleetError } from '../core/fleet/pg-fleet-table.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
 

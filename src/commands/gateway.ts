@@ -1,12 +1,16 @@
+import fs from 'node:fs';
 import { UsageError } from '../core/errors.js';
-import { createLogger, type Logger } from '../core/logger.js';
+import { formatJsonRecord } from '../core/log-record.js';
+import { createLogger, type LogFormat, type Logger, parseLogFormat } from '../core/logger.js';
+import { resolveAssistantPaths } from '../core/paths.js';
 import { resumeOptimizer } from '../core/util/optimizer.js';
-import { type Gateway, startGateway } from '../gateway.js';
+import { type Gateway, launchGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
+import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
 import { readTokenOption } from './token-option.js';
 
-export interface GatewayOptions {
+export interface GatewayCommandOptions {
   dir: string;
   host?: string;
   port?: string;
@@ -23,6 +27,8 @@ export interface GatewayOptions {
   /** Open a public URL through a tunnel. */
   tunnel?: boolean;
   tokenFile?: string;
+  /** `text` or `json` (else SERVICE_LOG_FORMAT, else gateway.logFormat). */
+  logFormat?: string;
 }
 
 const TOKEN_SOURCES: Record<TokenSource, string> = {
@@ -37,11 +43,13 @@ const TOKEN_SOURCES: Record<TokenSource, string> = {
  * `service gateway`: start the gateway (src/gateway.ts), say where it serves, and on SIGINT or
  * SIGTERM close it (running turns get the grace period) and exit 0.
  */
-export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<number> {
-  const log = createLogger();
+export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Promise<number> {
+  const format = resolveLogFormat(opts.logFormat, opts.dir, process.env);
+  const log = createLogger({ format, component: 'gateway' });
+  const print = (lines: string[]) => printLines(io, lines, format);
   const bind = resolveBindFlags(opts);
   const token = readTokenOption(opts, io);
-  const gateway = await startGateway({
+  const gateway = await launchGateway({
     dir: opts.dir,
     log,
     ...bind,
@@ -51,21 +59,8 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
     ...(opts.tunnel ? { tunnel: true } : {}),
   });
   resumeOptimizer();
-  const { name, engine } = gateway.assistant.status();
-  const ours = gateway.tokenSource === 'generated' || gateway.tokenSource === 'stored';
-  const fragment = `#token=${ours ? gateway.token : '<TOKEN>'}`;
-  io.out(
-    [
-      // The name may hold a ${VAR}: what it resolved to is not printed, like in every log line.
-      `${log.redact(name)} (${engine}) is serving on ${gateway.url}`,
-      `token: ${ours ? gateway.token : '(hidden: you set it)'}  [from ${TOKEN_SOURCES[gateway.tokenSource]}]`,
-      `dashboard: ${gateway.url}/${fragment}`,
-      ...(await describeReach(gateway, opts, log)),
-    ].join('\n'),
-  );
-  void announceExtras(gateway, opts, io, log);
-
-  return new Promise<number>((resolve) => {
+  // Before anything is printed: a SIGTERM sent as soon as "serving on" shows is a graceful stop.
+  const closed = new Promise<number>((resolve) => {
     let stopping = false;
     const shutdown = (signal: string) => {
       if (stopping) return;
@@ -76,12 +71,24 @@ export async function runGateway(opts: GatewayOptions, io: CommandIO): Promise<n
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   });
+  const { name, engine } = gateway.assistant.status();
+  const ours = gateway.tokenSource === 'generated' || gateway.tokenSource === 'stored';
+  const fragment = `#token=${ours ? gateway.token : '<TOKEN>'}`;
+  print([
+    // The name may hold a ${VAR}: what it resolved to is not printed, like in every log line.
+    `${log.redact(name)} (${engine}) is serving on ${gateway.url}`,
+    `token: ${ours ? gateway.token : '(hidden: you set it)'}  [from ${TOKEN_SOURCES[gateway.tokenSource]}]`,
+    `dashboard: ${gateway.url}/${fragment}`,
+    ...(await describeReach(gateway, opts, log)),
+  ]);
+  void announceExtras(gateway, opts, print, log);
+  return closed;
 }
 
 // --- internal ---
 
 /** --public is the host 0.0.0.0; with --host as well, one of the two is a mistake. */
-function resolveBindFlags(opts: GatewayOptions): { hostname?: string } {
+function resolveBindFlags(opts: GatewayCommandOptions): { hostname?: string } {
   if (opts.public && opts.host && opts.host !== '0.0.0.0' && opts.host !== '::') {
     throw new UsageError(`--public listens on every interface and --host ${opts.host} on one: give one of them`);
   }
@@ -90,7 +97,7 @@ function resolveBindFlags(opts: GatewayOptions): { hostname?: string } {
 }
 
 /** The lines after the dashboard's: the certificate, and on a public bind the network addresses with a warning. */
-async function describeReach(gateway: Gateway, opts: GatewayOptions, log: Logger): Promise<string[]> {
+async function describeReach(gateway: Gateway, opts: GatewayCommandOptions, log: Logger): Promise<string[]> {
   const lines: string[] = [];
   if (gateway.tls) {
     const kind = opts.cert ? 'your certificate' : `a self-signed certificate ${gateway.tls.made ? 'made now and kept' : 'kept'} in`;
@@ -108,12 +115,12 @@ async function describeReach(gateway: Gateway, opts: GatewayOptions, log: Logger
 }
 
 /** What arrives after start: the tunnel's URL (or why there is none), then the QR code. */
-async function announceExtras(gateway: Gateway, opts: GatewayOptions, io: CommandIO, log: Logger): Promise<void> {
+async function announceExtras(gateway: Gateway, opts: GatewayCommandOptions, print: (lines: string[]) => void, log: Logger): Promise<void> {
   let publicUrl: string | undefined;
   if (gateway.tunnel) {
     try {
       publicUrl = await gateway.tunnel;
-      io.out(`tunnel: ${publicUrl}`);
+      print([`tunnel: ${publicUrl}`]);
       log.warn(`the tunnel makes the API reachable from the internet by anyone with its URL; the token still protects it (dashboard: ${publicUrl}/#token=…)`);
     } catch (err) {
       log.error(`tunnel: cannot open a public URL (${err instanceof Error ? err.message : String(err)}); serving locally only, at ${gateway.url}`);
@@ -124,7 +131,39 @@ async function announceExtras(gateway: Gateway, opts: GatewayOptions, io: Comman
   const base = publicUrl ?? network?.url ?? gateway.url;
   if (!publicUrl && !network) log.warn(`the QR code points at ${gateway.url}, which a phone cannot reach: add --public (same network) or --tunnel`);
   await gateway.showQr(`${base}/${opts.qrToken ? `#token=${gateway.token}` : ''}`);
-  if (!opts.qrToken) io.out('(the QR code carries no token: the dashboard asks for it; --qr-token puts it in the link)');
+  if (!opts.qrToken) print(['(the QR code carries no token: the dashboard asks for it; --qr-token puts it in the link)']);
+}
+
+/**
+ * The log format: --log-format, else SERVICE_LOG_FORMAT, else `gateway.logFormat`. The file is
+ * read before the gateway starts (so its first line is in that format) and validated whole only
+ * when it names the key: the gateway reads and validates it anyway, a moment later.
+ */
+function resolveLogFormat(flag: string | undefined, dir: string, env: NodeJS.ProcessEnv): LogFormat {
+  const given =
+    flag !== undefined
+      ? { raw: flag, source: '--log-format' }
+      : env.SERVICE_LOG_FORMAT?.trim()
+        ? { raw: env.SERVICE_LOG_FORMAT, source: 'SERVICE_LOG_FORMAT' }
+        : undefined;
+  if (given) {
+    const format = parseLogFormat(given.raw);
+    if (!format) throw new UsageError(`${given.source}: expected text or json, got "${given.raw}"`);
+    return format;
+  }
+  let text = '';
+  try {
+    text = fs.readFileSync(resolveAssistantPaths(dir).configFile, 'utf8');
+  } catch {
+    return 'text'; // no file: the gateway says so itself
+  }
+  return text.includes('logFormat') ? loadServiceConfig(dir, env).config.gateway.logFormat : 'text';
+}
+
+/** What the command prints on stdout: lines as they are, or in the JSON format one record each (never redacted: the token shown is the one to use). */
+function printLines(io: CommandIO, lines: string[], format: LogFormat): void {
+  if (format === 'text') io.out(lines.join('\n'));
+  else for (const message of lines) io.out(formatJsonRecord({ time: new Date(), level: 'info', component: 'gateway', message }, (t) => t));
 }
 
 const isAnyHost = (host: string) => host === '0.0.0.0' || host === '::';

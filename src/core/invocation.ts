@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { findOnPath } from './engines/detect.js';
+import { findOnPath } from './util/find-on-path.js';
 import { packageRoot } from './paths.js';
 
 /**

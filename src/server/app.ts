@@ -12,6 +12,7 @@ import { registerChatRoutes } from './routes/chat.js';
 import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
 import { FILES_PATH, registerFileRoutes } from './routes/files.js';
+import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerOpenAiRoutes } from './routes/openai.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
@@ -50,12 +51,12 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     const path = event.url.pathname;
     if (error.unhandled) {
       const cause = error.cause instanceof Error ? error.cause : error;
-      log.error(formatHttpLine(500, method, path, cause.stack ?? errorMessage(cause)));
+      log.error(formatHttpLine(500, method, path, cause.stack ?? errorMessage(cause)), { status: 500, method, path });
       return jsonReply(500, shape(500, path, { error: 'internal error' }));
     }
     const body = errorBody(error);
     const detail = error instanceof ApiError && error.logDetail !== undefined ? error.logDetail : typeof body.error === 'string' ? body.error : undefined;
-    log.info(formatHttpLine(error.status, method, path, detail));
+    log.info(formatHttpLine(error.status, method, path, detail), { status: error.status, method, path });
     const headers: Record<string, string> = {};
     error.headers?.forEach((v, k) => {
       headers[k] = v;
@@ -65,7 +66,9 @@ export function createServerApp(deps: ServerDeps): ServerApp {
 
   app.use(checkRequestTarget);
   app.use((event) => handleCors(event, CORS_OPTIONS) || undefined);
-  app.use(createTokenCheck(deps));
+  const metricsPublic = deps.config.current().config.metrics.public;
+  if (metricsPublic) log.warn(METRICS_PUBLIC);
+  app.use(createTokenCheck(deps, metricsPublic));
 
   const paths = new Map<string, Set<Method>>();
   const table: RouteTable = {
@@ -94,6 +97,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerTaskRoutes(table, deps);
   registerAccessRoutes(table, deps);
   registerFileRoutes(table, deps);
+  registerMetricsRoutes(table, deps);
   registerOpenAiRoutes(table, deps);
 
   // Any other method on a known path: 405 with the methods it has. Any other path: 404.
@@ -121,6 +125,9 @@ export function createServerApp(deps: ServerDeps): ServerApp {
 const shape = (status: number, path: string, body: Record<string, unknown>): Record<string, unknown> =>
   isOpenAiPath(path) ? toOpenAiErrorBody(status, body) : body;
 
+const METRICS_PUBLIC =
+  'metrics.public is on: GET /metrics answers without the token (turn counts, costs, channel names); expose the port to a private network only';
+
 /** Routes served without the token: the health check and the dashboard's own files. */
 const isPublic = (method: string, path: string) =>
   (method === 'GET' || method === 'HEAD') && (path === '/health' || path === '/' || path === '/index.html' || path.startsWith('/dashboard/'));
@@ -134,11 +141,12 @@ const checkRequestTarget: Middleware = (event) => {
   if (target !== undefined && !target.startsWith('/')) throw httpError(400, 'malformed request URL');
 };
 
-function createTokenCheck(deps: ServerDeps): Middleware {
+function createTokenCheck(deps: ServerDeps, metricsPublic: boolean): Middleware {
   return (event) => {
     const method = event.req.method;
     const { pathname } = event.url;
     if (isPublic(method, pathname)) return;
+    if (metricsPublic && (method === 'GET' || method === 'HEAD') && pathname === '/metrics') return;
     // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
     if (method === 'GET' && pathname.startsWith(FILES_PATH)) return;
     const token = presentedToken(event.req.headers.get('authorization') ?? undefined, event.url, method === 'GET' && pathname === '/api/events');

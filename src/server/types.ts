@@ -1,9 +1,10 @@
 import type { AccessAdmin } from '../core/access/access-admin.js';
 import type { Assistant } from '../core/assistant/assistant.js';
-import type { CommandTable } from '../core/assistant/slash-commands.js';
+import type { CommandTable } from '../core/commands/command-table.js';
 import type { ChannelHub } from '../core/channel-hub.js';
 import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';
+import type { LiveMetrics } from '../core/metrics/live-metrics.js';
 import type { TaskControl } from '../core/scheduler/task-control.js';
 import type { ActivityStore, ReplyOutboxStore } from '../core/store/types.js';
 import type { H3Event } from 'h3';
@@ -23,6 +24,8 @@ export interface ServerDeps {
   access: AccessAdmin;
   /** Replies waiting in the reply outbox (GET /api/status); none without channels. */
   replies?: Pick<ReplyOutboxStore, 'outboxStats'>;
+  /** What this process counted (the `live` block of GET /api/status, and GET /metrics): the assistant records into the same object. */
+  metrics: LiveMetrics;
   token: string;
   /** The engine's own token (SERVICE_TOKEN in its environment): send-only, see auth.ts engineMayCall. */
   engineToken?: string;

@@ -27,7 +27,7 @@ export const CONFIG_GROUPS = [
     title: 'Limits',
     fields: [
       f('timeout', 'number', { help: 'seconds per engine invocation' }),
-      f('maxConcurrent', 'int', { help: 'parallel turns across sessions' }),
+      f('maxConcurrent', 'int', { help: 'turns running or waiting, across sessions' }),
       f('maxQueuePerSession', 'int', { help: 'queued requests per session key' }),
       f('maxTurnsPerPerson', 'int', { help: 'turns one chat member (not an admin) may have at once' }),
       f('sessionTtlDays', 'number', { help: 'idle sessions pruned at startup' }),
@@ -135,6 +135,8 @@ export const CONFIG_GROUPS = [
       f('gateway.host', 'string', { restart: true }),
       f('gateway.port', 'int', { restart: true }),
       f('gateway.token', 'secret', { restart: true }),
+      f('gateway.logFormat', 'enum', { options: ['text', 'json'], restart: true, help: 'json: one JSON object per log line' }),
+      f('metrics.public', 'bool', { restart: true, help: 'GET /metrics without the token (a scraper on a private network)' }),
       f('mcp', 'json', { restart: true, help: 'server name → {command, args, env} or {url, type, headers}' }),
     ],
   },

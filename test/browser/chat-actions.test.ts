@@ -1,40 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatLocalDay } from '../../src/core/util/local-day.js';
-import { type ChatPage, launchChromium, openChat, send, shot, turn, turnState } from '../helpers/chat-page.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { send, shot, turn, turnState, useChatView } from '../helpers/chat-page.js';
 
 /**
  * The Chat view's actions in headless Chromium against the real app and the stand-in engine:
  * Stop and a queued message, approvals answered with a button, attachments reaching the engine,
  * a file from the agent downloaded.
  */
-let browser: Browser;
-let s: TestServer | undefined;
-let w: ChatPage | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await w?.context.close();
-  w = undefined;
-  await s?.stop();
-  s = undefined;
-});
+const chat = useChatView();
 
 /** A 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 describe('chat view: Stop and the queue', () => {
   it('a message sent while a turn runs is shown queued; Stop ends the slow turn as aborted, keeping its text; the queued one runs next', async () => {
-    s = await startTestServer();
-    w = await openChat(browser, s.url);
+    const { s, w } = await chat.open();
     const { page } = w;
     await send(page, 'GATE:never-opened take your time');
     const slow = turn(page, 0);
@@ -63,9 +45,8 @@ describe('chat view: Stop and the queue', () => {
 
 describe('chat view: approvals', () => {
   it('an approval request shows the whole request as text with Allow / Deny / Always; a button answers it and the turn goes on', async () => {
-    s = await startTestServer({ yaml: 'skipPermissions: false\n' });
+    const { s, w } = await chat.open({ yaml: 'skipPermissions: false\n' });
     const dir = s.dir;
-    w = await openChat(browser, s.url);
     const { page } = w;
     const command = "echo '<b>done</b>' > CHAT-SIDE-EFFECT.txt";
     await send(page, `ASK:${command}`);
@@ -107,8 +88,7 @@ describe('chat view: approvals', () => {
 
 describe('chat view: files', () => {
   it('an attached image and file reach the engine; a file the agent sends is a link that downloads it; limits are checked before sending', async () => {
-    s = await startTestServer();
-    w = await openChat(browser, s.url);
+    const { s, w } = await chat.open();
     const { page } = w;
     await page.setInputFiles('#chat-files', [
       { name: 'dot.png', mimeType: 'image/png', buffer: PNG },

@@ -1,29 +1,13 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatPage, launchChromium, openChat, send, shot, turn, turnState } from '../helpers/chat-page.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { send, shot, turn, turnState, useChatView } from '../helpers/chat-page.js';
 
 /**
  * The Chat view on a 390 px phone (nothing scrolls sideways, the box stays on screen, also with
  * the keyboard's share of the screen taken), and the screenshots docs/dashboard.md shows
  * (test-artifacts/chat-1280.png and chat-390.png, copied to docs/images/).
  */
-let browser: Browser;
-let s: TestServer | undefined;
-let w: ChatPage | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await w?.context.close();
-  w = undefined;
-  await s?.stop();
-  s = undefined;
-});
+const chat = useChatView();
 
 /** A reply with what tends to push a phone page sideways: a long word, a wide code line, a wide table. */
 const WIDE = [
@@ -71,8 +55,7 @@ async function expectUsable(page: Page, width: number, height: number): Promise<
 
 describe('chat view on a phone', () => {
   it('390 px: nothing scrolls sideways, the box stays on screen (also when the keyboard takes half the height), the list opens as a sheet', async () => {
-    s = await startTestServer({ files: { 'wide.md': WIDE } });
-    w = await openChat(browser, s.url, { width: 390, height: 844 });
+    const { w } = await chat.open({ files: { 'wide.md': WIDE } }, { width: 390, height: 844 });
     const { page } = w;
     await expectUsable(page, 390, 844);
     await send(page, `REPLY-FILE:wide.md ${'a-very-long-word-'.repeat(12)}`);
@@ -125,8 +108,7 @@ describe('chat view on a phone', () => {
       '',
       'The full notes are attached.',
     ].join('\n');
-    s = await startTestServer({ yaml: 'skipPermissions: false\n', files: { 'deploy.md': reply } });
-    w = await openChat(browser, s.url);
+    const { w } = await chat.open({ yaml: 'skipPermissions: false\n', files: { 'deploy.md': reply } });
     const { page } = w;
     await send(page, 'How did the deploy go? TOOL:Bash REPLY-FILE:deploy.md MAKE-FILE:deploy-notes.md:2048');
     await turnState(turn(page), 'completed');

@@ -1,35 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatPage, currentKey, launchChromium, openChat, send, shot, turn, turnState, waitForChat } from '../helpers/chat-page.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { currentKey, send, shot, turn, turnState, waitForChat, useChatView } from '../helpers/chat-page.js';
 
 /**
  * The dashboard's Chat view in headless Chromium against the real app on a real port, with the
  * stand-in engine: the reply growing, Markdown shown safely, Stop, queued messages.
  */
-let browser: Browser;
-let s: TestServer | undefined;
-let w: ChatPage | undefined;
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await w?.context.close();
-  w = undefined;
-  await s?.stop();
-  s = undefined;
-});
+const chat = useChatView();
 
 describe('chat view: a turn', () => {
   it('the reply is seen growing before it completes; then its tool call, duration and cost; Markdown rendered', async () => {
-    s = await startTestServer();
-    w = await openChat(browser, s.url);
+    const { s, w } = await chat.open();
     const { page } = w;
     await send(page, 'GATE:gate-1 TOOL:Bash SAY:Now **bold** and `code`.');
     const t = turn(page);
@@ -56,8 +38,7 @@ describe('chat view: a turn', () => {
   });
 
   it('markup in a reply is text and runs nothing: <img onerror>, <script>, a javascript: link; links open in a new tab; code blocks copy; also after a reload', async () => {
-    s = await startTestServer();
-    w = await openChat(browser, s.url);
+    const { s, w } = await chat.open();
     const { page } = w;
     await w.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
     const message = [
@@ -112,9 +93,7 @@ describe('chat view: a turn', () => {
 
 describe('chat view: conversations', () => {
   it('a new conversation and switching back, also after a reload (messages from the store); rename and delete', async () => {
-    s = await startTestServer();
-    const srv = s;
-    w = await openChat(browser, srv.url);
+    const { s: srv, w } = await chat.open();
     const { page } = w;
     const rows = page.locator('#chat-list li');
     await send(page, 'first topic');
@@ -187,8 +166,7 @@ describe('chat view: conversations', () => {
   });
 
   it('slash commands are answered as system lines; one the service does not know can go to the engine (POST /command)', async () => {
-    s = await startTestServer();
-    w = await openChat(browser, s.url);
+    const { s, w } = await chat.open();
     const { page } = w;
     await send(page, '/help');
     const line = page.locator('#chat-transcript .msg.system').last();

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSilentLogger } from '../../src/core/logger.js';
 import { templatesDir } from '../../src/core/paths.js';
-import { type Gateway, startGateway } from '../../src/gateway.js';
+import { type Gateway, launchGateway } from '../../src/gateway.js';
 import { type FakeLlm, startFakeLlm } from '../fakes/fake-llm.js';
 import { startFakeTelegram } from '../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../fakes/platforms/types.js';
@@ -66,7 +66,7 @@ describe('engine_b (real Claude Code): the admin boundary and the engine token',
       `access: { dm: open, groups: open, admins: ["channel_e:${ADMIN}"] }`,
     ]);
     fs.cpSync(path.join(templatesDir(), 'skills', 'message-push'), path.join(root.dir, 'skills', 'message-push'), { recursive: true });
-    gateway = await startGateway({
+    gateway = await launchGateway({
       dir: root.dir,
       port: 0,
       token: OWNER_TOKEN,

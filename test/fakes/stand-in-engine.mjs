@@ -8,7 +8,8 @@
 // Directives anywhere in the prompt:
 //   SLEEP:<ms>     wait before answering          HANG           never finish
 //   GRANDCHILD     start a `sleep` grandchild, then hang
-//   SETSID-CHILD   start a `sleep` in its own session, then hang (with THEN-ANSWER: answer after 1.5 s)
+//   SETSID-CHILD   start a `sleep` in its own session, then hang (with THEN-ANSWER: answer, once the GATE:<file>
+//                  below exists when one is given: the test writes it when the runner has seen the `sleep`)
 //   FAIL:<text>    engine-reported failure         PROVIDER-ERROR  a 401 from the model provider
 //   CRASH          exit 3 with only stderr         STDERR-FLOOD    1 MB of stderr, then answer
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
@@ -16,6 +17,8 @@
 //   EMPTY          answer with no text             PARAGRAPHS      three paragraphs around a tool call
 //   TEXT-THEN-TOOL `Let me look that up.` and a tool call before the answer (combines with SAY: etc.)
 //   ECHO-PROMPT    answer with the whole prompt       LONG:<n>        about n characters of paragraphs (LONGCJK:<n> in Chinese)
+//   PAUSED-PARAGRAPHS:<dir>  `Paragraph one.`, `Paragraph two.`, `Paragraph three.`, each after the gate file
+//                  <dir>/<n> of the one before exists (relative to the cwd): a reply that grows in three steps
 //   GATE:<file>    stream `Before the gate.` first, then wait until <file> exists (relative to the cwd) before the
 //                  rest of the turn: a reply seen growing, or a slow turn to stop, without a timed sleep
 //   REPLY-FILE:<file>  answer with the text of <file> (relative to the cwd): a reply of several lines (Markdown)
@@ -456,7 +459,7 @@ if (has('SETSID-CHILD')) {
     setInterval(() => {}, 1000);
     await new Promise(() => {});
   }
-  await sleep(1_500); // long enough for the runner's snapshot to see it
+  if (arg('GATE')) while (!fs.existsSync(arg('GATE'))) await sleep(20);
 }
 if (has('HANG')) {
   setInterval(() => {}, 1000);
@@ -543,7 +546,15 @@ else if (arg('LONG') || arg('LONGCJK')) {
 } else if (arg('REPLY-FILE')) answer = fs.readFileSync(arg('REPLY-FILE'), 'utf8');
 else if (has('EMPTY')) answer = '';
 else if (has('ECHO-PROMPT')) answer = prompt;
-else if (has('PARAGRAPHS')) {
+else if (arg('PAUSED-PARAGRAPHS')) {
+  // A reply seen growing: each paragraph waits for its gate file (<dir>/1, <dir>/2) before the next.
+  const dir = arg('PAUSED-PARAGRAPHS');
+  for (const [i, p] of ['Paragraph one.', 'Paragraph two.'].entries()) {
+    fmt.text(`${p}\n\n`);
+    while (!fs.existsSync(path.join(dir, String(i + 1)))) await sleep(20);
+  }
+  answer = 'Paragraph three.';
+} else if (has('PARAGRAPHS')) {
   fmt.text('First paragraph.\n\nSecond paragraph.');
   fmt.tool('search', { q: 'x' }, 'found');
   answer = 'Third paragraph.';

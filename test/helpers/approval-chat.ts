@@ -2,7 +2,7 @@ import type { ApprovalDecision } from '../../src/core/approvals/approvals.js';
 import type { Assistant } from '../../src/core/assistant/assistant.js';
 import type { StreamEvent } from '../../src/core/events.js';
 import { createSilentLogger } from '../../src/core/logger.js';
-import { type Gateway, startGateway } from '../../src/gateway.js';
+import { type Gateway, launchGateway } from '../../src/gateway.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js';
 import { startFakeTelegram } from '../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../fakes/platforms/types.js';
@@ -47,7 +47,7 @@ export async function startApprovalChat(opts: { engine: string; prefix: string; 
     `channels: ${JSON.stringify({ channel_e: tg.channelConfig })}`,
     'access: { dm: open, groups: open }',
   ]);
-  const gateway = await startGateway({
+  const gateway = await launchGateway({
     dir: root.dir,
     port: 0,
     token: 'e2e-token-0123456789',

@@ -1,7 +1,8 @@
 import { afterEach } from 'vitest';
 import type { ChannelRuntime } from '../../src/channels/channel-runtime.js';
-import { createSilentLogger } from '../../src/core/logger.js';
-import { startGateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/core/logger.js';
+import type { Clock } from '../../src/core/scheduler/clock.js';
+import { launchGateway } from '../../src/gateway.js';
 import type { FakeOutbound, FakePlatform } from '../fakes/platforms/types.js';
 import { startFakeLark } from '../fakes/platforms/channel-a-lark.js';
 import { startFakeDingtalk } from '../fakes/platforms/channel-b-dingtalk.js';
@@ -12,7 +13,7 @@ import { startFakeDiscord } from '../fakes/platforms/channel-f-discord.js';
 import { type TestAssistant, writeTestAssistant } from './assistant.js';
 import { TEST_TOKEN } from './server.js';
 import { testdir } from './testdir.js';
-import { HANG_MS } from './wait.js';
+import { HANG_MS, until } from './wait.js';
 
 /** What the generic channel tests need to know about each platform and its fake. */
 export interface PlatformSpec {
@@ -113,13 +114,16 @@ export interface ChannelGateway extends Omit<TestAssistant, 'tasks'> {
   channels: ChannelRuntime;
   url: string;
   api(pathname: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /** Messages the channels have handed to the bridge so far (the hub's debug line for each). */
+  takenIn(): number;
+  /**
+   * Resolves once the channels have handed `count` messages to the bridge in all and the bridge has
+   * processed every message it took: the positive signal before checking that a message had no effect.
+   */
+  processed(count: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-/**
- * Access for tests that are not about access: everyone may talk to the bot, as before access
- * control existed. A test about access writes its own `access:` block, which replaces this one.
- */
 /**
  * A gateway with one channel on its fake platform, for one test: returns the function that starts
  * both (`base` YAML first, then the test's own), and stops them after each test, the gateway first.
@@ -145,22 +149,26 @@ export const OPEN_ACCESS = 'access: { dm: open, groups: open }\n';
 
 /**
  * The real gateway (its composition root) with the given channel blocks (from the fakes' channelConfig), a stand-in engine, a free port.
- * Unless `yaml` has an `access:` block, access is open (OPEN_ACCESS).
+ * Unless `yaml` has an `access:` block, access is open (OPEN_ACCESS). With `clock`, scheduled tasks run on it (a fake clock the test moves).
  */
 export async function startChannelGateway(
   channels: Record<string, Record<string, unknown>>,
   yaml = '',
   files: Record<string, string> = {},
   env: NodeJS.ProcessEnv = {},
+  opts: { clock?: Clock } = {},
 ): Promise<ChannelGateway> {
   const access = /^access:/m.test(yaml) ? '' : OPEN_ACCESS;
   // JSON is YAML: the channel blocks go in as one flow mapping.
   const { dir, standIn } = writeTestAssistant({ yaml: `channels: ${JSON.stringify(channels)}\n${access}${yaml}`, files });
-  const gateway = await startGateway({
+  let takenIn = 0;
+  // Only the hub's line for each message it hands to the bridge is kept (counted); the rest is dropped.
+  const log = createLogger({ level: 'debug', write: (line) => void (TAKEN_IN.test(line) && takenIn++) });
+  const gateway = await launchGateway({
     dir,
     port: 0,
     token: TEST_TOKEN,
-    log: createSilentLogger(),
+    log,
     env: {
       ...process.env,
       ...standIn.env,
@@ -169,6 +177,7 @@ export async function startChannelGateway(
       SERVICE_CHANNEL_CONNECT_TIMEOUT_MS: '8000',
       ...env,
     },
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   await gateway.channels.settled();
   return {
@@ -187,12 +196,20 @@ export async function startChannelGateway(
         ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}),
       });
     },
+    takenIn: () => takenIn,
+    async processed(count) {
+      await until(() => takenIn >= count, HANG_MS, `the gateway to take in ${count} message(s) (${takenIn} so far)`);
+      await gateway.channels.bridge.idle();
+    },
     async stop() {
       await gateway.channels.idle();
       await gateway.close(0);
     },
   };
 }
+
+/** The hub's debug line for a message it hands to the bridge (src/channels/hub.ts). */
+const TAKEN_IN = /\[channels\] debug: [\w-]+: took in message /;
 
 /** Outbound messages that carry reply text (typing frames and empty stream openers excluded). */
 export const replies = (fake: FakePlatform, chatId?: string): FakeOutbound[] =>

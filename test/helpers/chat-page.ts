@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { repoRoot } from './cli.js';
-import { TEST_TOKEN } from './server.js';
+import { startTestServer, TEST_TOKEN, type TestServer } from './server.js';
 
 /**
  * The dashboard's Chat view in a real browser (Debian's chromium through playwright-core), as
@@ -19,6 +19,36 @@ export async function launchChromium(): Promise<Browser> {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 }
+
+/**
+ * A Chat-view test file's fixture: one Chromium for the file; `open` starts a server and opens the
+ * view on it, and both are closed after each test (the page first).
+ */
+export function useChatView(): { open(server?: Parameters<typeof startTestServer>[0], viewport?: Viewport): Promise<{ s: TestServer; w: ChatPage }> } {
+  let browser: Browser | undefined;
+  const opened: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    for (const close of opened.splice(0).reverse()) await close();
+  });
+  return {
+    async open(server, viewport) {
+      if (!browser) throw new Error('useChatView: open() is for tests, after beforeAll');
+      const s = await startTestServer(server);
+      opened.push(() => s.stop());
+      const w = await openChat(browser, s.url, viewport);
+      opened.push(() => w.context.close());
+      return { s, w };
+    },
+  };
+}
+
+type Viewport = { width: number; height: number };
 
 export interface ChatPage {
   context: BrowserContext;

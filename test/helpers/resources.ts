@@ -3,7 +3,7 @@
  * (sockets, timers, immediates) and unhandled rejections (they would crash the gateway).
  */
 import { afterAll, afterEach, beforeEach, expect } from 'vitest';
-import { poll, sleep } from './wait.js';
+import { poll } from './wait.js';
 
 /**
  * How long closing handles get to go before they count as leaked. Checks return as soon as
@@ -95,14 +95,16 @@ export function cleanupAfterEach(): (step: () => Promise<void> | void) => void {
 
 /**
  * Fails the calling test file, after its last test, on an unhandled rejection or a handle left
- * open. Late rejections get 100 ms to surface; open handles `waitMs` more to close.
+ * open. Open handles get `waitMs` to close; once none is left, nothing remains that could reject
+ * later, and a rejection of the last callbacks is reported before the next turn of the event loop.
  */
 export function failOnLeaksAfterAll(waitMs = SETTLE_MS): void {
   const unhandled = trackUnhandled();
   afterAll(async () => {
-    await sleep(100);
+    const open = await openHandles({ waitMs });
+    await new Promise((r) => setImmediate(r));
     unhandled.dispose();
     expect(unhandled.errors).toEqual([]);
-    expect(await openHandles({ waitMs })).toEqual([]);
+    expect(open).toEqual([]);
   });
 }

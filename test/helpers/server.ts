@@ -5,7 +5,7 @@ import { templatesDir } from '../../src/core/paths.js';
 import { createTaskControl } from '../../src/core/scheduler/task-control.js';
 import { createTaskRunner } from '../../src/core/scheduler/task-runner.js';
 import { createServerApp } from '../../src/server/app.js';
-import { listenApp, type RunningServer } from '../../src/server/listen.js';
+import { type ListenOptions, listenApp, type RunningServer } from '../../src/server/listen.js';
 import { createTestAssistant, type TestAssistant } from './assistant.js';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
@@ -28,6 +28,8 @@ export async function startTestServer(
     maxEventSubscribers?: number;
     files?: Record<string, string>;
     fleet?: () => Array<Record<string, unknown>>;
+    /** Sees every request first, as the gateway's /health answer does (listen.ts); false passes it on. */
+    answerFirst?: ListenOptions['answerFirst'];
   } = {},
 ): Promise<TestServer> {
   const t = createTestAssistant({
@@ -47,6 +49,7 @@ export async function startTestServer(
     activity: t.store,
     replies: t.store,
     access: t.access,
+    metrics: t.metrics,
     token: TEST_TOKEN,
     log: t.log,
     version: '0.0.0-test',
@@ -56,7 +59,7 @@ export async function startTestServer(
     ...(opts.maxEventSubscribers ? { maxEventSubscribers: opts.maxEventSubscribers } : {}),
     ...(opts.fleet ? { fleet: opts.fleet } : {}),
   });
-  const server = await listenApp(app, { host: '127.0.0.1', port: 0 });
+  const server = await listenApp(app, { host: '127.0.0.1', port: 0, ...(opts.answerFirst ? { answerFirst: opts.answerFirst } : {}) });
   return {
     ...t,
     server,

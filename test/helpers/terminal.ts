@@ -3,7 +3,7 @@
  * and REPLs see a TTY and tests read the screen the way a user would.
  */
 import { execFileSync } from 'node:child_process';
-import { poll } from './wait.js';
+import { HANG_MS, poll } from './wait.js';
 
 export interface Terminal {
   /** tmux key names or literal text, as `tmux send-keys` takes them. */
@@ -33,7 +33,8 @@ export function startTerminal(command: string, size = { width: 160, height: 40 }
           const s = screen();
           return matches(s) ? s : undefined;
         },
-        15_000,
+        // Only a hang: a loaded machine can take seconds to start node and draw a prompt.
+        HANG_MS,
         label,
         100,
       ).catch((err: Error) => {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/cli.js';
 
@@ -44,6 +45,13 @@ describe('architecture', () => {
     expect(http.length).toBeGreaterThan(0);
     expect(http.every((f) => f.startsWith('server/'))).toBe(true);
     expect(importing((s) => s === 'rou3')).toEqual([]);
+  });
+
+  it('prom-client is imported by server/prometheus.ts only, and that module only lazily (GET /metrics loads it on first use)', () => {
+    expect(importing((s) => s === 'prom-client')).toEqual(['server/prometheus.ts']);
+    const users = all.filter((f) => /['"]\.\.?\/(?:\.\.\/)*prometheus\.js['"]/.test(code(f.text)));
+    expect(users.map((f) => f.file)).toEqual(['server/routes/metrics.ts']);
+    for (const f of users) expect(code(f.text)).not.toMatch(/^import\s+(?!type\b)[^;]*prometheus\.js/m);
   });
 
   it('only the CLI layer imports commander, prompts, spinners and colours', () => {
@@ -112,12 +120,167 @@ describe('architecture', () => {
     expect(all.filter((f) => roots.includes(f.file) && /^\s*let\s/m.test(code(f.text))).map((f) => f.file)).toEqual([]);
   });
 
-  it('no source file exceeds the 400-line budget', () => {
-    const big = all.filter((f) => f.text.split('\n').length > 400).map((f) => f.file);
-    expect(big).toEqual([]);
-  });
-
   it('nothing calls process.exit (cli.ts sets process.exitCode once the command returns)', () => {
     expect(all.filter((f) => /process\.exit\(/.test(f.text)).map((f) => f.file)).toEqual([]);
+  });
+});
+
+// --- the shape inside the modules (issue 30) ---
+
+const MAX_FILE_LINES = 350;
+const MAX_FUNCTION_LINES = 120;
+
+const parsed = all.map((f) => ({ ...f, source: ts.createSourceFile(f.file, f.text, ts.ScriptTarget.Latest, true) }));
+
+/** Every function with a body (declarations, expressions, arrows, methods, accessors, constructors): `file name`, and its lines. */
+function functionSpans(): Array<{ id: string; lines: number }> {
+  const spans: Array<{ id: string; lines: number }> = [];
+  for (const { file, source } of parsed) {
+    const visit = (node: ts.Node) => {
+      if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+        const line = (pos: number) => source.getLineAndCharacterOfPosition(pos).line;
+        spans.push({ id: `${file} ${functionName(node, source)}`, lines: line(node.getEnd()) - line(node.getStart(source)) + 1 });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return spans;
+}
+
+/** What a function is called where it is written: its own name, the variable or property it is assigned to. */
+function functionName(node: ts.Node, source: ts.SourceFile): string {
+  const named = node as { name?: ts.Node };
+  if (named.name) return named.name.getText(source);
+  const parent = node.parent;
+  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))) return parent.name.getText(source);
+  return `(anonymous, line ${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1})`;
+}
+
+/** Names exported by a declaration in each file (re-exports of another module's names do not define anything). */
+function exportedNames(): Map<string, string[]> {
+  const where = new Map<string, string[]>();
+  const add = (name: string, file: string) => {
+    const files = where.get(name) ?? [];
+    if (!files.includes(file)) where.set(name, [...files, file]);
+  };
+  for (const { file, source } of parsed) {
+    const imported = new Set(
+      source.statements.flatMap((s) => {
+        const bindings = ts.isImportDeclaration(s) ? s.importClause?.namedBindings : undefined;
+        return bindings && ts.isNamedImports(bindings) ? bindings.elements.map((e) => e.name.text) : [];
+      }),
+    );
+    for (const statement of source.statements) {
+      if (ts.isExportDeclaration(statement)) {
+        // `export { x }` of a name declared here defines it; of an imported name it passes it on.
+        if (!statement.moduleSpecifier && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
+          for (const e of statement.exportClause.elements) if (!imported.has((e.propertyName ?? e.name).text)) add(e.name.text, file);
+        }
+        continue;
+      }
+      const exported = ts.canHaveModifiers(statement) && ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+      if (!exported) continue;
+      if (ts.isVariableStatement(statement)) for (const d of statement.declarationList.declarations) add(d.name.getText(source), file);
+      else if ('name' in statement && statement.name) add((statement.name as ts.Node).getText(source), file);
+    }
+  }
+  return where;
+}
+
+/** The import graph between core's folders (and its top-level files), type-only imports included. */
+function coreGraph(): Map<string, Map<string, string[]>> {
+  const core = path.join(src, 'core');
+  const nodeOf = (abs: string) => path.relative(core, abs).split(path.sep)[0] ?? '';
+  const graph = new Map<string, Map<string, string[]>>();
+  for (const f of all.filter((x) => x.file.startsWith('core/'))) {
+    const abs = path.join(src, f.file);
+    const from = nodeOf(abs);
+    for (const spec of ts.preProcessFile(f.text, true, true).importedFiles.map((i) => i.fileName)) {
+      if (!spec.startsWith('.')) continue;
+      const target = path.resolve(path.dirname(abs), spec).replace(/\.js$/, '.ts');
+      if (!target.startsWith(core + path.sep)) continue;
+      const to = nodeOf(target);
+      if (to === from) continue;
+      const edges = graph.get(from) ?? new Map<string, string[]>();
+      edges.set(to, [...(edges.get(to) ?? []), `${f.file} → ${path.relative(src, target)}`]);
+      graph.set(from, edges);
+    }
+  }
+  return graph;
+}
+
+/** The strongly connected components of more than one node (Tarjan): each is a set of folders that import each other. */
+function cycles(graph: Map<string, Map<string, string[]>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    for (const w of graph.get(v)?.keys() ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) component.push(w);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** A component with the imports that close it, for the failure message. */
+function describeCycle(component: string[], graph: Map<string, Map<string, string[]>>): string {
+  const edges = component.flatMap((a) =>
+    [...(graph.get(a) ?? [])].filter(([b]) => component.includes(b)).map(([b, why]) => `  ${a} → ${b}: ${why.join('; ')}`),
+  );
+  return [`${component.join(', ')} import each other:`, ...edges].join('\n');
+}
+
+describe('architecture: the shape inside the modules', () => {
+  it("no import cycle between core's folders (type imports included)", () => {
+    const graph = coreGraph();
+    expect(graph.get('assistant')?.has('commands')).toBe(true); // the graph sees imports at all
+    expect(cycles(graph).map((c) => describeCycle(c, graph))).toEqual([]);
+  });
+
+  it('the cycle check finds a cycle, also one through a type import', () => {
+    const graph = new Map([
+      ['a', new Map([['b', ['a/x.ts → b/y.ts']]])],
+      ['b', new Map([['c', ['b/y.ts → c/z.ts']]])],
+      ['c', new Map([['a', ['c/z.ts → a/x.ts']]])],
+      ['d', new Map([['a', ['d/w.ts → a/x.ts']]])],
+    ]);
+    expect(cycles(graph)).toEqual([['a', 'b', 'c']]);
+    expect(ts.preProcessFile("import type { T } from '../b/y.js';\ntype U = import('../c/z.js').U;", true, true).importedFiles.map((i) => i.fileName)).toEqual([
+      '../b/y.js',
+      '../c/z.js',
+    ]);
+  });
+
+  it(`no source file over ${MAX_FILE_LINES} lines`, () => {
+    const long = all.filter((f) => f.text.split('\n').length > MAX_FILE_LINES).map((f) => f.file);
+    expect(long).toEqual([]);
+  });
+
+  it(`no function over ${MAX_FUNCTION_LINES} lines`, () => {
+    const spans = functionSpans();
+    expect(spans.length).toBeGreaterThan(1000);
+    const long = spans.filter((s) => s.lines > MAX_FUNCTION_LINES);
+    expect(long.map((s) => `${s.id}: ${s.lines} lines`)).toEqual([]);
+  });
+
+  it('no exported name is defined twice in src/', () => {
+    const names = exportedNames();
+    expect(names.get('createTurnQueue')).toEqual(['core/queue/turn-queue.ts']); // declarations are seen
+    const twice = [...names].filter(([, files]) => files.length > 1);
+    expect(twice.map(([name, files]) => `${name}: ${files.join(', ')}`)).toEqual([]);
   });
 });

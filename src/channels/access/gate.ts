@@ -27,13 +27,13 @@ export interface AccessGate {
    */
   screen(msg: InboundMessage): Promise<'known' | 'stranger' | 'drop'>;
   /** `say` answers in the message's chat (split, rendered, noted as sent). */
-  admit(msg: InboundMessage, say: (text: string) => Promise<void>): Promise<Admission>;
+  admit(msg: InboundMessage, say: (text: string) => Promise<void>): Promise<GateAdmission>;
   /** True when the message may go on; false after a refusal (told once per stretch of refusals). */
   throttle(msg: InboundMessage, say: (text: string) => Promise<void>): Promise<boolean>;
 }
 
 /** `admin`: the sender may run the slash commands that change the configuration. */
-export type Admission = { admitted: true; admin: boolean } | { admitted: false };
+export type GateAdmission = { admitted: true; admin: boolean } | { admitted: false };
 
 export interface AccessGateDeps {
   config: ConfigSource;
@@ -70,9 +70,6 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
     ]);
     return decideAccess(msg, deps.config.current().config.access, (kind) => (kind === 'sender' ? sender : chat));
   };
-  /** The stranger a message is from: its sender in a direct chat, its chat in a group. */
-  const strangerOf = (msg: InboundMessage) => (msg.chatType === 'group' ? `chat:${msg.chatId}` : `sender:${msg.senderId}`);
-  const whoOf = (msg: InboundMessage) => `${msg.channel}:${msg.chatType === 'group' ? `${msg.chatId} (group)` : msg.senderId}`;
 
   const openPairing = async (msg: InboundMessage, kind: AccessKind, id: string): Promise<Exclude<OpenPairingResult, { status: 'collision' }>> => {
     const label = kind === 'sender' ? msg.senderName : `asked by ${msg.senderName ?? msg.senderId}`;
@@ -169,6 +166,10 @@ export function createAccessGate(deps: AccessGateDeps): AccessGate {
 }
 
 // --- internal ---
+
+/** The stranger a message is from: its sender in a direct chat, its chat in a group. */
+const strangerOf = (msg: InboundMessage) => (msg.chatType === 'group' ? `chat:${msg.chatId}` : `sender:${msg.senderId}`);
+const whoOf = (msg: InboundMessage) => `${msg.channel}:${msg.chatType === 'group' ? `${msg.chatId} (group)` : msg.senderId}`;
 
 /** The command is the documented one, never this host's path to the CLI: the reply goes to a stranger. */
 function formatPairingReply(kind: AccessKind, code: string): string {

@@ -114,7 +114,7 @@ function mediaOf(p: RobotPayload): { images: InboundImage[]; files: InboundFile[
   };
 }
 
-export function readReplyExtra(extra: Record<string, unknown> | undefined): DingtalkReplyExtra {
+export function readDingtalkReplyExtra(extra: Record<string, unknown> | undefined): DingtalkReplyExtra {
   const out: DingtalkReplyExtra = {};
   if (typeof extra?.sessionWebhook === 'string') out.sessionWebhook = extra.sessionWebhook;
   if (typeof extra?.sessionWebhookExpiredTime === 'number') out.sessionWebhookExpiredTime = extra.sessionWebhookExpiredTime;

@@ -7,7 +7,7 @@ import { ChannelError } from '../types.js';
  * content is `too_long` (50035 with BASE_TYPE_MAX_LENGTH), which the bridge avoids by splitting at
  * `limit`.
  */
-export function toChannelError(channel: string, what: string, err: unknown): ChannelError {
+export function toDiscordChannelError(channel: string, what: string, err: unknown): ChannelError {
   if (err instanceof ChannelError) return err;
   const fail = (kind: ChannelError['kind'], detail: string) => new ChannelError(channel, kind, `${what}: ${detail}`, { cause: err });
   if (err instanceof DiscordAPIError) {
@@ -18,7 +18,9 @@ export function toChannelError(channel: string, what: string, err: unknown): Cha
     if (err.status === 429) return fail('rate_limited', detail);
     return fail('other', detail);
   }
-  if (err instanceof RateLimitError) return fail('rate_limited', `rate limited, retry after ${err.retryAfter} ms`);
+  if (err instanceof RateLimitError) {
+    return new ChannelError(channel, 'rate_limited', `${what}: rate limited, retry after ${err.retryAfter} ms`, { cause: err, retryAfterMs: err.retryAfter });
+  }
   if (err instanceof HTTPError) return fail(err.status >= 500 ? 'network' : 'other', `HTTP ${err.status} ${err.message}`);
   const message = err instanceof Error ? err.message : String(err);
   if (/invalid token/i.test(message)) return fail('auth', `${message} Check channels.channel_f.botToken.`);

@@ -43,7 +43,14 @@ export function toInboundMessage(m: Message, self: DiscordSelf): InboundMessage 
     .map((a) => ({ ref: a.url, ...(a.contentType ? { mimeType: a.contentType } : {}), fileName: a.name }));
   const files: InboundFile[] = attachments
     .filter((a) => !a.contentType?.startsWith('image/'))
-    .map((a) => ({ ref: a.url, fileName: a.name, ...(a.contentType ? { mimeType: a.contentType } : {}), size: a.size }));
+    .map((a) => ({
+      ref: a.url,
+      fileName: a.name,
+      ...(a.contentType ? { mimeType: a.contentType } : {}),
+      size: a.size,
+      // A voice message is an attachment with a waveform (and the IS_VOICE_MESSAGE flag).
+      ...(a.waveform ? { kind: 'voice' as const } : a.contentType?.startsWith('audio/') ? { kind: 'audio' as const } : {}),
+    }));
   if (!text && images.length === 0 && files.length === 0) return undefined;
 
   const chatType = direct ? 'direct' : 'group';

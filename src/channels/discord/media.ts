@@ -2,18 +2,18 @@ import { readCappedResponse } from '../download.js';
 import type { InboundFile, InboundImage } from '../types.js';
 
 /** Pictures for the model: Discord's old 25 MiB cap for uploads, more than any picture needs. */
-export const MAX_IMAGE_BYTES = 25 * 1024 * 1024;
+export const DISCORD_MAX_IMAGE_BYTES = 25 * 1024 * 1024;
 /**
  * What a bot may upload in one attachment without server boosts (10 MiB since 2024; boosted
  * servers allow more, but the bot cannot rely on that).
  */
-export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+export const DISCORD_MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
 /**
  * Downloads an attachment by its URL (the `ref`; attachment URLs on the CDN are signed and expire
  * after about a day, which covers an inbox replay). Bounded in time and size (too_long past it).
  */
-export async function readAttachment(
+export async function readDiscordAttachment(
   channel: string,
   attachment: InboundImage | InboundFile,
   opts: { maxBytes: number; timeoutMs?: number },

@@ -1,117 +1,162 @@
 import * as lark from '@larksuiteoapi/node-sdk';
-import type { LarkCardAction, LarkCardActionAnswer } from './approval.js';
-import type { LarkReceiveEvent } from './inbound.js';
-import type { LarkSdkLogger } from './logger.js';
+import type { Logger } from '../../core/logger.js';
+import type { LifecycleSteps } from '../lifecycle.js';
+import { type ChannelContext, ChannelError, type InboundMessage } from '../types.js';
+import { type LarkCardAction, type LarkCardActionAnswer, type LarkPromptPlace, normaliseLarkCardAction } from './approval.js';
+import { LarkChatKinds } from './chats.js';
+import { toLarkChannelError } from './errors.js';
+import { fromReceiveEvent, type LarkReceiveEvent, type LarkSelf } from './inbound.js';
+import { createLarkSdkLogger, type LarkSdkLogger } from './logger.js';
+import { createLarkLongConnection, type LarkLongConnection } from './long-connection.js';
+import { createLarkRest, type LarkRest } from './rest.js';
 
-export interface LarkConnectionOptions {
+/** Options of channel_a as validated by index.ts. */
+export interface LarkOptions {
   appId: string;
   appSecret: string;
-  /** No trailing slash (the SDK appends `/callback/ws/endpoint`). */
-  domain: string;
-  /** Seconds without any frame after a ping before the SDK drops the socket and reconnects. */
+  /** Open platform base URL (index.ts turns `feishu` / `lark` into theirs); Feishu's by default. */
+  domain?: string | undefined;
   pingTimeout?: number | undefined;
-  sdkLogger: LarkSdkLogger;
-  /** The SDK acknowledges the event when this resolves (and with code 500 when it throws). */
-  onEvent(event: LarkReceiveEvent): Promise<void>;
-  /** A card button press (`card.action.trigger`); what this resolves to is the callback's answer (a toast). */
-  onCardAction(action: LarkCardAction): Promise<LarkCardActionAnswer>;
-  /** Changes after start() resolved. */
-  onStatus(state: 'connected' | 'disconnected', reason?: string): void;
 }
 
-export interface LarkConnection {
-  /** Resolves on the first handshake; rejects when the endpoint refuses the app (the SDK gives up). */
-  start(): Promise<void>;
-  /** Closes the socket and clears every timer (the SDK's ping/reconnect timers and our retry timer). */
-  stop(): void;
-}
-
-/** Backoff of our own restarts after the SDK gave up: 1 s, 2 s, 4 s … at most a minute. */
-const RETRY_MIN_MS = 1000;
-const RETRY_MAX_MS = 60_000;
+const DEFAULT_DOMAIN = 'https://open.feishu.cn';
+/** WSClient.start() silently does nothing for other app ids; fail loudly instead. */
+const APP_ID = /^cli_[0-9a-fA-F]{16}$/;
 
 /**
- * The long connection (WSClient). Its `start()` returns before any connection exists, so readiness
- * comes from the onReady / onError callbacks. The SDK reconnects by itself after a drop (with the
- * interval the server's ClientConfig names), but a *refused* endpoint call (a non-zero code such as
- * 514 auth failed or 1000040350 too many connections) is final for it: it calls onError and stops.
- * Once started, we then start it again ourselves with backoff, reporting `disconnected` meanwhile.
+ * The connection side of channel_a: the app's credentials checked over REST (bot/v3/info, which
+ * also names the bot), the long connection (long-connection.ts) and the events and card presses
+ * it brings in, each acknowledged once the bridge has it. Also holds the REST client both sides
+ * call, with a token cache of its own.
  */
-export function createLarkConnection(o: LarkConnectionOptions): LarkConnection {
-  let stopped = false;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let attempts = 0;
-  let pending: { resolve: () => void; reject: (err: Error) => void } | undefined;
+export class LarkConnection implements LifecycleSteps {
+  /** The adapter's logger until connect(), the context's from then on. */
+  log: Logger;
+  readonly rest: LarkRest;
+  readonly chats: LarkChatKinds;
+  /** The open platform's base URL, without a trailing slash. */
+  readonly domain: string;
+  /** The bot's identity, set before start() resolves and cleared by release(). */
+  self: LarkSelf | undefined;
+  private readonly name: string;
+  private readonly opts: LarkOptions;
+  private readonly sdkLogger: LarkSdkLogger;
+  /** Approval cards sent, by message id: a press names the chat but not its kind or thread. */
+  private readonly prompts: ReadonlyMap<string, LarkPromptPlace>;
+  private ctx: ChannelContext | undefined;
+  private conn: LarkLongConnection | undefined;
+  private reported: 'connected' | 'disconnected' = 'connected';
+  /** Hand-overs in arrival order; release() waits for the last. */
+  private handoff: Promise<void> = Promise.resolve();
 
-  const dispatcher = new lark.EventDispatcher({ logger: o.sdkLogger, loggerLevel: lark.LoggerLevel.warn }).register({
-    'im.message.receive_v1': (data) => o.onEvent(data),
-    // Card callbacks come over the same long connection as events; the SDK sends the handler's
-    // result back (base64 in the ack's `data`), and that is what the client shows.
-    'card.action.trigger': (data: LarkCardAction) => o.onCardAction(data),
-  });
-
-  const ws = new lark.WSClient({
-    appId: o.appId,
-    appSecret: o.appSecret,
-    domain: o.domain,
-    logger: o.sdkLogger,
-    loggerLevel: lark.LoggerLevel.warn,
-    // Without it a handshake stuck on DNS / a proxy waits forever instead of being retried.
-    handshakeTimeoutMs: 15_000,
-    ...(o.pingTimeout ? { wsConfig: { pingTimeout: o.pingTimeout } } : {}),
-    onReady: () => {
-      attempts = 0;
-      if (pending) settle()?.resolve();
-      else if (!stopped) o.onStatus('connected');
-    },
-    onReconnecting: () => {
-      if (!stopped && !pending) o.onStatus('disconnected', 'the long connection dropped; the SDK is reconnecting');
-    },
-    onReconnected: () => {
-      attempts = 0;
-      if (!stopped && !pending) o.onStatus('connected');
-    },
-    onError: (err) => {
-      if (pending) settle()?.reject(err);
-      else restartLater(err);
-    },
-  });
-
-  function settle() {
-    const p = pending;
-    pending = undefined;
-    return p;
+  constructor(name: string, opts: LarkOptions, log: Logger, prompts: ReadonlyMap<string, LarkPromptPlace>) {
+    this.name = name;
+    this.opts = opts;
+    this.log = log;
+    this.prompts = prompts;
+    this.domain = (opts.domain ?? DEFAULT_DOMAIN).replace(/\/+$/, '');
+    this.sdkLogger = createLarkSdkLogger(() => this.log);
+    // Per-adapter token cache: the SDK's default cache is process-wide and keyed by appId only.
+    const client = new lark.Client({
+      appId: opts.appId,
+      appSecret: opts.appSecret,
+      domain: this.domain,
+      cache: new lark.DefaultCache(),
+      logger: this.sdkLogger,
+      loggerLevel: lark.LoggerLevel.warn,
+    });
+    this.rest = createLarkRest(client);
+    this.chats = new LarkChatKinds(this.rest, () => this.log);
   }
 
-  function restartLater(err: Error): void {
-    if (stopped) return;
-    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** attempts++);
-    o.onStatus('disconnected', `${err.message}; starting the long connection again in ${Math.round(delay / 1000)} s`);
-    clearTimeout(retryTimer);
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      if (stopped) return;
-      ws.start({ eventDispatcher: dispatcher }).catch((e: unknown) => restartLater(e instanceof Error ? e : new Error(String(e))));
-    }, delay);
+  async connect(ctx: ChannelContext, signal: AbortSignal): Promise<void> {
+    this.ctx = ctx;
+    this.log = ctx.log;
+    const { name, opts, domain } = this;
+    if (!APP_ID.test(opts.appId)) throw new ChannelError(name, 'auth', `appId "${opts.appId}" is not cli_ followed by 16 hex digits`);
+    let botOpenId: string;
+    try {
+      botOpenId = await this.rest.botOpenId(); // also proves appId/appSecret before the socket
+    } catch (err) {
+      throw toLarkChannelError(name, `cannot use the bot API at ${domain} (check appId / appSecret)`, err);
+    }
+    signal.throwIfAborted();
+    const identity: LarkSelf = { channel: name, botOpenId };
+    const lc = createLarkLongConnection({
+      appId: opts.appId,
+      appSecret: opts.appSecret,
+      domain,
+      pingTimeout: opts.pingTimeout,
+      sdkLogger: this.sdkLogger,
+      onEvent: (event) => this.onEvent(identity, event),
+      onCardAction: (action) => this.onCardAction(action),
+      onStatus: (state, reason) => this.report(state, reason),
+    });
+    this.conn = lc;
+    try {
+      await lc.start();
+    } catch (err) {
+      if (this.conn === lc) this.conn = undefined;
+      lc.stop();
+      const kind = /514|auth/i.test(String(err)) ? 'auth' : 'network';
+      throw new ChannelError(name, kind, `long connection refused: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    this.self = identity;
+    this.reported = 'connected';
   }
 
-  return {
-    async start() {
-      const ready = new Promise<void>((resolve, reject) => (pending = { resolve, reject }));
-      await ws.start({ eventDispatcher: dispatcher });
-      try {
-        await ready;
-      } catch (err) {
-        ws.close({ force: true }); // the SDK armed its fragment-sweep timer in start()
-        throw err;
-      }
-    },
-    stop() {
-      stopped = true;
-      clearTimeout(retryTimer);
-      retryTimer = undefined;
-      settle()?.reject(new Error('stopped before the long connection was up'));
-      ws.close({ force: true });
-    },
-  };
+  async release(): Promise<void> {
+    this.self = undefined;
+    this.conn?.stop(); // the SDK first: no more events, no timers
+    this.conn = undefined;
+    await this.handoff;
+  }
+
+  private report(state: LarkConnection['reported'], reason?: string): void {
+    if (state === this.reported && state === 'connected') return;
+    this.reported = state;
+    this.ctx?.onStatus(reason === undefined ? { state } : { state, reason });
+  }
+
+  // --- inbound ---
+
+  /** In order, and only acked once the bridge has it: a throw acks with 500 so Lark delivers it again. */
+  private handOver(to: ChannelContext, message: InboundMessage): Promise<void> {
+    const next = this.handoff.then(() => to.onMessage(message));
+    this.handoff = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Runs inside the SDK's event handler: the ack goes out when this resolves, and Lark wants it within 3 s. */
+  private async onEvent(me: LarkSelf, event: LarkReceiveEvent): Promise<void> {
+    let msg: InboundMessage | undefined;
+    try {
+      msg = fromReceiveEvent(event, me);
+    } catch (err) {
+      this.log.warn(`cannot read event for ${event.message?.message_id ?? '?'}: ${String(err)}`);
+      return; // acked: a redelivery would not read any better
+    }
+    if (!msg) return;
+    this.chats.remember(msg.chatId, msg.chatType);
+    const to = this.ctx;
+    if (!to) return;
+    await this.handOver(to, msg);
+  }
+
+  /** Runs inside the SDK's handler too: its answer is the callback's, shown by the client as a toast. */
+  private async onCardAction(action: LarkCardAction): Promise<LarkCardActionAnswer> {
+    const promptId = action.context?.open_message_id ?? action.open_message_id ?? '';
+    const chatId = action.context?.open_chat_id ?? action.open_chat_id ?? '';
+    const place = this.prompts.get(promptId) ?? { chatType: chatId ? await this.chats.of(chatId) : 'group' };
+    const msg = normaliseLarkCardAction(this.name, action, place);
+    const to = this.ctx;
+    if (!msg || !to) return { toast: { type: 'warning', content: 'This button no longer does anything.' } };
+    try {
+      await this.handOver(to, msg);
+    } catch (err) {
+      this.log.warn(`cannot hand over the press on ${promptId}: ${String(err)}`);
+      return { toast: { type: 'error', content: 'Your answer was not received; please try again.' } };
+    }
+    return { toast: { type: 'info', content: 'Answer received.' } };
+  }
 }

@@ -6,7 +6,7 @@ import { ChannelError } from '../types.js';
  * (see `unwrap`). Codes are from the Open Platform error list; the ones only seen in third-party
  * reports are marked in the fake (test/fakes/platforms/channel-a-lark-state.ts).
  */
-export function toChannelError(channel: string, what: string, err: unknown): ChannelError {
+export function toLarkChannelError(channel: string, what: string, err: unknown): ChannelError {
   if (err instanceof ChannelError) return err;
   const { code, msg, status } = describe(err);
   const detail = code !== undefined ? `${msg} (code ${code})` : msg;

@@ -90,7 +90,7 @@ export function readContent(
   content: string,
   mentions: LarkMention[],
   botOpenId: string,
-): { text: string; imageKeys: string[]; files?: Array<{ key: string; name: string }> } {
+): { text: string; imageKeys: string[]; files?: Array<{ key: string; name: string; voice?: boolean }> } {
   const json = parseObject(content);
   const mentionOf = (key: string) => mentions.find((x) => x.key === key || openIdOf(x) === key);
   switch (type) {
@@ -112,7 +112,9 @@ export function readContent(
       const key = typeof json.file_key === 'string' ? json.file_key : '';
       const fallback = type === 'audio' ? 'audio.opus' : type === 'media' ? 'video.mp4' : 'file';
       const name = typeof json.file_name === 'string' && json.file_name ? json.file_name : fallback;
-      return key ? { text: '', imageKeys: [], files: [{ key, name }] } : { text: `[${type}: ${name}]`, imageKeys: [] };
+      return key
+        ? { text: '', imageKeys: [], files: [{ key, name, ...(type === 'audio' ? { voice: true } : {}) }] }
+        : { text: `[${type}: ${name}]`, imageKeys: [] };
     }
     default:
       return { text: type ? `[${type}]` : '', imageKeys: [] };
@@ -142,7 +144,7 @@ function build(self: LarkSelf, p: Parts): InboundMessage | undefined {
   const { text, imageKeys, files: fileKeys = [] } = readContent(p.type, p.content, p.mentions, self.botOpenId);
   if (!text && imageKeys.length === 0 && fileKeys.length === 0) return undefined;
   const images: InboundImage[] = imageKeys.map((key) => ({ ref: `${p.messageId}/${key}` }));
-  const files: InboundFile[] = fileKeys.map((f) => ({ ref: `${p.messageId}/${f.key}`, fileName: f.name }));
+  const files: InboundFile[] = fileKeys.map((f) => ({ ref: `${p.messageId}/${f.key}`, fileName: f.name, ...(f.voice ? { kind: 'voice' as const } : {}) }));
   const mentioned = p.chatType === 'direct' || p.mentions.some((x) => openIdOf(x) === self.botOpenId);
   const thread = p.threadId ? { threadId: p.threadId } : {};
   return {

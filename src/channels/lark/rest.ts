@@ -5,7 +5,7 @@ import { LarkApiError, unwrap } from './errors.js';
 import type { LarkHistoryItem } from './inbound.js';
 
 /** Lark's `im.messageResource.get` serves up to 100 MB; an image for the model never needs more than this. */
-export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+export const LARK_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 
 export type ReceiveIdType = 'chat_id' | 'open_id' | 'union_id' | 'user_id' | 'email';
 

@@ -1,7 +1,8 @@
 import type { Logger } from '../../core/logger.js';
 import type { ReplyStream, ReplyTarget } from '../types.js';
-import { larkCode, toChannelError } from './errors.js';
+import { larkCode, toLarkChannelError } from './errors.js';
 import type { LarkRest, LarkSent } from './rest.js';
+import { createLatestSync } from '../latest-sync.js';
 
 export interface CardStreamDeps {
   /** The channel key, for errors. */
@@ -65,9 +66,8 @@ export async function openCardStream(deps: CardStreamDeps, to: ReplyTarget): Pro
   let current = await openCard();
   let frozen = 0; // markdown characters shown by earlier, finished cards
   let latest = '';
-  let dirty = false;
-  let running: Promise<void> | undefined;
   let finished = false;
+  const syncing = createLatestSync(() => sync());
 
   const fits = (md: string) => Buffer.byteLength(render(md)) <= maxBytes;
 
@@ -83,37 +83,21 @@ export async function openCardStream(deps: CardStreamDeps, to: ReplyTarget): Pro
     }
   }
 
-  function pump(): Promise<void> {
-    running ??= (async () => {
-      try {
-        while (dirty) {
-          dirty = false;
-          await sync();
-        }
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  }
-
   return {
     async update(markdown) {
       if (finished) return;
       latest = markdown;
-      dirty = true;
-      await pump().catch((err: unknown) => log.warn(`stream update failed: ${err instanceof Error ? err.message : String(err)}`));
+      await syncing.request().catch((err: unknown) => log.warn(`stream update failed: ${err instanceof Error ? err.message : String(err)}`));
     },
     async finish(markdown) {
       if (finished) return;
       finished = true;
-      await running?.catch(() => undefined);
+      await syncing.settled();
       latest = markdown;
-      dirty = true;
       try {
-        await pump();
+        await syncing.request();
       } catch (err) {
-        throw toChannelError(deps.channel, 'finish the stream card', err);
+        throw toLarkChannelError(deps.channel, 'finish the stream card', err);
       } finally {
         await close(current).catch((err: unknown) => log.warn(`closing the stream card failed: ${String(err)}`));
       }

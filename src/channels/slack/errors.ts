@@ -44,11 +44,24 @@ export function toSlackChannelError(channel: string, err: unknown, what: string)
   if (code && AUTH.has(code)) kind = 'auth';
   else if (code && NOT_FOUND.has(code)) kind = 'not_found';
   else if (code === 'msg_too_long' || code === 'msg_blocks_too_long') kind = 'too_long';
-  else if (code === 'ratelimited' || sdkCode === 'slack_webapi_rate_limited_error') kind = 'rate_limited';
+  else if (code === 'ratelimited' || sdkCode === 'slack_webapi_rate_limited_error' || slackRetryAfter(err) !== undefined) kind = 'rate_limited';
   else if (sdkCode === 'slack_webapi_request_error' || sdkCode === 'slack_webapi_http_error') kind = 'network';
   const detail = code ?? describe(err);
   const hint = kind === 'auth' ? " (check the token and the app's scopes)" : '';
-  return new ChannelError(channel, kind, `${what} failed: ${detail}${hint}`, { cause: err });
+  const after = slackRetryAfter(err);
+  return new ChannelError(channel, kind, `${what} failed: ${detail}${hint}`, { cause: err, ...(after !== undefined ? { retryAfterMs: after * 1000 } : {}) });
+}
+
+/**
+ * Seconds Slack asked to wait (its 429's Retry-After), where the SDK gave up on a rate-limited call:
+ * WebAPIRateLimitedError carries them; when the WebClient already waited and retried, the last
+ * refusal arrives as a request error whose message names them.
+ */
+export function slackRetryAfter(err: unknown): number | undefined {
+  const own = (err as { retryAfter?: unknown } | undefined)?.retryAfter;
+  if (typeof own === 'number') return own;
+  const m = /rate limit was exceeded.*retry-after: (\d+)/i.exec(describe(err));
+  return m ? Number(m[1]) : undefined;
 }
 
 /** A readable reason from anything the SDK throws (socket-mode rejects with `undefined` on a closed socket). */

@@ -13,6 +13,8 @@ export interface SlackFileInfo {
   size?: number;
   url_private?: string;
   url_private_download?: string;
+  /** `slack_audio` for a voice clip recorded in Slack. */
+  subtype?: string;
 }
 
 export interface SlackMessageEvent {
@@ -89,6 +91,7 @@ export function normaliseSlackMessage(channelKey: string, ev: SlackMessageEvent,
         fileName: f.name ?? 'file',
         ...(f.mimetype ? { mimeType: f.mimetype } : {}),
         ...(f.size !== undefined ? { size: f.size } : {}),
+        ...(f.subtype === 'slack_audio' ? { kind: 'voice' as const } : f.mimetype?.startsWith('audio/') ? { kind: 'audio' as const } : {}),
       });
   }
   const text = slackTextToMarkdown(stripped.text);

@@ -77,9 +77,9 @@ export function normaliseTelegramMessage(channelKey: string, msg: Message, me: T
     files.push(inboundFile(doc, 'file'));
   }
   // Recordings and clips are files too: the agent may have tools for them.
-  if (msg.audio) files.push(inboundFile(msg.audio, 'audio.mp3'));
+  if (msg.audio) files.push({ ...inboundFile(msg.audio, 'audio.mp3'), kind: 'audio' });
   if (msg.video) files.push(inboundFile(msg.video, 'video.mp4'));
-  if (msg.voice) files.push(inboundFile(msg.voice, 'voice.ogg'));
+  if (msg.voice) files.push({ ...inboundFile(msg.voice, 'voice.ogg'), kind: 'voice' });
   const text = stripped.text;
   if (!text && images.length === 0 && files.length === 0) return undefined;
 

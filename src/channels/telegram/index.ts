@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineChannel } from '../types.js';
-import { baseUrl, required } from '../options.js';
+import { baseUrl, flag, required } from '../options.js';
 
 /** channel_e: Telegram with long polling. `apiRoot` names a Bot API server (a local one, or a test server). */
 export const telegram = defineChannel({
@@ -11,6 +11,8 @@ export const telegram = defineChannel({
     botToken: required('the bot token from BotFather'),
     // grammy throws on a trailing slash; accept one and drop it.
     apiRoot: baseUrl().transform((u) => u?.replace(/\/+$/, '')),
+    // `streaming` replies in private chats as drafts (sendMessageDraft); false: by edits, as in groups.
+    drafts: flag().optional(),
   }),
   create: async (opts, deps) => (await import('./adapter.js')).createTelegramAdapter(opts, deps),
 });

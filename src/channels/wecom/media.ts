@@ -2,7 +2,8 @@ import type { WSClient } from '@wecom/aibot-node-sdk';
 import { isInlineImage, mimeTypeOf } from '../../core/files/file-names.js';
 import type { InboundFile, OutboundFile, SentMessage } from '../types.js';
 import { ChannelError } from '../types.js';
-import { parseMediaRef, toChannelError } from './inbound.js';
+import { toWecomChannelError } from './errors.js';
+import { parseMediaRef } from './inbound.js';
 
 /**
  * Files both ways through the AI bot SDK. In: a callback's picture or file is a URL (valid five
@@ -37,7 +38,7 @@ export async function downloadWecomMedia(
   try {
     got = await client.downloadFile(media.url, media.aeskey);
   } catch (err) {
-    throw toChannelError(channel, err, 'media download');
+    throw toWecomChannelError(channel, err, 'media download');
   }
   if (opts.file && got.filename && !opts.file.fileName) opts.file.fileName = got.filename;
   if (got.buffer.length > opts.maxBytes) throw new ChannelError(channel, 'too_long', `the file is ${got.buffer.length} bytes, over ${opts.maxBytes}`);
@@ -53,6 +54,6 @@ export async function sendWecomFile(channel: string, client: WSClient, chatId: s
     const receipt = await client.sendMediaMessage(chatId, type, media_id);
     return { chatId, messageId: receipt.headers.req_id };
   } catch (err) {
-    throw toChannelError(channel, err, `sending ${type} ${file.name}`);
+    throw toWecomChannelError(channel, err, `sending ${type} ${file.name}`);
   }
 }

@@ -1,4 +1,4 @@
-import { commandResult, type SlashCommand } from '../assistant/slash-commands.js';
+import { commandResult, type SlashCommand } from '../commands/command-table.js';
 import type { AccessAdmin } from './access-admin.js';
 
 /**

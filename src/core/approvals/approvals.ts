@@ -83,6 +83,8 @@ export interface Approvals {
   answer(answer: AnswerRequest): AnswerOutcome;
   /** Requests waiting in a session, oldest first. */
   waiting(sessionKey: string): ApprovalRequest[];
+  /** How many requests wait for an answer, in every session. */
+  waitingCount(): number;
   /** Forget what `/allow always` allowed in a session (the session was reset). */
   forget(sessionKey: string): void;
 }
@@ -118,21 +120,7 @@ export const ADMIN_ONLY_TEXT =
 export function createApprovals(deps: ApprovalsDeps): Approvals {
   /** Waiting requests by id, in the order they were made. */
   const waiting = new Map<string, Waiting>();
-  /**
-   * Tools allowed for the rest of a session (`/allow always`), by session key, then tool, then for
-   * whom: a person's own answer holds for their turns only (a group's other members still get
-   * asked); an admin's holds for everyone in the session.
-   */
-  const always = new Map<string, Map<string, Set<string>>>();
-  const allowedAlways = (key: string, tool: string, requester: string | undefined) => {
-    const holders = always.get(key)?.get(tool);
-    return holders !== undefined && (holders.has(EVERYONE) || (requester !== undefined && holders.has(requester)));
-  };
-  const addAlways = (key: string, tool: string, holder: string) => {
-    const tools = always.get(key) ?? new Map<string, Set<string>>();
-    tools.set(tool, (tools.get(tool) ?? new Set()).add(holder));
-    always.set(key, tools);
-  };
+  const always = createAlwaysAllowed();
 
   const newId = () => {
     for (;;) {
@@ -156,22 +144,12 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
 
     const ask = (req: ApprovalAsk): Promise<ApprovalVerdict> => {
       if (closed) return Promise.resolve({ allow: false, message: closed });
-      if (!turn.canAsk) {
-        return Promise.resolve({
-          allow: false,
-          message: `No one can approve tool calls in this turn (a scheduled task), so ${req.tool} was denied. Set skipPermissions: true, or allow the tool in the engine's own settings.`,
-        });
-      }
       const text = describeToolCall(req.input, req.title, deps.mask);
-      if (text.detail.length > DETAIL_MAX) {
-        return Promise.resolve({
-          allow: false,
-          message: `The ${req.tool} call is ${text.detail.length} characters long, too long for a person to review in a chat (at most ${DETAIL_MAX}), so it was denied unseen. Split it into shorter steps.`,
-        });
-      }
+      const refused = refuseUnasked(req.tool, turn.canAsk, text.detail.length);
+      if (refused) return Promise.resolve(refused);
       const adminOnly = turn.startedByAdmin === false && deps.touchesControlFiles?.(`${compactInput(req.input)} ${req.title ?? ''}`) === true;
       // An /allow always never covers a call on the assistant's own files in a non-admin's turn: that one is always asked.
-      if (!adminOnly && allowedAlways(turn.sessionKey, req.tool, turn.requester || undefined)) {
+      if (!adminOnly && always.allows(turn.sessionKey, req.tool, turn.requester || undefined)) {
         return Promise.resolve({ allow: true, message: `${req.tool} is allowed for the rest of this session.` });
       }
       return new Promise<ApprovalVerdict>((resolve) => {
@@ -192,7 +170,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
             mine.delete(entry);
             clearTimeout(timer);
             req.signal?.removeEventListener('abort', onGone);
-            if (allowAlways) addAlways(turn.sessionKey, req.tool, allowAlways.holder);
+            if (allowAlways) always.add(turn.sessionKey, req.tool, allowAlways.holder);
             resolve(verdict);
           },
         };
@@ -214,22 +192,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   };
 
   const answer = (a: AnswerRequest): AnswerOutcome => {
-    const here = inSession(a.sessionKey);
-    let entry: Waiting | undefined;
-    if (a.id !== undefined) {
-      entry = here.find((w) => w.request.id === a.id?.trim().toLowerCase());
-      if (!entry) return { ok: false, reason: 'unknown_id', text: `No approval ${a.id} is waiting in this session (it may have been answered or timed out).` };
-    } else if (here.length === 0) {
-      return { ok: false, reason: 'none_waiting', text: 'Nothing is waiting for an approval in this session.' };
-    } else if (here.length > 1) {
-      const lines = here.map((w) => `  ${w.request.id}  ${w.request.tool}: ${w.request.summary}`);
-      return {
-        ok: false,
-        reason: 'ambiguous',
-        text: `${here.length} approvals are waiting; answer one with its id (/allow <id>, /deny <id>):\n${lines.join('\n')}`,
-      };
-    } else entry = here[0];
-    if (!entry) return { ok: false, reason: 'none_waiting', text: 'Nothing is waiting for an approval in this session.' };
+    const entry = pickWaiting(inSession(a.sessionKey), a.id);
+    if (!('request' in entry)) return entry;
     if (!a.privileged && (entry.requester === undefined || entry.requester !== a.caller)) {
       return { ok: false, reason: 'not_allowed', text: 'Only the person who started this turn (or an admin) can answer this approval.' };
     }
@@ -244,26 +208,84 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       allow ? { allow: true, message: 'The person allowed this tool call.' } : { allow: false, message: `The person denied this ${request.tool} call.` },
       a.decision === 'allow_always' ? { holder } : undefined,
     );
-    const what = `${request.tool}: ${request.summary}`;
-    const whom = holder === EVERYONE ? 'for everyone in this session' : 'for your own turns in this session (an admin can allow it for everyone)';
-    const text =
-      a.decision === 'deny'
-        ? `Denied ${what}`
-        : a.decision === 'allow_always'
-          ? `Allowed ${what}\n${request.tool} is allowed without asking ${whom}, until /reset.`
-          : `Allowed ${what}`;
-    return { ok: true, request, decision: a.decision, text };
+    return { ok: true, request, decision: a.decision, text: answeredText(request, a.decision, holder) };
   };
 
   return {
     openTurn,
     answer,
     waiting: (key) => inSession(key).map((w) => w.request),
-    forget: (key) => void always.delete(key),
+    waitingCount: () => waiting.size,
+    forget: (key) => always.forget(key),
   };
 }
 
 // --- internal ---
+
+/**
+ * Tools allowed for the rest of a session (`/allow always`), by session key, then tool, then for
+ * whom: a person's own answer holds for their turns only (a group's other members still get
+ * asked); an admin's holds for everyone in the session.
+ */
+function createAlwaysAllowed() {
+  const always = new Map<string, Map<string, Set<string>>>();
+  return {
+    allows(key: string, tool: string, requester: string | undefined): boolean {
+      const holders = always.get(key)?.get(tool);
+      return holders !== undefined && (holders.has(EVERYONE) || (requester !== undefined && holders.has(requester)));
+    },
+    add(key: string, tool: string, holder: string): void {
+      const tools = always.get(key) ?? new Map<string, Set<string>>();
+      tools.set(tool, (tools.get(tool) ?? new Set()).add(holder));
+      always.set(key, tools);
+    },
+    forget(key: string): void {
+      always.delete(key);
+    },
+  };
+}
+
+/** The verdict for a call no person gets to see: no one can answer in this turn, or it is too long to review. */
+function refuseUnasked(tool: string, canAsk: boolean, detailLength: number): ApprovalVerdict | undefined {
+  if (!canAsk) {
+    return {
+      allow: false,
+      message: `No one can approve tool calls in this turn (a scheduled task), so ${tool} was denied. Set skipPermissions: true, or allow the tool in the engine's own settings.`,
+    };
+  }
+  if (detailLength > DETAIL_MAX) {
+    return {
+      allow: false,
+      message: `The ${tool} call is ${detailLength} characters long, too long for a person to review in a chat (at most ${DETAIL_MAX}), so it was denied unseen. Split it into shorter steps.`,
+    };
+  }
+  return undefined;
+}
+
+/** The request an answer is for: the one with this id, or the only one waiting in the session. */
+function pickWaiting(here: Waiting[], id: string | undefined): Waiting | Extract<AnswerOutcome, { ok: false }> {
+  if (id !== undefined) {
+    const entry = here.find((w) => w.request.id === id.trim().toLowerCase());
+    return entry ?? { ok: false, reason: 'unknown_id', text: `No approval ${id} is waiting in this session (it may have been answered or timed out).` };
+  }
+  if (here.length > 1) {
+    const lines = here.map((w) => `  ${w.request.id}  ${w.request.tool}: ${w.request.summary}`);
+    return {
+      ok: false,
+      reason: 'ambiguous',
+      text: `${here.length} approvals are waiting; answer one with its id (/allow <id>, /deny <id>):\n${lines.join('\n')}`,
+    };
+  }
+  return here[0] ?? { ok: false, reason: 'none_waiting', text: 'Nothing is waiting for an approval in this session.' };
+}
+
+function answeredText(request: ApprovalRequest, decision: ApprovalDecision, holder: string): string {
+  const what = `${request.tool}: ${request.summary}`;
+  if (decision === 'deny') return `Denied ${what}`;
+  if (decision === 'allow') return `Allowed ${what}`;
+  const whom = holder === EVERYONE ? 'for everyone in this session' : 'for your own turns in this session (an admin can allow it for everyone)';
+  return `Allowed ${what}\n${request.tool} is allowed without asking ${whom}, until /reset.`;
+}
 
 function compactInput(input: unknown): string {
   try {

@@ -6,7 +6,7 @@ import type { StreamEvent } from '../events.js';
 import type { SentFiles } from '../files/sent-files.js';
 import type { ActivityRecord, Metrics } from '../store/types.js';
 import type { ChatSessions } from './chat-sessions.js';
-import type { CommandResult } from './slash-commands.js';
+import type { CommandResult } from '../commands/command-table.js';
 import type { AssistantStatus, ChatOptions, CommandOptions, Refusal } from './turn-options.js';
 
 /**

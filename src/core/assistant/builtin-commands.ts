@@ -2,7 +2,7 @@ import { mergePatch } from '../config/write-back.js';
 import type { ConfigSource } from '../config/source.js';
 import { describeEngineIds, engineDefinitions, resolveEngineId } from '../engines/registry.js';
 import { scanSkills } from '../skills/skills.js';
-import { type CommandTable, commandResult, type SlashCommand } from './slash-commands.js';
+import { type CommandTable, commandResult, type SlashCommand } from '../commands/command-table.js';
 
 /** What the built-in commands act on: the assistant's own operations and its configuration. */
 export interface BuiltinCommandDeps {

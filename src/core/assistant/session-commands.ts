@@ -1,5 +1,5 @@
 import { type ChatSessions, type ChatSessionView, formatTurns, type SessionChange } from './chat-sessions.js';
-import { type CommandCall, type CommandResult, commandResult, type SlashCommand } from './slash-commands.js';
+import { type CommandCall, type CommandResult, commandResult, type SlashCommand } from '../commands/command-table.js';
 
 /**
  * /new, /sessions, /switch, /rename, /delete: named sessions of the chat the command came from.

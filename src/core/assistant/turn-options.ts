@@ -77,4 +77,6 @@ export interface AssistantStatus {
   uptime: number;
   running: number;
   waiting: number;
+  /** Tool calls waiting for a person's answer (approvals), in every session. */
+  approvalsWaiting: number;
 }

@@ -29,6 +29,8 @@ export const RESTART_FIELDS: ReadonlyArray<readonly string[]> = [
   ['historyFetch'],
   // The state store is opened once, when the process starts.
   ['store'],
+  // Whether GET /metrics needs the token is decided when the server is built.
+  ['metrics'],
 ];
 
 export interface PatchResult {

@@ -31,19 +31,12 @@ export interface CodexAppServerTurn {
 type Phase = 'starting' | 'running' | 'done';
 
 export function createCodexAppServerConversation(turn: CodexAppServerTurn): LineParser {
-  const joiner = createTextJoiner();
-  /** Tool items by id: announced once, finished once; file changes keep their paths for the approval. */
-  const tools = new Map<string, { finished: boolean; paths: string[] }>();
-  /** Agent messages whose text streamed as deltas (their completed item repeats it). */
-  const streamed = new Set<string>();
+  const items = createItemReader();
   let channel: ConversationChannel | undefined;
   let phase: Phase = 'starting';
   let cancelled = false;
   let threadId: string | undefined;
   let turnId: string | undefined;
-  let lastMessage = '';
-  let lastError: string | undefined;
-  let usage = { input: 0, output: 0 };
 
   const send = (msg: Record<string, unknown>) => channel?.send(JSON.stringify(msg));
   const peer = createRpcPeer({ send, onRequest: (msg) => onServerRequest(msg), onNotification: (method, params) => onNotification(method, params) });
@@ -97,11 +90,11 @@ export function createCodexAppServerConversation(turn: CodexAppServerTurn): Line
   };
 
   const afterTurn = (t: Record<string, unknown>): AgentEvent[] => {
-    const usageEvent: AgentEvent = { type: 'usage', inputTokens: usage.input, outputTokens: usage.output };
+    const usageEvent = items.usageEvent();
     const status = str(t.status);
-    if (status === 'completed') return end([usageEvent, { type: 'final', text: lastMessage }]);
+    if (status === 'completed') return end([usageEvent, { type: 'final', text: items.lastMessage }]);
     if (status === 'interrupted' && cancelled) return end([usageEvent]);
-    const message = str(obj(t.error)?.message) ?? lastError ?? `Codex turn ${status ?? 'ended'} without an answer`;
+    const message = str(obj(t.error)?.message) ?? items.lastError ?? `Codex turn ${status ?? 'ended'} without an answer`;
     return end([usageEvent, { type: 'failure', kind: classify(message), message }]);
   };
 
@@ -113,35 +106,62 @@ export function createCodexAppServerConversation(turn: CodexAppServerTurn): Line
       case 'turn/started':
         turnId ??= str(obj(params.turn)?.id);
         return [];
-      case 'item/agentMessage/delta': {
-        const itemId = str(params.itemId) ?? '';
-        const isNew = !streamed.has(itemId);
-        streamed.add(itemId);
-        return joiner.text(str(params.delta) ?? '', isNew);
-      }
-      case 'item/started':
-        return onItem(obj(params.item) ?? {}, false);
-      case 'item/completed':
-        return onItem(obj(params.item) ?? {}, true);
-      case 'thread/tokenUsage/updated': {
-        const last = obj(obj(params.tokenUsage)?.last);
-        usage = { input: usage.input + (num(last?.inputTokens) ?? 0), output: usage.output + (num(last?.outputTokens) ?? 0) };
-        return [];
-      }
-      case 'error': {
-        const message = str(obj(params.error)?.message) ?? 'error';
-        if (params.willRetry === true) return [{ type: 'warning', message: `Reconnecting... (${message})` }];
-        lastError = message;
-        return [];
-      }
-      case 'warning':
-        return [{ type: 'warning', message: str(params.message) ?? 'warning' }];
       case 'turn/completed':
         return afterTurn(obj(params.turn) ?? {});
       default:
-        return [];
+        return items.read(method, params);
     }
   };
+
+  const onServerRequest = (msg: Record<string, unknown>): AgentEvent[] =>
+    answerServerRequest(msg, send, items.pathsOf, { ask: turn.ask, cancelled: () => cancelled, done: () => phase === 'done' });
+
+  return {
+    conversation: {
+      open(c) {
+        channel = c;
+        request('initialize', { clientInfo: { name: 'service', title: null, version: turn.clientVersion }, capabilities: null }, afterInitialize);
+      },
+      cancel() {
+        cancelled = true;
+        if (phase === 'running' && turnId) interrupt();
+        else if (phase !== 'running') end([]);
+      },
+    },
+    parseLine(line) {
+      return phase === 'done' ? [] : peer.receive(line);
+    },
+    finish(exit) {
+      if (phase === 'done') return [];
+      phase = 'done';
+      const last =
+        items.lastError ??
+        exit.stderrTail
+          .split('\n')
+          .filter((l) => l.trim() && !/^WARNING: |codex could not find bubblewrap/i.test(l))
+          .pop()
+          ?.trim();
+      const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+      return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: `codex app-server ${how} before the turn ended${last ? `: ${last}` : ''}` }];
+    },
+  };
+}
+
+// --- internal ---
+
+/**
+ * What the turn's items say, as agent events: streamed and completed agent messages, tool calls
+ * and their results, token usage, the last error Codex reported.
+ */
+function createItemReader() {
+  const joiner = createTextJoiner();
+  /** Tool items by id: announced once, finished once; file changes keep their paths for the approval. */
+  const tools = new Map<string, { finished: boolean; paths: string[] }>();
+  /** Agent messages whose text streamed as deltas (their completed item repeats it). */
+  const streamed = new Set<string>();
+  let lastMessage = '';
+  let lastError: string | undefined;
+  let usage = { input: 0, output: 0 };
 
   const onItem = (item: Record<string, unknown>, completed: boolean): AgentEvent[] => {
     const id = str(item.id) ?? '';
@@ -171,90 +191,113 @@ export function createCodexAppServerConversation(turn: CodexAppServerTurn): Line
     return out;
   };
 
-  const onServerRequest = (msg: Record<string, unknown>): AgentEvent[] => {
-    const params = obj(msg.params) ?? {};
-    const reply = (result: unknown) => send({ id: msg.id, result });
-    switch (msg.method) {
-      case 'item/commandExecution/requestApproval': {
-        const command =
-          str(params.command) ??
-          arr(params.commandActions)
-            .map((a) => str(obj(a)?.command) ?? '')
-            .join('; ');
-        const reason = str(params.reason);
-        return decide({ tool: 'shell', input: { command }, ...(reason ? { title: reason } : {}) }, (d) => reply({ decision: d }));
-      }
-      case 'item/fileChange/requestApproval': {
-        const paths = tools.get(str(params.itemId) ?? '')?.paths ?? [];
-        const where = paths.join(', ') || str(params.grantRoot) || str(params.reason) || 'a file change';
-        return decide({ tool: 'file_change', input: { path: where } }, (d) => reply({ decision: d }));
-      }
-      case 'item/permissions/requestApproval':
-        // Extra sandbox permissions (network, more paths): not granted; the sandbox setting decides.
-        reply({ permissions: {}, scope: 'turn' });
-        return [{ type: 'warning', message: 'Codex asked for extra sandbox permissions; none were granted' }];
-      case 'mcpServer/elicitation/request':
-        reply({ action: 'decline', content: null, _meta: null });
-        return [];
-      case 'item/tool/requestUserInput':
-        reply({ answers: {} });
-        return [];
-      default:
-        send({ id: msg.id, error: { code: -32601, message: `Method not found: ${String(msg.method)}` } });
-        return [];
-    }
-  };
-
-  /** Ask the person (or decline without anyone to ask) and answer Codex; after an abort: `cancel`. */
-  const decide = (ask: ApprovalAsk, answer: (decision: 'accept' | 'decline' | 'cancel') => void): AgentEvent[] => {
-    if (cancelled) {
-      answer('cancel');
-      return [];
-    }
-    if (!turn.ask) {
-      answer('decline');
-      return [{ type: 'warning', message: `refused permission for ${ask.tool}: nobody can approve it in this turn` }];
-    }
-    // "Always" is ours to remember (per session key, by tool); Codex is only ever allowed once.
-    void turn.ask(ask).then((verdict) => {
-      if (phase === 'done') return;
-      answer(cancelled ? 'cancel' : verdict.allow ? 'accept' : 'decline');
-    });
-    return [];
-  };
-
   return {
-    conversation: {
-      open(c) {
-        channel = c;
-        request('initialize', { clientInfo: { name: 'service', title: null, version: turn.clientVersion }, capabilities: null }, afterInitialize);
-      },
-      cancel() {
-        cancelled = true;
-        if (phase === 'running' && turnId) interrupt();
-        else if (phase !== 'running') end([]);
-      },
+    /** A notification about the turn's content (any other gives none). */
+    read(method: string, params: Record<string, unknown>): AgentEvent[] {
+      switch (method) {
+        case 'item/agentMessage/delta': {
+          const itemId = str(params.itemId) ?? '';
+          const isNew = !streamed.has(itemId);
+          streamed.add(itemId);
+          return joiner.text(str(params.delta) ?? '', isNew);
+        }
+        case 'item/started':
+          return onItem(obj(params.item) ?? {}, false);
+        case 'item/completed':
+          return onItem(obj(params.item) ?? {}, true);
+        case 'thread/tokenUsage/updated': {
+          const last = obj(obj(params.tokenUsage)?.last);
+          usage = { input: usage.input + (num(last?.inputTokens) ?? 0), output: usage.output + (num(last?.outputTokens) ?? 0) };
+          return [];
+        }
+        case 'error': {
+          const message = str(obj(params.error)?.message) ?? 'error';
+          if (params.willRetry === true) return [{ type: 'warning', message: `Reconnecting... (${message})` }];
+          lastError = message;
+          return [];
+        }
+        case 'warning':
+          return [{ type: 'warning', message: str(params.message) ?? 'warning' }];
+        default:
+          return [];
+      }
     },
-    parseLine(line) {
-      return phase === 'done' ? [] : peer.receive(line);
+    /** The paths a file change item touches (for its approval). */
+    pathsOf: (itemId: string): string[] => tools.get(itemId)?.paths ?? [],
+    get lastMessage() {
+      return lastMessage;
     },
-    finish(exit) {
-      if (phase === 'done') return [];
-      phase = 'done';
-      const last =
-        lastError ??
-        exit.stderrTail
-          .split('\n')
-          .filter((l) => l.trim() && !/^WARNING: |codex could not find bubblewrap/i.test(l))
-          .pop()
-          ?.trim();
-      const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-      return [{ type: 'failure', kind: last ? classify(last) : 'engine', message: `codex app-server ${how} before the turn ended${last ? `: ${last}` : ''}` }];
+    get lastError() {
+      return lastError;
     },
+    usageEvent: (): AgentEvent => ({ type: 'usage', inputTokens: usage.input, outputTokens: usage.output }),
   };
 }
 
-// --- internal ---
+/** What an approval needs of the conversation: whom to ask, and whether the turn was cancelled or is over. */
+interface ApprovalContext {
+  ask: CodexAppServerTurn['ask'];
+  cancelled(): boolean;
+  done(): boolean;
+}
+
+/** The server's requests: approvals go to the person (`decide`), the others get a fixed answer. */
+function answerServerRequest(
+  msg: Record<string, unknown>,
+  send: (msg: Record<string, unknown>) => void,
+  pathsOf: (itemId: string) => string[],
+  turn: ApprovalContext,
+): AgentEvent[] {
+  const params = obj(msg.params) ?? {};
+  const reply = (result: unknown) => send({ id: msg.id, result });
+  switch (msg.method) {
+    case 'item/commandExecution/requestApproval': {
+      const command =
+        str(params.command) ??
+        arr(params.commandActions)
+          .map((a) => str(obj(a)?.command) ?? '')
+          .join('; ');
+      const reason = str(params.reason);
+      return decide(turn, { tool: 'shell', input: { command }, ...(reason ? { title: reason } : {}) }, (d) => reply({ decision: d }));
+    }
+    case 'item/fileChange/requestApproval': {
+      const paths = pathsOf(str(params.itemId) ?? '');
+      const where = paths.join(', ') || str(params.grantRoot) || str(params.reason) || 'a file change';
+      return decide(turn, { tool: 'file_change', input: { path: where } }, (d) => reply({ decision: d }));
+    }
+    case 'item/permissions/requestApproval':
+      // Extra sandbox permissions (network, more paths): not granted; the sandbox setting decides.
+      reply({ permissions: {}, scope: 'turn' });
+      return [{ type: 'warning', message: 'Codex asked for extra sandbox permissions; none were granted' }];
+    case 'mcpServer/elicitation/request':
+      reply({ action: 'decline', content: null, _meta: null });
+      return [];
+    case 'item/tool/requestUserInput':
+      reply({ answers: {} });
+      return [];
+    default:
+      send({ id: msg.id, error: { code: -32601, message: `Method not found: ${String(msg.method)}` } });
+      return [];
+  }
+}
+
+/** Ask the person (or decline without anyone to ask) and answer Codex; after an abort: `cancel`. */
+function decide(turn: ApprovalContext, ask: ApprovalAsk, answer: (decision: 'accept' | 'decline' | 'cancel') => void): AgentEvent[] {
+  if (turn.cancelled()) {
+    answer('cancel');
+    return [];
+  }
+  if (!turn.ask) {
+    answer('decline');
+    return [{ type: 'warning', message: `refused permission for ${ask.tool}: nobody can approve it in this turn` }];
+  }
+  // "Always" is ours to remember (per session key, by tool); Codex is only ever allowed once.
+  void turn.ask(ask).then((verdict) => {
+    if (turn.done()) return;
+    answer(turn.cancelled() ? 'cancel' : verdict.allow ? 'accept' : 'decline');
+  });
+  return [];
+}
 
 /** A thread item that is a tool call, as our tool_call event (names as the `codex exec` parser gives them). */
 function toolCallOf(item: Record<string, unknown>): { name: string; input: unknown } | undefined {

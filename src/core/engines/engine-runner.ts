@@ -107,40 +107,9 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
     const approvals = asks ? { ask: asks, ...(helper ? { helper: { url: helper.url, token: helper.token } } : {}) } : undefined;
     const attempt = (sessionId: string | undefined) => runOnce(engine, binary, req, sessionId, chosen?.endpoint, approvals);
     try {
-      yield* runAttempts(engine, req, attempt, chosen);
+      yield* runAttempts(engine, req, attempt, chosen, { log: deps.log, failover: deps.failover, now });
     } finally {
       helper?.close();
-    }
-  }
-
-  async function* runAttempts(
-    engine: EngineDefinition,
-    req: EngineTurnRequest,
-    attempt: (sessionId: string | undefined) => AsyncIterable<AgentEvent>,
-    chosen: Awaited<ReturnType<typeof chooseEndpoint>>,
-  ): AsyncIterable<AgentEvent> {
-    let terminal: AgentEvent | undefined;
-    if (req.sessionId) {
-      const first = await withheldUntilContent(attempt(req.sessionId));
-      if (first.sessionNotFound) {
-        deps.log.info(`${engine.id} does not know session ${req.sessionId}; starting a new one`);
-        yield { type: 'warning', message: 'the previous engine session was not found; a new session was started' };
-      } else {
-        for await (const e of first.events) {
-          if (e.type === 'done' || e.type === 'error') terminal = e;
-          yield e;
-        }
-      }
-    }
-    if (!req.sessionId || terminal === undefined) {
-      for await (const e of attempt(undefined)) {
-        if (e.type === 'done' || e.type === 'error') terminal = e;
-        yield e;
-      }
-    }
-    const outcome = terminal?.type === 'done' ? 'ok' : terminal?.type === 'error' && terminal.kind === 'provider' ? 'provider_error' : 'other';
-    if (await recordOutcome(req.config.provider, chosen, outcome, deps.failover, now())) {
-      deps.log.warn(`provider ${chosen?.endpoint.baseUrl ?? ''} failed ${req.config.provider?.failoverThreshold} times in a row; using provider.fallback`);
     }
   }
 
@@ -203,6 +172,39 @@ export function createEngineRunner(deps: EngineRunnerDeps): EngineRunner {
 }
 
 // --- internal ---
+
+/** The resumed attempt (a fresh one when the engine does not know the session), then the provider outcome recorded for failover. */
+async function* runAttempts(
+  engine: EngineDefinition,
+  req: EngineTurnRequest,
+  attempt: (sessionId: string | undefined) => AsyncIterable<AgentEvent>,
+  chosen: Awaited<ReturnType<typeof chooseEndpoint>>,
+  deps: { log: Logger; failover: FailoverStore; now: () => number },
+): AsyncIterable<AgentEvent> {
+  let terminal: AgentEvent | undefined;
+  if (req.sessionId) {
+    const first = await withheldUntilContent(attempt(req.sessionId));
+    if (first.sessionNotFound) {
+      deps.log.info(`${engine.id} does not know session ${req.sessionId}; starting a new one`);
+      yield { type: 'warning', message: 'the previous engine session was not found; a new session was started' };
+    } else {
+      for await (const e of first.events) {
+        if (e.type === 'done' || e.type === 'error') terminal = e;
+        yield e;
+      }
+    }
+  }
+  if (!req.sessionId || terminal === undefined) {
+    for await (const e of attempt(undefined)) {
+      if (e.type === 'done' || e.type === 'error') terminal = e;
+      yield e;
+    }
+  }
+  const outcome = terminal?.type === 'done' ? 'ok' : terminal?.type === 'error' && terminal.kind === 'provider' ? 'provider_error' : 'other';
+  if (await recordOutcome(req.config.provider, chosen, outcome, deps.failover, deps.now())) {
+    deps.log.warn(`provider ${chosen?.endpoint.baseUrl ?? ''} failed ${req.config.provider?.failoverThreshold} times in a row; using provider.fallback`);
+  }
+}
 
 /**
  * Hold a resumed run's events back until it produces content. If it ends first with

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { errorMessage } from '../errors.js';
-import { TIMEOUT_MESSAGE, type AgentEvent, type FailureKind } from '../events.js';
+import type { AgentEvent } from '../events.js';
 import { createAsyncQueue } from '../util/async-queue.js';
 import { createLineSplitter } from './lines.js';
 import type { ProcessIdentity } from '../store/types.js';
-import { describeExit } from './parse-helpers.js';
 import { createProcessTree, trackTree, watchTree } from './process-tree.js';
+import { createRunOutput } from './run-outcome.js';
 
 /**
  * The only subprocess code of the project. It starts an engine CLI through execa in its own
@@ -138,31 +138,8 @@ const loadExeca = () => (execaModule ??= import('execa'));
 async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentEvent) => void): Promise<void> {
   const started = Date.now();
   const graceMs = spec.killGraceMs ?? 2_000;
-  let texts: string[] = [];
-  let finalText: string | undefined;
-  let failure: { message: string; kind: FailureKind } | undefined;
-
   const name = path.basename(spec.binary);
-  const take = (events: AgentEvent[]) => {
-    for (const e of events) {
-      if (e.type === 'text') texts.push(e.delta);
-      else if (e.type === 'final') finalText = e.text;
-      else if (e.type === 'failure') failure = { message: e.message, kind: e.kind };
-      if (e.type !== 'final' && e.type !== 'failure') emit(e);
-    }
-  };
-  // A parser that throws (a bug, or output it cannot cope with) ends this run: the engine is
-  // stopped and the turn fails with the reason; later lines are not read.
-  let parserFailure: string | undefined;
-  const parse = (read: () => AgentEvent[]) => {
-    if (parserFailure !== undefined) return;
-    try {
-      take(read());
-    } catch (err) {
-      parserFailure = `could not read the output of ${name}: ${errorMessage(err)}`;
-      stop('failed');
-    }
-  };
+  const output = createRunOutput(name, emit, () => stop('failed'));
   let stop: (reason: 'aborted' | 'failed') => void = () => undefined;
 
   if (spec.signal?.aborted) {
@@ -178,28 +155,12 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   // Every stop is a cancel of the root through execa (SIGTERM, SIGKILL forceKillAfterDelay later),
   // then, once the root has exited, the process tree: what it left running is ended too.
   const cancel = new AbortController();
+  // The spawn holds this thread until the engine has started (a fork and an exec: milliseconds,
+  // more on a busy machine). Requests already waiting to be read (a burst: its queued turns'
+  // response heads) are handled first: one turn of the event loop.
+  await new Promise((resolve) => setImmediate(resolve));
   const { execa } = await loadExeca();
-  const child = execa(spec.binary, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    extendEnv: false,
-    // Its own process group (and session): the tree below finds the group and what left it.
-    detached: true,
-    // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then
-    // EOF. Written below rather than with execa's `input`, which builds a stream per turn for it
-    // (0.5 ms of CPU per turn, measured).
-    stdin: parser.conversation || spec.stdin !== undefined ? 'pipe' : 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    // The output is read as it comes (and bounded) below; execa keeps none of it.
-    buffer: false,
-    reject: false,
-    timeout: spec.timeoutMs,
-    cancelSignal: cancel.signal,
-    killSignal: 'SIGTERM',
-    forceKillAfterDelay: graceMs,
-    windowsHide: true,
-  });
+  const child = startChild(execa, spec, parser, cancel.signal, graceMs);
   if (child.pid === undefined) {
     // execa reports a process that could not start (ENOENT, EACCES) as a failed result.
     const r = await child;
@@ -217,7 +178,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   const stderr = createTail();
   // Lines are split here rather than by execa's line-wise transforms: those grow a line without
   // bound, and an engine printing one endless line must not take the gateway's memory.
-  const splitter = createLineSplitter((line) => parse(() => parser.parseLine(line)), {
+  const splitter = createLineSplitter((line) => output.parse(() => parser.parseLine(line)), {
     onOverflow: (n) => emit({ type: 'warning', message: `dropped an output line longer than ${n} characters` }),
   });
   child.stdout?.setEncoding('utf8');
@@ -242,7 +203,7 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
       timers.push(setTimeout(() => cancel.abort(), graceMs));
     } else cancel.abort();
   };
-  if (parserFailure !== undefined) stop('failed'); // a line arrived (and failed) before the pid was known
+  if (output.parserFailure !== undefined) stop('failed'); // a line arrived (and failed) before the pid was known
   // The root's exit, not the end of execa's promise: a grandchild holding the output pipe would hold that.
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let ended = false;
@@ -279,35 +240,36 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   splitter.flush();
 
   const exitInfo: ExitInfo = { ...exit, stderrTail: stderr.text() };
-  if (!stopReason && !timedOut) parse(() => parser.finish(exitInfo));
-  const durationMs = Date.now() - started;
+  if (!stopReason && !timedOut) output.parse(() => parser.finish(exitInfo));
+  emit(output.end({ exit, exitInfo, stopReason, timedOut, conversationEnded: ended, durationMs: Date.now() - started }));
+}
 
-  if (stopReason === 'aborted') {
-    emit({ type: 'error', code: 'aborted', message: 'Aborted' });
-  } else if (timedOut) {
-    emit({ type: 'error', code: 'timeout', message: TIMEOUT_MESSAGE });
-  } else if (parserFailure !== undefined) {
-    emit({ type: 'error', code: 'internal', message: parserFailure, kind: 'engine', stderrTail: exitInfo.stderrTail, exitCode: exit.code });
-  } else if (failure) {
-    emit({ type: 'error', code: 'engine_reported', message: failure.message, kind: failure.kind, stderrTail: exitInfo.stderrTail, exitCode: exit.code });
-  } else if (exit.code !== 0 && !ended) {
-    const last = exitInfo.stderrTail
-      .split('\n')
-      .filter((l) => l.trim())
-      .pop();
-    emit({
-      type: 'error',
-      code: 'exit_nonzero',
-      message: `${describeExit(name, exit)}${last ? `: ${last.trim()}` : ''}`,
-      kind: 'engine',
-      stderrTail: exitInfo.stderrTail,
-      exitCode: exit.code,
-    });
-  } else {
-    const text = finalText ?? texts.join('');
-    texts = [];
-    emit({ type: 'done', text, durationMs });
-  }
+/**
+ * The engine's process through execa, with every stop through `cancel` (SIGTERM, SIGKILL
+ * `graceMs` later). Its stdin is a pipe for a conversing engine or a prompt, else ignored.
+ */
+function startChild(execa: typeof import('execa').execa, spec: ProcessSpec, parser: LineParser, cancel: AbortSignal, graceMs: number) {
+  return execa(spec.binary, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    extendEnv: false,
+    // Its own process group (and session): the tree below finds the group and what left it.
+    detached: true,
+    // A conversing engine keeps stdin open for the whole turn; otherwise the prompt, if any, then
+    // EOF. Written below rather than with execa's `input`, which builds a stream per turn for it
+    // (0.5 ms of CPU per turn, measured).
+    stdin: parser.conversation || spec.stdin !== undefined ? 'pipe' : 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    // The output is read as it comes (and bounded) below; execa keeps none of it.
+    buffer: false,
+    reject: false,
+    timeout: spec.timeoutMs,
+    cancelSignal: cancel,
+    killSignal: 'SIGTERM',
+    forceKillAfterDelay: graceMs,
+    windowsHide: true,
+  });
 }
 
 /**

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../atomic-write.js';
 import { fleetEntryFileName, parseFleetEntry, type FleetEntry } from './entry.js';
-import { isProcessAlive } from './process-alive.js';
+import { isPidAlive } from './process-alive.js';
 import { readStamp } from '../util/file-stamp.js';
 
 /**
@@ -44,7 +44,7 @@ export function resolveFleetDir(env: NodeJS.ProcessEnv, home: string = os.homedi
 
 export function createFleetDirectory(opts: FleetDirectoryOptions): FleetDirectory {
   const dir = path.resolve(opts.dir);
-  const alive = opts.isAlive ?? isProcessAlive;
+  const alive = opts.isAlive ?? isPidAlive;
   const now = opts.now ?? Date.now;
 
   let read: { stamp: string; found: Array<{ file: string; entry: FleetEntry }> } | undefined;

@@ -5,7 +5,7 @@ import { readProcStat } from '../util/proc.js';
  * gateway killed with SIGKILL stays one until its parent reaps it), so on Linux the state in
  * /proc decides; elsewhere the signal probe does. EPERM means it exists but belongs to someone else.
  */
-export function isProcessAlive(pid: number): boolean {
+export function isPidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

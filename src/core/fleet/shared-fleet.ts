@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { createPgFleetTable, formatFleetError, type PgFleetTable } from '../store/pg-fleet.js';
+import { createPgFleetTable, formatFleetError, type PgFleetTable } from './pg-fleet-table.js';
 import type { ServiceConfig } from '../config/schema.js';
 import { resolveStoreTarget } from '../store/open-store.js';
 import { formatSafeUrl } from '../config/secrets.js';

@@ -1,4 +1,4 @@
-import { type CommandCall, commandResult, type CommandResult, type SlashCommand } from '../assistant/slash-commands.js';
+import { type CommandCall, commandResult, type CommandResult, type SlashCommand } from '../commands/command-table.js';
 import type { ConfigSource } from '../config/source.js';
 import { editTask } from '../config/write-back.js';
 import { nextTaskTime } from './cron.js';

@@ -78,10 +78,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
 
   const armNew = (task: TaskConfig) => {
     try {
-      // A one-shot whose time passed while no gateway ran runs now: a reminder late beats none.
-      const next = task.at !== undefined ? nextTaskTime(task, new Date(deps.clock.now())) : nextCronTime(task.schedule ?? '', new Date(deps.clock.now()));
-      if (!next) throw new Error(`"${task.at}" is not a time`);
-      const slot: Slot = { task, next: next.getTime() };
+      const slot: Slot = { task, next: firstRunOf(task, deps.clock.now()) };
       slots.set(task.id, slot);
       arm(slot);
       deps.log.info(`task ${task.id}: next run ${new Date(slot.next).toISOString()}`);
@@ -164,6 +161,15 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
 // --- internal ---
 
 const ARM_SLICE = 25;
+
+/** A task's first time from `now`: its next cron time, or a one-shot's `at` (throws when it is not a time). */
+function firstRunOf(task: TaskConfig, now: number): number {
+  // A one-shot whose time passed while no gateway ran runs now: a reminder late beats none.
+  if (task.at === undefined) return nextCronTime(task.schedule ?? '', new Date(now)).getTime();
+  const at = nextTaskTime(task, new Date(now));
+  if (!at) throw new Error(`"${task.at}" is not a time`);
+  return at.getTime();
+}
 
 /** The last cron time in (from, to], if any; bounded, since a takeover's gap is seconds long. */
 function lastCronTimeBetween(schedule: string, from: number, to: number): number | undefined {

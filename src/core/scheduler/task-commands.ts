@@ -1,4 +1,4 @@
-import { type ChatPlace, type CommandCall, commandResult, type CommandResult, type SlashCommand } from '../assistant/slash-commands.js';
+import { type ChatPlace, type CommandCall, commandResult, type CommandResult, type SlashCommand } from '../commands/command-table.js';
 import type { TaskConfig } from '../config/schema.js';
 import type { ConfigSource } from '../config/source.js';
 import { ConfigError } from '../errors.js';

@@ -169,10 +169,8 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
       return start.ok ? { ok: true, outcome: await runTracked(start.task) } : start;
     },
     async runScheduled(task, claim) {
-      if (claim && !(await claim())) {
-        deps.log.info(`task ${task.id}: this run was already taken by another gateway`);
-        return retire(task);
-      }
+      // Taken by another gateway (the claim says so in the log): a one-shot task is retired all the same.
+      if (claim && !(await claim())) return retire(task);
       if (running.has(task.id)) {
         deps.log.warn(`task ${task.id}: a run started by hand is still going; this scheduled run is skipped`);
         await deps.runner.recordSkipped(task, now());

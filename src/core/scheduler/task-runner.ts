@@ -88,7 +88,7 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
       else if (sent.queued !== undefined) record.error = `not delivered yet: ${sent.queued}; it waits in the reply outbox and is sent again`;
     }
     await deps.store.recordTaskRun(record);
-    log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`);
+    log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`, { task: task.id, status });
     return { run: record, completion, reply };
   };
 

@@ -3,8 +3,7 @@ import { loadPg } from './pg-load.js';
 import { AppError } from '../errors.js';
 import { formatSafeUrl } from '../config/secrets.js';
 import { migratePg, quoteIdent } from './pg-migrations.js';
-
-export type Row = Record<string, unknown>;
+import type { Row } from './rows.js';
 
 /** Run one statement on the pool (any connection). */
 export type PgQuery = (sql: string, params?: unknown[]) => Promise<pg.QueryResult<Row>>;
@@ -94,4 +93,17 @@ export function createPgConnection(opts: PgConnectionOptions): PgConnection {
       return ended;
     },
   };
+}
+
+/**
+ * Insert a row and keep the newest `keep` rows of its owner (ids grow with insertion), in one
+ * statement: one round trip, atomic. The DELETE sees the table as it was before the INSERT (one
+ * snapshot for the whole statement), hence the offset of `keep - 1`. `$1` is the owner column.
+ */
+export async function insertKeeping(query: PgQuery, insert: string, table: string, column: string, keep: number, params: unknown[]): Promise<void> {
+  await query(
+    `WITH added AS (${insert})
+     DELETE FROM ${table} WHERE ${column} = $1 AND id <= (SELECT id FROM ${table} WHERE ${column} = $1 ORDER BY id DESC OFFSET ${keep - 1} LIMIT 1)`,
+    params,
+  );
 }

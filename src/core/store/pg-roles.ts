@@ -1,6 +1,6 @@
 import { formatSafeUrl } from '../config/secrets.js';
 import { AppError, errorMessage } from '../errors.js';
-import { FLEET_SCHEMA, PG_FLEET_MIGRATIONS } from './pg-fleet.js';
+import { FLEET_SCHEMA, PG_FLEET_MIGRATIONS } from './pg-fleet-schema.js';
 import { loadPg } from './pg-load.js';
 import { quoteIdent } from './pg-migrations.js';
 

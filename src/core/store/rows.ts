@@ -4,6 +4,7 @@ import type {
   ActivityRecord,
   ChatSession,
   FailoverState,
+  GroupMessage,
   InboxEntry,
   KnownChat,
   PairingRequest,
@@ -72,6 +73,17 @@ export function parseTaskRunRow(r: Row): TaskRun {
     preview: String(r.preview),
     ...(r.error === null ? {} : { error: String(r.error) }),
     ...(r.delivered === null ? {} : { delivered: Boolean(r.delivered) }),
+  };
+}
+
+export function parseGroupMessageRow(r: Row): GroupMessage {
+  return {
+    chatKey: String(r.chat_key),
+    ...(r.message_id === null ? {} : { messageId: String(r.message_id) }),
+    ts: Number(r.ts),
+    sender: String(r.sender),
+    text: String(r.text),
+    fromBot: Boolean(r.from_bot),
   };
 }
 

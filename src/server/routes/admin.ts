@@ -46,7 +46,9 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
     if (result.ok) return { ok: true };
     const { ok: _ok, ...rest } = result;
     const status = SEND_STATUS[result.reason];
-    deps.log.child('http').info(formatHttpLine(status, 'POST', `/api/send to ${body.channel}`, rest.error));
+    deps.log
+      .child('http')
+      .info(formatHttpLine(status, 'POST', `/api/send to ${body.channel}`, rest.error), { status, method: 'POST', path: '/api/send', channel: body.channel });
     return jsonReply(status, rest);
   });
 }
@@ -78,6 +80,8 @@ export async function buildStatus(deps: ServerDeps): Promise<Record<string, unkn
     metrics,
     recentMessages,
     turns: { running: s.running, waiting: s.waiting },
+    // Beyond the spec's record: what this process counted since it started (GET /metrics reads the same).
+    live: formatLive(deps, s.approvalsWaiting),
     // Beyond the spec's record: today's spending against access.dailyBudgetUsd (0 = no cap).
     budget,
     // Beyond the spec's record: replies a platform refused, waiting in the outbox to be sent again.
@@ -88,4 +92,9 @@ export async function buildStatus(deps: ServerDeps): Promise<Record<string, unkn
 async function budgetOf(deps: ServerDeps): Promise<Record<string, unknown>> {
   const b = await deps.assistant.budget();
   return { todayCostUsd: b.todayCostUsd, dailyBudgetUsd: b.dailyBudgetUsd, reached: b.reached, resetsAt: new Date(b.resetsAt).toISOString() };
+}
+
+function formatLive(deps: ServerDeps, approvalsWaiting: number): Record<string, unknown> {
+  const { since, turns, channels, storeErrors, engineProcesses } = deps.metrics.snapshot();
+  return { since: new Date(since).toISOString(), turns, channels, storeErrors, engineProcesses, approvalsWaiting };
 }

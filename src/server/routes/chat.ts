@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isSlashCommand } from '../../core/assistant/slash-commands.js';
+import { isSlashCommand } from '../../core/commands/command-table.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import { readValidated } from '../body.js';
 import { httpError, jsonReply } from '../http.js';

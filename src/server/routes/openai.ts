@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
-import { isSlashCommand } from '../../core/assistant/slash-commands.js';
+import { isSlashCommand } from '../../core/commands/command-table.js';
 import type { Completion, StreamEvent } from '../../core/events.js';
 import { createAsyncQueue } from '../../core/util/async-queue.js';
 import { readValidated } from '../body.js';

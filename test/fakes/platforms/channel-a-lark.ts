@@ -171,14 +171,17 @@ export async function startFakeLark(opts: LarkFakeOptions = {}): Promise<FakePla
     });
     const botKey = msg.mentionBot ? '@_user_1' : undefined;
     // A file is a message of its own on Lark (type file, no caption): one file, no text, no images.
-    const file = msg.files?.[0];
-    if (file && (msg.text || msg.images?.length || (msg.files?.length ?? 0) > 1))
-      throw new Error('fake lark: a file message carries one file and nothing else');
+    // A voice message is one too (type audio: the recording's file_key and its duration in ms).
+    const file = msg.voice ?? msg.files?.[0];
+    if (file && (msg.text || msg.images?.length || (msg.files?.length ?? 0) + (msg.voice ? 1 : 0) > 1))
+      throw new Error('fake lark: a file or audio message carries one file and nothing else');
     const fileKey = file ? `file_v3_00${hex(12)}` : undefined;
     if (file && fileKey) s.resources.set(`${messageId}/${fileKey}`, { mimeType: file.mimeType, data: file.data, fileName: file.fileName ?? 'file' });
     const { messageType, content } =
       file && fileKey
-        ? { messageType: 'file', content: JSON.stringify({ file_key: fileKey, file_name: file.fileName ?? 'file' }) }
+        ? msg.voice
+          ? { messageType: 'audio', content: JSON.stringify({ file_key: fileKey, duration: (msg.voice.durationSeconds ?? 3) * 1000 }) }
+          : { messageType: 'file', content: JSON.stringify({ file_key: fileKey, file_name: file.fileName ?? 'file' }) }
         : inboundContent(msg.text, mentions, botKey, imageKeys);
     const ts = msg.ts ?? Date.now();
     const root = msg.threadId ? [...s.messages.values()].find((m) => m.threadId === msg.threadId) : undefined;

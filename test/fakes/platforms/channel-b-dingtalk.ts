@@ -72,6 +72,10 @@ export interface FakeDingtalk extends FakePlatform, DingtalkExtras {
   readonly subscriptions: ReadonlyArray<{ type: string; topic: string }>;
   /** Counters for reconnect assertions. */
   readonly stats: { opens: number; refusedOpens: number; upgrades: number; tokens: number };
+  /** Keep-alive pings (WebSocket ping frames) the client sent on its current connection. */
+  clientPings(): number;
+  /** When each refused connections/open arrived (unix ms): the gaps are the client's backoff. */
+  readonly refusedOpenTimes: readonly number[];
   /** AI cards by outTrackId: streamed text and the card data merged from create and PUT /v1.0/card/instances. */
   readonly cards: ReadonlyMap<string, { chatId: string; text: string; params: Record<string, unknown> }>;
 }
@@ -102,6 +106,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   const pressFrames = new Set<string>(); // CALLBACK frame ids of presses, acked as 'press:<id>'
   const pendingPings = new Set<string>();
   const stats = { opens: 0, refusedOpens: 0, upgrades: 0, tokens: 0 };
+  const refusedOpenTimes: number[] = [];
+  let latestPings = 0;
   let subscriptions: Conn['subscriptions'] = [];
   let refuse = false,
     closed = false;
@@ -129,7 +135,12 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   function onConnection(ws: WebSocket, subs: Conn['subscriptions']): void {
     const conn: Conn = { ws, id: randomId('conn'), subscriptions: subs };
     conns.add(conn);
+    latestPings = 0;
     ws.on('message', onClientFrame)
+      .on('ping', () => {
+        if ([...conns].at(-1) === conn) latestPings++;
+        notify();
+      })
       .on('error', () => undefined)
       .on('close', () => {
         conns.delete(conn);
@@ -300,6 +311,7 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     stats.opens++;
     if (!credentialsOk(body.clientId, body.clientSecret)) {
       stats.refusedOpens++;
+      refusedOpenTimes.push(Date.now());
       return refuseReq(
         res,
         'POST /v1.0/gateway/connections/open',
@@ -420,7 +432,9 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
       const callbackType = typeof body.callbackType === 'string' ? body.callbackType : undefined;
       let buttons: FakeButton[] | undefined;
       if (templateId === APPROVAL_CARD_TEMPLATE) {
-        const missing = ['markdown', ...APPROVAL_BUTTONS.flatMap(([l, c]) => [l, c])].filter((k) => typeof params[k] !== 'string' || params[k] === '');
+        const missing = ['markdown', ...APPROVAL_BUTTONS.flatMap((button) => button.slice(0, 2))].filter(
+          (k) => typeof params[k] !== 'string' || params[k] === '',
+        );
         if (missing.length)
           return refuseReq(res, route, `approval card data lacks ${missing.join(', ')}`, body, 400, { code: 'InvalidParameter', message: 'cardParamMap' });
         buttons = APPROVAL_BUTTONS.map(([l, c]) => ({ label: String(params[l]), value: String(params[c]) }));
@@ -487,6 +501,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     rejections,
     acks,
     stats,
+    refusedOpenTimes,
+    clientPings: () => latestPings,
     cards,
     get subscriptions() {
       return subscriptions;

@@ -43,7 +43,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { WebSocketServer, WebSocket } from 'ws';
 import { Recorder, closeServer, listen, parseRequest, randomToken, sendJson } from './_shared-slack-telegram.js';
 import { blockButtons, handleSlackApi, SLACK_TEXT_LIMIT, type SlackMessage, type SlackState } from './channel-d-slack-api.js';
-import type { FakeInbound, FakePlatform, FakePlatformOptions } from './types.js';
+import type { FakeImage, FakeInbound, FakePlatform, FakePlatformOptions } from './types.js';
 import { HANG_MS } from '../../helpers/wait.js';
 
 export type { SlackMessage } from './channel-d-slack-api.js';
@@ -204,7 +204,9 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
       ...(msg.fromBot ? { bot_id: `B${msg.userId}` } : {}),
     };
     if (msg.threadId) message.thread_ts = msg.threadId;
-    const attached = [...(msg.images ?? []), ...(msg.files ?? [])];
+    // A voice clip recorded in Slack is a file of subtype slack_audio.
+    const clip = msg.voice ? [{ ...msg.voice, fileName: msg.voice.fileName ?? 'audio_message.webm', clip: true }] : [];
+    const attached: Array<FakeImage & { clip?: boolean }> = [...(msg.images ?? []), ...(msg.files ?? []), ...clip];
     if (attached.length) {
       message.subtype = 'file_share';
       message.files = attached.map((img, i) => {
@@ -230,6 +232,7 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
           is_public: false,
           url_private: `${base}/${encodeURIComponent(name)}`,
           url_private_download: `${base}/download/${encodeURIComponent(name)}`,
+          ...(img.clip ? { subtype: 'slack_audio' } : {}),
         };
       });
     }

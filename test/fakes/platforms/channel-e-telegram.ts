@@ -39,7 +39,9 @@
  * else 400 "BUTTON_DATA_INVALID") are recorded as `buttons`; `press()` delivers the `callback_query`
  * a click makes, and `answerCallbackQuery` calls are recorded in `callbackAnswers` (an unknown or
  * twice-answered query id is 400 "query is too old ... or query ID is invalid").
- * Not modelled: rate limits (use failNext with retry_after), webhooks, inline mode.
+ * Rate limits: failNext with retry_after for one 429, or paceChats for Telegram's per-chat flood
+ * control. Voice notes (FakeInbound.voice) arrive as `voice` messages (audio/ogg, getFile path
+ * voice/…). Not modelled: webhooks, inline mode.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Recorder, closeServer, counter, listen, parseRequest, randomToken, sendJson, type UploadedFile } from './_shared-slack-telegram.js';
@@ -52,6 +54,9 @@ export const TELEGRAM_TEXT_LIMIT = 4096;
 const DOWNLOAD_MAX_BYTES = 20 * 1024 * 1024;
 const PHOTO_MAX_BYTES = 10 * 1024 * 1024;
 const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
+
+/** The calls Telegram's per-chat flood control counts (paceChats). */
+const PACED = new Set(['sendmessage', 'editmessagetext', 'sendmessagedraft', 'sendphoto', 'senddocument']);
 
 type TgMessage = Record<string, unknown> & { message_id: number; chat: { id: number; type: string }; text?: string; entities?: TgEntity[] };
 type Update = { update_id: number; message: TgMessage } | { update_id: number; callback_query: Record<string, unknown> & { id: string } };
@@ -74,6 +79,13 @@ export interface TelegramExtras {
   failNext(method: string, failure: Failure, times?: number): void;
   /** The platform answers `method` again. */
   stopFailing(method: string): void;
+  /**
+   * Telegram's flood control in a chat: a message, edit or draft sooner than `ms` after the last
+   * one in the same chat is refused with 429 "Too Many Requests: retry after N" and
+   * `parameters.retry_after` (whole seconds, at least 1), as Telegram answers past about one
+   * message per second per chat. Off (undefined) by default.
+   */
+  paceChats(ms: number | undefined): void;
   /** Messages the bot deleted, as `${chatId}:${messageId}`. */
   readonly deleted: string[];
   /**
@@ -139,6 +151,8 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   const openQueries = new Set<string>();
   const nextQueryId = counter(5_000_000);
   let allowedUpdates: string[] | undefined;
+  let chatPace: number | undefined;
+  const lastWrite = new Map<number, number>();
   let port = 0;
 
   const key = (chat: number, id: number) => `${chat}:${id}`;
@@ -146,7 +160,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     id > 0 ? { id, type: 'private', ...user } : { id, type: /^-100\d{10,}$/.test(String(id)) ? 'supergroup' : 'group', title: title ?? `Group ${id}` };
 
   function addFile(data: Buffer, ext: string, folder = 'photos'): { file_id: string; file_unique_id: string; file_size: number } {
-    const file_id = `${folder === 'photos' ? 'AgAC' : 'BQAC'}${randomToken(24)}`;
+    const file_id = `${folder === 'photos' ? 'AgAC' : folder === 'voice' ? 'AwAC' : 'BQAC'}${randomToken(24)}`;
     const unique = `AQAD${randomToken(10)}`;
     files.set(file_id, { path: `${folder}/file_${files.size}.${ext}`, unique, data });
     return { file_id, file_unique_id: unique, file_size: data.length };
@@ -209,6 +223,17 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
           ],
         };
       }),
+      ...(msg.voice
+        ? [
+            {
+              voice: {
+                ...addFile(msg.voice.data, 'oga', 'voice'),
+                duration: msg.voice.durationSeconds ?? 3,
+                mime_type: msg.voice.mimeType,
+              },
+            },
+          ]
+        : []),
       ...(msg.files ?? []).map((f) => ({
         document: {
           ...addFile(f.data, (f.fileName ?? 'file.bin').split('.').at(-1) ?? 'bin', 'documents'),
@@ -240,6 +265,14 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       return fail(injected.error_code, injected.description, injected.retry_after !== undefined ? { retry_after: injected.retry_after } : undefined);
     }
     const chatId = int(p.chat_id);
+    if (chatPace !== undefined && chatId !== undefined && PACED.has(method)) {
+      const since = Date.now() - (lastWrite.get(chatId) ?? 0);
+      if (since < chatPace) {
+        const after = Math.max(1, Math.ceil((chatPace - since) / 1000));
+        return fail(429, `Too Many Requests: retry after ${after}`, { retry_after: after });
+      }
+      lastWrite.set(chatId, Date.now());
+    }
     const needChat = () => fail(400, 'Bad Request: chat not found');
     const format = typeof p.parse_mode === 'string' && p.parse_mode ? p.parse_mode : 'plain';
     type Body = { error?: ReturnType<typeof fail>; text?: string; entities?: TgEntity[] };
@@ -539,6 +572,10 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     expiredPolls: () => expired,
     failNext: (method, failure, times = 1) => void failures.set(method.toLowerCase(), { ...failure, left: times }),
     stopFailing: (method) => void failures.delete(method.toLowerCase()),
+    paceChats: (ms) => {
+      chatPace = ms;
+      lastWrite.clear();
+    },
     async close() {
       recorder.close();
       if (poll) answerPoll(poll, 200, { ok: true, result: [] });

@@ -32,6 +32,23 @@ export interface RestContext {
   echo(t: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE' | 'MESSAGE_DELETE', m: StoredMessage): void;
   /** POST /interactions/:id/:token/callback (no Authorization: the token in the path is the proof). */
   interactionCallback(id: string, token: string, body: Json): { status: number; body?: unknown };
+  /** A refusal queued for the next request of this method and route (failNext), taken once. */
+  takeFailure(method: string, route: string): RestFailure | undefined;
+}
+
+/**
+ * A refusal for the next matching request. With `retryAfter` (seconds) it is Discord's 429: body
+ * `{message, retry_after, global}` and the `Retry-After`, `X-RateLimit-Scope` headers, which
+ * @discordjs/rest waits out before it sends the request again.
+ */
+export interface RestFailure {
+  method: string;
+  /** The route after /api/v10, e.g. /channels/123/messages/456; a RegExp matches any such route. */
+  route: string | RegExp;
+  status?: number;
+  code?: number;
+  message?: string;
+  retryAfter?: number;
 }
 
 /** The buttons of a message's action rows (label, custom_id), where it has any. */
@@ -47,6 +64,7 @@ export function componentButtons(components: unknown): FakeButton[] | undefined 
 interface Reply {
   status: number;
   body?: unknown;
+  headers?: Record<string, string>;
 }
 interface Req {
   method: string;
@@ -302,6 +320,8 @@ export function createRestHandler(ctx: RestContext) {
     if (method === 'POST' && parts[0] === 'interactions' && parts[3] === 'callback' && parts.length === 4) {
       return send(res, ctx.interactionCallback(parts[1] ?? '', parts[2] ?? '', parsed.body), parts);
     }
+    const failure = ctx.takeFailure(method, r.route);
+    if (failure) return send(res, reject(r, failure.retryAfter !== undefined ? 'rate limited' : (failure.message ?? 'refused'), refusal(failure)), parts);
     const authorized = req.headers.authorization === `Bot ${ctx.token}`;
     const open = method === 'GET' && parts.join('/') === 'gateway';
     if (!authorized && !open) return send(res, reject(r, 'bad or missing Authorization header', error(401, 0, '401: Unauthorized')), parts);
@@ -310,6 +330,16 @@ export function createRestHandler(ctx: RestContext) {
 }
 
 // --- internal ---
+
+function refusal(f: RestFailure): Reply {
+  if (f.retryAfter === undefined) return error(f.status ?? 400, f.code ?? 0, f.message ?? 'Refused');
+  const after = String(f.retryAfter);
+  return {
+    status: 429,
+    body: { message: 'You are being rate limited.', retry_after: f.retryAfter, global: false },
+    headers: { 'retry-after': after, 'x-ratelimit-scope': 'user', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': after },
+  };
+}
 
 function send(res: ServerResponse, reply: Reply, parts: string[] = []): void {
   // Generous limits that never reach 0, so @discordjs/rest never sleeps on a bucket.
@@ -323,6 +353,7 @@ function send(res: ServerResponse, reply: Reply, parts: string[] = []): void {
     'x-ratelimit-reset': (Date.now() / 1000 + 1).toFixed(3),
     'x-ratelimit-reset-after': '1.000',
     'x-ratelimit-bucket': bucket,
+    ...reply.headers,
   };
   if (reply.body === undefined) {
     res.writeHead(reply.status, headers);

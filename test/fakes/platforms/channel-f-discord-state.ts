@@ -324,6 +324,13 @@ export function createWorld(baseUrl: () => string) {
     const payload = basePayload(id, channel, author, content, ts);
     payload.mentions = mentioned.map((u) => ({ ...userPayload(u), ...(channel.type === 1 ? {} : { member: memberPayload(u, false) }) }));
     payload.attachments = [...(msg.images ?? []), ...(msg.files ?? [])].map((img, i) => addFile(channel.id, img, i));
+    if (msg.voice) {
+      // A voice message: one ogg attachment with its length and waveform, and the IS_VOICE_MESSAGE flag (1 << 13).
+      const voice = { ...msg.voice, fileName: msg.voice.fileName ?? 'voice-message.ogg' };
+      const waveform = Buffer.alloc(32, 0x40).toString('base64');
+      payload.attachments = [{ ...addFile(channel.id, voice, 0), duration_secs: msg.voice.durationSeconds ?? 3, waveform }];
+      payload.flags = 1 << 13;
+    }
     return { stored: store(channel, payload, Boolean(msg.mentionBot), false), announce };
   }
 

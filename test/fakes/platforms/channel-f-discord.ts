@@ -51,11 +51,11 @@ import {
   type StoredMessage,
 } from './channel-f-discord-state.js';
 import { createGateway, gatewayMessage, type GatewayRecord } from './channel-f-discord-gateway.js';
-import { componentButtons, createRestHandler, type DiscordOutbound } from './channel-f-discord-rest.js';
+import { componentButtons, createRestHandler, type DiscordOutbound, type RestFailure } from './channel-f-discord-rest.js';
 import type { FakeInbound, FakePlatform, FakePlatformOptions, FakeRejection } from './types.js';
 import { HANG_MS } from '../../helpers/wait.js';
 
-export type { DiscordOutbound } from './channel-f-discord-rest.js';
+export type { DiscordOutbound, RestFailure } from './channel-f-discord-rest.js';
 
 export interface FakeDiscordOptions extends FakePlatformOptions {
   /** Sent in op 10 Hello; Discord uses about 41 250 ms. Lower it to see heartbeats (and `acks`) in tests. */
@@ -91,6 +91,8 @@ export interface DiscordExtras {
   press(opts: { messageId: string; label: string; userId: string }): Promise<{ interactionId: string }>;
   /** Interaction callbacks the bot made (type 6: deferred update, 7: update, 4: message), in order. */
   readonly interactionAnswers: Array<{ interactionId: string; type: number; at: number }>;
+  /** Refuse the next request of this method and route (a 429 with `retryAfter`, else the status and code given). */
+  failNext(failure: RestFailure): void;
 }
 
 export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<FakePlatform & DiscordExtras> {
@@ -107,6 +109,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   };
 
   const openInteractions = new Map<string, string>();
+  const failures: RestFailure[] = [];
   const interactionAnswers: DiscordExtras['interactionAnswers'] = [];
   const world = createWorld(baseUrl);
   const gateway = createGateway({
@@ -146,6 +149,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       notify();
     },
     echo,
+    takeFailure(method, route) {
+      const i = failures.findIndex((f) => f.method === method && (typeof f.route === 'string' ? f.route === route : f.route.test(route)));
+      return i < 0 ? undefined : failures.splice(i, 1)[0];
+    },
     interactionCallback(id, interactionToken, body) {
       if (openInteractions.get(id) !== interactionToken) return { status: 404, body: { message: 'Unknown interaction', code: 10062 } };
       if (interactionAnswers.some((a) => a.interactionId === id)) {
@@ -228,6 +235,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     invalidateSessions: () => gateway.invalidateSessions(),
 
     interactionAnswers,
+    failNext: (failure) => void failures.push(failure),
     async press({ messageId, label, userId }) {
       const stored = world.messages.get(messageId);
       const button = stored?.fromBot ? componentButtons(stored.payload.components)?.find((b) => b.label === label) : undefined;

@@ -34,6 +34,11 @@ export interface FakeInbound {
   images?: FakeImage[];
   /** Documents (not pictures), sent the platform's way for files; `fileName` is what the user sees. */
   files?: FakeImage[];
+  /**
+   * A voice note recorded in the app, sent the platform's way for one (Telegram `voice`, a Slack
+   * audio clip, a Discord voice message, a Lark `audio` message), where the fake models it.
+   */
+  voice?: FakeImage & { durationSeconds?: number };
 }
 
 /** A file the bot sent, as the platform stored it. */

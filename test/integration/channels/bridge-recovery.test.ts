@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AccessGate } from '../../../src/channels/access/gate.js';
 import { createBridge } from '../../../src/channels/bridge.js';
@@ -5,13 +7,14 @@ import { createRunningAdapters } from '../../../src/channels/running-adapters.js
 import { createSentLedger } from '../../../src/channels/sent-ledger.js';
 import type { ChannelAdapter, InboundMessage } from '../../../src/channels/types.js';
 import { createTestAssistant, type TestAssistant } from '../../helpers/assistant.js';
-import { sleep } from '../../helpers/wait.js';
+import { testdir } from '../../helpers/testdir.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
  * Exactly once across a restart, every interleaving: an earlier run left messages pending in the
- * inbox; this run's recovery pass and the platform redelivering them live race. Each order (and
- * a delay injected at each point: before, while and after the first taker's turn runs) must run
- * the engine once per message id and reply once.
+ * inbox; this run's recovery pass and the platform redelivering them live race. Each order, with
+ * the second step at each point (at once, while the turns the first step started run, after they
+ * ended), must run the engine once per message id and reply once.
  */
 let t: TestAssistant | undefined;
 afterEach(() => {
@@ -54,14 +57,17 @@ const orders: Step[][] = [
   ['recover', 'redeliver'],
   ['redeliver', 'recover'],
 ];
-const delays = [0, 50, 400, 1_500]; // the second step: at once, while the first taker's turn runs (SLEEP:800), after it ended
+/** When the second step comes: the turns wait for a gate file, so "while they run" is certain. */
+const points = ['at once', 'while the turns of the first step run', 'after those turns ended'] as const;
 
 describe('bridge: recovery vs live redelivery after a restart', () => {
   for (const order of orders) {
-    for (const delay of delays) {
-      it(`${order.join(' then ')} (${delay} ms apart): one turn and one reply per message`, async () => {
+    for (const point of points) {
+      it(`${order.join(' then ')} (${point}): one turn and one reply per message`, async () => {
         t = createTestAssistant({ yaml: 'inbox:\n  enabled: true\n' });
-        const pending = [message('m1', 'SLEEP:800 first'), message('m2', 'second')];
+        const gate = path.join(testdir(), 'gate-open');
+        const openGate = () => fs.writeFileSync(gate, '');
+        const pending = [message('m1', `GATE:${gate} first`), message('m2', 'second')];
         // What a killed earlier run left: claimed under its own run id, payload kept, not done.
         for (const m of pending) {
           await t.store.claimMessage({
@@ -87,16 +93,20 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
           access: everyone,
         });
         // The platform redelivers what it had not seen acknowledged, plus one message sent while the gateway was down.
-        const sentWhileDown = message('m3', 'third');
+        const sentWhileDown = message('m3', `GATE:${gate} third`);
         const steps: Record<Step, () => Promise<unknown>> = {
           recover: async () => await bridge.recover(),
           redeliver: () => Promise.all([...pending, sentWhileDown].map((m) => bridge.accept(m))),
         };
         await steps[order[0] as Step]();
-        await sleep(delay);
+        if (point === 'while the turns of the first step run') await until(() => t?.standIn.runs().length !== 0, HANG_MS, 'a turn of the first step to start');
+        if (point === 'after those turns ended') {
+          openGate();
+          await bridge.idle();
+        }
         await steps[order[1] as Step]();
-        await bridge.idle();
-        await sleep(100);
+        openGate();
+        // Both steps have handed every message to their lanes: once these are empty, nothing more comes.
         await bridge.idle();
 
         const standIn = t.standIn;
@@ -124,8 +134,11 @@ describe('bridge: recovery vs live redelivery after a restart', () => {
       runId: 'this-run',
       access: everyone,
     });
-    await bridge.accept(message('live', 'SLEEP:500 live one'));
-    expect(await bridge.recover()).toBe(0);
+    const gate = path.join(testdir(), 'gate-open');
+    await bridge.accept(message('live', `GATE:${gate} live one`));
+    await until(() => t?.standIn.runs().length === 1, HANG_MS, 'the live turn to start');
+    expect(await bridge.recover()).toBe(0); // while its turn runs
+    fs.writeFileSync(gate, '');
     await bridge.idle();
     expect(await bridge.recover()).toBe(0);
     expect(t.standIn.runs()).toHaveLength(1);

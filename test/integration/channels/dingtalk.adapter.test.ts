@@ -5,14 +5,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { dingtalk } from '../../../src/channels/dingtalk/index.js';
-import { createDingtalkAdapter, DINGTALK_MAX_BYTES, type DingtalkTuning } from '../../../src/channels/dingtalk/adapter.js';
+import { createDingtalkAdapter, DINGTALK_MAX_BYTES } from '../../../src/channels/dingtalk/adapter.js';
+import type { DingtalkTuning } from '../../../src/channels/dingtalk/connection.js';
 import { ChannelError, type ChannelAdapter, type InboundMessage } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeDingtalk, type FakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
 import { splitMessage } from '../../../src/channels/split.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
 import { openHandles } from '../../helpers/resources.js';
-import { HANG_MS, sleep, until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 const FAST: DingtalkTuning = { reconnectMs: 50, maxReconnectMs: 400, heartbeatMs: 0, requestTimeoutMs: 2_000 };
 
@@ -76,10 +77,10 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     await startAdapter();
     const msg = await dm('think hard');
     const ack = await fake.waitForAck(msg.messageId);
-    await sleep(300); // the turn
+    expect(fake.outbound).toEqual([]); // acked while the turn has not replied
     await adapter.reply(msg.replyTarget, 'done');
     const reply = await fake.waitForOutbound((o) => o.kind === 'reply' && o.replyTo === msg.messageId);
-    expect(reply.at - ack.at).toBeGreaterThanOrEqual(250);
+    expect(reply.at).toBeGreaterThanOrEqual(ack.at);
   });
 
   it('leaves a message unacknowledged when onMessage fails, so DingTalk pushes it again', async () => {
@@ -91,7 +92,8 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     });
     await startAdapter();
     const msg = await dm('once');
-    await sleep(100);
+    // The adapter says it leaves the message unacknowledged once onMessage failed: no ack can follow.
+    await until(() => ctx.logLines.some((l) => l.includes(`message ${msg.messageId} not accepted`)), HANG_MS, 'the failed hand-over');
     expect(fake.acks).toEqual([]);
     fail = false;
     await fake.redeliver(msg.messageId);
@@ -233,11 +235,11 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     const err = await adapter.start(ctx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChannelError);
     expect(err).toMatchObject({ kind: 'auth', message: expect.stringContaining('HTTP 401 InvalidAuthentication') });
-    await until(() => fake.stats.refusedOpens >= 2, HANG_MS, 'a retry in the background');
-    const retriedAt = fake.stats.refusedOpens;
-    await sleep(400);
-    // …with backoff (50, 100, 200 ms), not a storm (a loaded machine only makes fewer attempts)
-    expect(fake.stats.refusedOpens - retriedAt).toBeLessThanOrEqual(3);
+    // …retried in the background with backoff (50, 100, 200 ms), not a storm: each wait at least as
+    // long as the schedule says (a loaded machine only makes the waits longer).
+    await until(() => fake.refusedOpenTimes.length >= 4, HANG_MS, 'three retries in the background');
+    const gaps = fake.refusedOpenTimes.slice(1, 4).map((t, i) => t - (fake.refusedOpenTimes[i] ?? 0));
+    for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(50 * 2 ** i - 2);
     fake.setRefuseConnections(false);
     await ctx.waitForStatus((s) => s.state === 'connected');
     expect(ctx.statuses).toEqual([{ state: 'connected' }]);
@@ -258,7 +260,7 @@ describe('DingTalk adapter (channel_b) against the fake DingTalk', () => {
     await startAdapter({ ...FAST, heartbeatMs: 30 });
     fake.dropConnections();
     await ctx.waitForStatus((s) => s.state === 'connected');
-    await sleep(100); // keep-alive rounds on the new socket
+    await until(() => fake.clientPings() >= 2, HANG_MS, 'keep-alive rounds on the new socket');
     expect(fake.connected()).toBe(true);
     await adapter.stop();
     expect(fake.connected()).toBe(false);

@@ -3,6 +3,7 @@
  * discord.js against the fake Discord on 127.0.0.1. Assertions are on what the adapter handed to
  * its context and on what the fake recorded.
  */
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { discord } from '../../../src/channels/discord/index.js';
@@ -61,7 +62,9 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
       replyTarget: { chatId: fake.dmChannelId(ALICE), chatType: 'direct', messageId },
     });
     expect(msg.fromBot).toBeUndefined();
-    await sleep(50);
+    // A later DM is handed over after any second copy of the first would have been.
+    const later = await fake.deliver({ chatType: 'direct', userId: ALICE, userName: 'alice', text: 'marker' });
+    await ctx.waitForMessage((m) => m.messageId === later.messageId);
     expect(ctx.messages.filter((m) => m.messageId === messageId)).toHaveLength(1);
   });
 
@@ -208,6 +211,31 @@ describe('Discord adapter (channel_f) against the fake Discord', () => {
         { name: 'big.bin', mimeType: 'application/octet-stream', data: Buffer.alloc(10 * 1024 * 1024 + 1) },
       ),
     ).rejects.toMatchObject({ name: 'ChannelError' });
+  });
+
+  it("a file goes out when the process-wide undici dispatcher is Slack's undici 7 (its SDK loaded first)", async () => {
+    // undici 7 makes itself every undici copy's global dispatcher when it loads before the others,
+    // and that dispatcher refuses discord.js's FormData ("action is not a function").
+    const slackUndici = createRequire(createRequire(import.meta.url).resolve('@slack/socket-mode'))('undici') as {
+      Agent: new () => { close(): Promise<void> };
+      getGlobalDispatcher(): unknown;
+    };
+    const symbols = [Symbol.for('undici.globalDispatcher.1'), Symbol.for('undici.globalDispatcher.2')];
+    const global = globalThis as unknown as Record<symbol, unknown>;
+    const before = symbols.map((s) => global[s]);
+    const seven = new slackUndici.Agent();
+    for (const s of symbols) global[s] = seven;
+    try {
+      expect(slackUndici.getGlobalDispatcher()).toBe(seven);
+      const data = Buffer.from('a,b\n');
+      const sent = await adapter.sendFile!({ chatId: fake.defaultChannelId, chatType: 'group' }, { name: 'after-slack.csv', mimeType: 'text/csv', data });
+      expect((await fake.waitForOutbound((o) => o.messageId === sent?.messageId)).file).toMatchObject({ name: 'after-slack.csv', data });
+    } finally {
+      symbols.forEach((s, i) => {
+        global[s] = before[i];
+      });
+      await seven.close();
+    }
   });
 
   it('a server-side drop is reported as disconnected, then connected after the resume', async () => {

@@ -56,7 +56,7 @@ function setup(yaml = '', opts: { claimMs?: number } = {}) {
   const ob = createReplyOutbox({ store: t.store, adapters, sent: createSentLedger(), config: t.config, log: t.log, runId: 'run-a', backoffMs: [40], ...opts });
   outbox = ob;
   ob.start();
-  return { ...flaky, store: t.store, outbox: ob, guarded: guardReplies(flaky.adapter, 'channel_x:dm:42', ob) };
+  return { ...flaky, store: t.store, outbox: ob, guarded: guardReplies(flaky.adapter, 'channel_x:dm:42', ob, t.log) };
 }
 
 const refusal = (retryAfterMs?: number) => new ChannelError('channel_x', 'rate_limited', '429 Too Many Requests', retryAfterMs ? { retryAfterMs } : {});

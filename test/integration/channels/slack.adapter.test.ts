@@ -8,8 +8,8 @@ import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.j
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
-import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
-import { sleep, until } from '../../helpers/wait.js';
+import { cleanupAfterEach, failOnLeaksAfterAll, releasedTo, resourceTally } from '../../helpers/resources.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeSlack>>;
 
@@ -75,8 +75,8 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
       text: 'hey <@U3>, mail a@b.com',
       mentionUsers: [{ userId: 'U3', userName: 'carol' }],
     });
+    // Each envelope is acked once its handling ended: after both, nothing more is handed over.
     await until(() => fake.acks.filter((a) => a.messageId === ts).length === 2);
-    await sleep(50);
     expect(rec.messages).toHaveLength(1);
     const m = rec.messages[0];
     expect(m).toMatchObject({ chatId: 'C0GENERAL', chatType: 'group', mentioned: true, text: 'hey <@U3>, mail a@b.com', senderName: 'bob' });
@@ -107,16 +107,21 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
     await until(() => rec.messages.length === 2);
     expect(rec.messages[1]?.messageId).toBe(rec.messages[0]?.messageId);
 
+    let refused = 0;
     rec.onMessageHook = () => {
+      refused++;
       throw new Error('inbox is full');
     };
     const { messageId: ts2 } = await fake.deliver({ chatType: 'direct', userId: 'U1', text: 'twice' });
-    await sleep(200);
-    expect(fake.acks.some((a) => a.messageId === ts2)).toBe(false);
+    await until(() => refused === 1, HANG_MS, 'the failed hand-over');
     rec.onMessageHook = undefined;
     await fake.redeliver(ts2);
-    await fake.waitForAck(ts2);
-    expect(rec.messages.at(-1)).toMatchObject({ messageId: `DU1:${ts2}`, text: 'twice' });
+    await until(() => rec.messages.length === 4, HANG_MS, 'the redelivery handed over');
+    // Acks go out on the one socket in order: once a later message's is in, the failed hand-over's would be too.
+    const { messageId: ts3 } = await fake.deliver({ chatType: 'direct', userId: 'U1', text: 'later' });
+    await fake.waitForAck(ts3);
+    expect(fake.acks.filter((a) => a.messageId === ts2)).toHaveLength(1); // the redelivery's alone
+    expect(rec.messages[3]).toMatchObject({ messageId: `DU1:${ts2}`, text: 'twice' });
   });
 
   it('ignores its own echoed posts and edits/deletions; other bots are flagged fromBot', async () => {
@@ -262,21 +267,26 @@ describe('channel_d Slack adapter (bolt 5.1.0 Socket Mode) against the fake', ()
 
   it('stops cleanly while a reconnect is pending, and stop is idempotent', async () => {
     const { fake, adapter, rec } = await setup();
+    const before = resourceTally();
     await adapter.start(rec);
     fake.dropConnections();
     await rec.waitForStatus('disconnected');
     await adapter.stop();
     await adapter.stop();
-    await sleep(500);
+    // Nothing is left that could reconnect: no timer and no socket beyond those from before the start.
+    await releasedTo(before);
     expect(fake.connected()).toBe(false);
     expect(rec.statuses.map((s) => s.state)).toEqual(['disconnected']);
 
     const again = await setup();
+    const beforeAgain = resourceTally();
     await again.adapter.start(again.rec);
     again.fake.dropConnections();
-    await sleep(320); // inside the first reconnect attempt
+    // Stopped inside the first reconnect attempt: its request for a new socket has reached the platform.
+    const opens = () => again.fake.calls.filter((c) => c.method === 'apps.connections.open').length;
+    await until(() => opens() === 2, HANG_MS, 'the reconnect attempt');
     await again.adapter.stop();
-    await sleep(300);
+    await releasedTo(beforeAgain);
     expect(again.fake.connected()).toBe(false);
   });
 });

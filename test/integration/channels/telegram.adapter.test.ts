@@ -2,6 +2,8 @@
  * channel_e (Telegram) adapter against the fake Bot API: the real grammy Bot (long polling)
  * inside the adapter, driven through the ChannelAdapter interface only.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { telegram } from '../../../src/channels/telegram/index.js';
 import { ChannelError, type ChannelAdapter } from '../../../src/channels/types.js';
@@ -9,7 +11,7 @@ import { createSilentLogger } from '../../../src/core/logger.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import { createRecordingContext, type RecordingContext } from '../../helpers/recording-context.js';
 import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
-import { HANG_MS, sleep, until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTelegram>>;
 const GROUP = '-1001234567890';
@@ -214,9 +216,17 @@ describe('channel_e Telegram adapter (grammy 1.46.0 long polling) against the fa
     expect(err).toMatchObject({ kind: 'auth', message: expect.stringMatching(/getMe.*401 Unauthorized/) });
     await refused.adapter.stop();
 
-    const down = await create({ botToken: fake.channelConfig.botToken, apiRoot: 'http://127.0.0.1:9' });
+    // An API whose every connection is cut: getMe fails and is retried, and start goes on waiting.
+    let attempts = 0;
+    const cutting = createServer((req) => {
+      attempts++;
+      req.socket.destroy();
+    });
+    await new Promise<void>((resolve) => cutting.listen(0, '127.0.0.1', resolve));
+    defer(() => new Promise<void>((resolve) => cutting.close(() => resolve())));
+    const down = await create({ botToken: fake.channelConfig.botToken, apiRoot: `http://127.0.0.1:${(cutting.address() as AddressInfo).port}` });
     const starting = down.adapter.start(down.rec).catch((e: unknown) => e);
-    await sleep(300); // getMe is failing and being retried
+    await until(() => attempts >= 2, HANG_MS, 'getMe failing and being retried');
     await down.adapter.stop();
     expect(await starting).toMatchObject({ message: expect.stringContaining('stopped while starting') });
   });

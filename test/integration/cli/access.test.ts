@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
-import { runCli } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/cli.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
 
 /** `service access list|approve|deny|revoke` for real, without a gateway (the state database only). */
-describe('service access', () => {
+describe('service access (in-process)', () => {
   const setup = async () => {
     const dir = testdir({
       'service.yaml': minimalYaml('engine_b', 'access:\n  allow: ["chat:alice"]\n  chats: ["chat:g1"]\n  admins: ["chat:alice"]\n  dailyBudgetUsd: 3\n'),
@@ -24,7 +24,7 @@ describe('service access', () => {
 
   it('list shows the policies, allowed senders and chats, admins and the pending codes with their age', async () => {
     const dir = await setup();
-    const res = await runCli(['access', 'list', '-d', dir]);
+    const res = await runCommand(['access', 'list', '-d', dir]);
     expect(res).toMatchObject({ code: 0, stderr: '' });
     expect(res.stdout).toContain('Direct messages: pairing    Groups: pairing');
     expect(res.stdout).toContain('Rate limit: 20 messages per 60 s per sender    Daily budget: $3.00 a day (spent today: $0.00)');
@@ -35,26 +35,26 @@ describe('service access', () => {
     expect(res.stdout).toMatch(/ {2}GGGGGGGG\s+group chat:g2\s+asked by Carol\s+5 min\n/);
     expect(res.stdout).toContain('Approve one with: ');
 
-    const json = JSON.parse((await runCli(['access', 'list', '--json', '-d', dir])).stdout) as Record<string, unknown>;
+    const json = JSON.parse((await runCommand(['access', 'list', '--json', '-d', dir])).stdout) as Record<string, unknown>;
     expect(json).toMatchObject({ dm: 'pairing', admins: ['chat:alice'], pending: [{ code: 'BBBBBBBB' }, { code: 'GGGGGGGG' }], todayCostUsd: 0 });
   });
 
   it('approve, deny and revoke; unknown codes and configured entries are errors that say what to do', async () => {
     const dir = await setup();
-    expect(await runCli(['access', 'deny', 'GGGGGGGG', '-d', dir])).toMatchObject({ code: 0, stdout: 'Denied the pairing code GGGGGGGG of chat:g2.\n' });
-    expect(await runCli(['access', 'approve', 'bbbb-bbbb', '-d', dir])).toMatchObject({
+    expect(await runCommand(['access', 'deny', 'GGGGGGGG', '-d', dir])).toMatchObject({ code: 0, stdout: 'Denied the pairing code GGGGGGGG of chat:g2.\n' });
+    expect(await runCommand(['access', 'approve', 'bbbb-bbbb', '-d', dir])).toMatchObject({
       code: 0,
       stdout: 'Approved chat:bob (Bob): they can use the assistant now.\n',
     });
-    expect((await runCli(['access', 'list', '-d', dir])).stdout).toMatch(/ {2}chat:bob\s+pairing\s+Bob\s+\d{4}-\d\d-\d\d \d\d:\d\d by cli\n/);
+    expect((await runCommand(['access', 'list', '-d', dir])).stdout).toMatch(/ {2}chat:bob\s+pairing\s+Bob\s+\d{4}-\d\d-\d\d \d\d:\d\d by cli\n/);
 
-    const unknown = await runCli(['access', 'approve', 'GGGGGGGG', '-d', dir]);
+    const unknown = await runCommand(['access', 'approve', 'GGGGGGGG', '-d', dir]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('error: No pending pairing has the code GGGGGGGG (codes expire after an hour).');
     expect(unknown.stderr).toContain('access list` shows what there is');
 
-    expect(await runCli(['access', 'revoke', 'chat:bob', '-d', dir])).toMatchObject({ code: 0, stdout: expect.stringContaining('Revoked chat:bob') });
-    const configured = await runCli(['access', 'revoke', 'chat:alice', '-d', dir]);
+    expect(await runCommand(['access', 'revoke', 'chat:bob', '-d', dir])).toMatchObject({ code: 0, stdout: expect.stringContaining('Revoked chat:bob') });
+    const configured = await runCommand(['access', 'revoke', 'chat:alice', '-d', dir]);
     expect(configured.code).toBe(1);
     expect(configured.stderr).toContain('chat:alice is listed in service.yaml (access.allow, access.admins); remove it there.');
   });
@@ -68,16 +68,16 @@ describe('service access', () => {
       { code: 'EEEEEEEE', ttlMs: 3_600_000, maxPending: 3 },
     );
     await store.close();
-    const listing = await runCli(['access', 'list', '-d', dir]);
+    const listing = await runCommand(['access', 'list', '-d', dir]);
     expect(listing.code).toBe(0);
     expect(listing.stdout).not.toMatch(/[\u001b\u0007\u0085\u202e]/);
     expect(listing.stdout).toContain('Eve\\x1b]0;owned\\x07\\x1b[2J\\nAllowed senders\\n  chat:root  service.yaml\\u202e\\x85');
     expect(listing.stdout).toContain('sender chat:eve\\x1b[31m');
     expect(listing.stdout.match(/^Allowed senders$/gm)).toHaveLength(1);
-    const json = await runCli(['access', 'list', '--json', '-d', dir]);
+    const json = await runCommand(['access', 'list', '--json', '-d', dir]);
     expect(json.stdout).not.toMatch(/[\u001b\u0007\u0085\u202e]/);
     expect((JSON.parse(json.stdout) as { pending: Array<{ label: string }> }).pending[0]?.label).toBe(evil);
-    const approved = await runCli(['access', 'approve', 'EEEEEEEE', '-d', dir]);
+    const approved = await runCommand(['access', 'approve', 'EEEEEEEE', '-d', dir]);
     expect(approved.code).toBe(0);
     expect(approved.stdout).not.toMatch(/[\u001b\u0007\u0085\u202e]/);
     expect(approved.stdout.trimEnd().split('\n')).toHaveLength(1);
@@ -85,7 +85,7 @@ describe('service access', () => {
 
   it('needs an assistant directory, and creates nothing elsewhere', async () => {
     const dir = testdir({});
-    const res = await runCli(['access', 'list', '-d', dir]);
+    const res = await runCommand(['access', 'list', '-d', dir]);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`${path.join(dir, 'service.yaml')} does not exist`);
     expect(fs.readdirSync(dir)).toEqual([]);

@@ -88,4 +88,27 @@ describe('service chat REPL in a terminal (tmux)', () => {
       term.close();
     }
   });
+
+  it('on a terminal that reports 0 columns the reply shows, with no spinner flooding the screen', async () => {
+    const { dir, standIn } = setup();
+    const env = Object.entries({ ...standIn.env, NO_COLOR: '1', HOME: dir })
+      .map(([k, v]) => `${k}='${v}'`)
+      .join(' ');
+    // `stty cols 0`: the terminal's size as some serial consoles and embedded terminals report it.
+    const term = startTerminal(`stty cols 0 && cd '${dir}' && env ${env} '${process.execPath}' '${cliPath}' chat`, { width: 160, height: 50 });
+    try {
+      await term.waitFor('you>', 'the prompt');
+      term.keys('hello narrow', 'Enter');
+      await term.waitFor('ECHO: hello narrow', 'the reply');
+      term.keys('and again', 'Enter');
+      const screen = await term.waitFor('ECHO: and again', 'the second reply');
+      // ora's redraw with an infinite line count draws this before flooding (and blocking) the terminal.
+      expect(screen).not.toContain('content truncated to fit terminal');
+      expect(screen).not.toContain('thinking');
+      term.keys('C-d');
+      await term.waitFor('EXITED-0', 'the exit');
+    } finally {
+      term.close();
+    }
+  });
 });

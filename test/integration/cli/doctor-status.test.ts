@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundledBinDir } from '../../../src/core/engines/detect.js';
-import { repoRoot, runCli } from '../../helpers/cli.js';
+import { repoRoot, runCli, runCommand } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
 
@@ -29,7 +29,7 @@ describe('service doctor', () => {
     const port = await freePort();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', `gateway: { port: ${port} }\n`) });
     const bin = standInEngine('claude', '9.9.9 (Claude Code)');
-    const r = await runCli(['doctor', '-d', dir], {
+    const r = await runCommand(['doctor', '-d', dir], {
       env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, ANTHROPIC_API_KEY: 'k', HOME: dir, SERVICE_PORT: '' },
     });
     expect(r.stdout).toContain(`pass  engine_b (Claude Code): ${bin}/claude 9.9.9 (Claude Code)`);
@@ -40,7 +40,7 @@ describe('service doctor', () => {
 
   it('fails without the engine on PATH and says how to install it', async () => {
     const dir = testdir({ 'service.yaml': minimalYaml('engine_a') });
-    const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    const r = await runCommand(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('FAIL  engine_a (Cursor agent CLI): agent / cursor-agent not found on PATH');
     expect(r.stdout).toContain("fix: install it with the vendor's installer");
@@ -51,7 +51,7 @@ describe('service doctor', () => {
     const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'node_modules', '@openai', 'codex', 'package.json'), 'utf8')) as { version: string })
       .version;
     const dir = testdir({ 'service.yaml': minimalYaml('codex') });
-    const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, OPENAI_API_KEY: '' } });
+    const r = await runCommand(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, OPENAI_API_KEY: '' } });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(
       `FAIL  engine_d (Codex CLI): codex is not on PATH; this package bundles it (${bundled}/codex, ${version}), which npm scripts such as \`npm start\` put on PATH and a shell does not`,
@@ -63,7 +63,7 @@ describe('service doctor', () => {
 
     // The fix as printed: doctor then finds it, says it is the bundled copy, and the engine check passes.
     // (npm_lifecycle_event unset: run from a shell, not from npm or npx, which would account for the folder on PATH)
-    const fixed = await runCli(['doctor', '-d', dir], {
+    const fixed = await runCommand(['doctor', '-d', dir], {
       env: { PATH: `${bundled}${path.delimiter}${bareEnvPath}`, HOME: dir, OPENAI_API_KEY: 'k', npm_lifecycle_event: undefined },
     });
     expect(fixed.stdout, fixed.stdout).toMatch(new RegExp(`^pass {2}engine_d \\(Codex CLI\\): ${bundled}/codex .*\\(the copy this package bundles\\)$`, 'm'));
@@ -73,7 +73,7 @@ describe('service doctor', () => {
   it('inside npm scripts (the bundled folder on PATH): a warning that a shell will not find it, with the fix', async () => {
     const bundled = bundledBinDir();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_d') });
-    const r = await runCli(['doctor', '-d', dir], {
+    const r = await runCommand(['doctor', '-d', dir], {
       env: { PATH: `${bundled}${path.delimiter}${bareEnvPath}`, npm_lifecycle_event: 'start', HOME: dir, OPENAI_API_KEY: 'k', SERVICE_PORT: '' },
     });
     expect(r.stdout).toMatch(
@@ -90,7 +90,7 @@ describe('service doctor', () => {
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', `gateway: { port: ${port} }\n`) });
     const bin = standInEngine('claude', '9.9.9 (Claude Code)');
     const env = { PATH: `${bin}${path.delimiter}${bareEnvPath}`, ANTHROPIC_API_KEY: 'k', HOME: dir, SERVICE_PORT: '' };
-    const doctor = () => runCli(['doctor', '-d', dir], { env });
+    const doctor = () => runCommand(['doctor', '-d', dir], { env });
     const g = await startGatewayProcess(dir, ['--port', String(port)], env);
     try {
       const r = await doctor();
@@ -122,7 +122,7 @@ describe('service doctor', () => {
         'service.yaml': minimalYaml('engine_b', `gateway: { port: ${port} }\nchannels:\n  mine: { _adapter: ./missing-adapter.mjs }\n`),
       });
       const bin = standInEngine('claude', '1.0.0');
-      const r = await runCli(['doctor', '--json', '-d', dir], {
+      const r = await runCommand(['doctor', '--json', '-d', dir], {
         env: {
           PATH: `${bin}${path.delimiter}${bareEnvPath}`,
           HOME: dir,
@@ -147,19 +147,19 @@ describe('service doctor', () => {
       'engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude), engine_c (OpenCode, alias opencode), engine_d (Codex CLI, alias codex), engine_e (Gemini CLI, alias gemini), engine_f (Qwen Code, alias qwen), acp (ACP agent)';
     const fails = (out: string) => out.split('\n').filter((l) => l.startsWith('FAIL'));
     const dir = testdir({ 'service.yaml': 'name: x\nengine: nope\n' });
-    const r = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    const r = await runCommand(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
     expect(r.code).toBe(1);
     expect(fails(r.stdout)).toEqual([`FAIL  service.yaml: engine: expected one of ${ALL}, got "nope"`]);
     expect(r.stdout).toContain(`      fix: edit ${dir}/service.yaml`);
 
     fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: x\nengine: engine_b\nchannels:\n  - a: [\n');
-    const malformed = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    const malformed = await runCommand(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
     expect(malformed.code).toBe(1);
     expect(fails(malformed.stdout)).toEqual([expect.stringMatching(/^FAIL {2}service\.yaml: line 5, column 1: /)]);
 
     // A file that is valid YAML with a clear engine: that engine is still checked.
     fs.writeFileSync(path.join(dir, 'service.yaml'), 'name: x\nengine: cursor\ntimeout: soon\n');
-    const other = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
+    const other = await runCommand(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir } });
     expect(fails(other.stdout)).toEqual([
       'FAIL  service.yaml: timeout: expected number, got string',
       'FAIL  engine_a (Cursor agent CLI): agent / cursor-agent not found on PATH',
@@ -170,17 +170,17 @@ describe('service doctor', () => {
     const dir = testdir({ 'service.yaml': minimalYaml('acp', 'acp:\n  command: ./agents/my-agent\n'), 'agents/my-agent': '#!/bin/sh\nexit 0\n' });
     fs.chmodSync(path.join(dir, 'agents', 'my-agent'), 0o755);
     const bin = standInEngine('gemini', '0.61.0');
-    const r = await runCli(['doctor', '-d', dir], { env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, SERVICE_PORT: '' } });
+    const r = await runCommand(['doctor', '-d', dir], { env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, SERVICE_PORT: '' } });
     expect(r.stdout).toContain(`pass  acp (ACP agent): ${path.join(dir, 'agents', 'my-agent')} (version not probed: not a program this engine knows)`);
     expect(r.stdout).toContain('pass  acp credentials: the ACP agent ./agents/my-agent authenticates itself');
     expect(r.stdout).toContain('pass  engines on PATH: engine_e (Gemini CLI: gemini), acp (ACP agent: gemini)');
 
     fs.writeFileSync(path.join(dir, 'service.yaml'), minimalYaml('acp', 'acp:\n  command: gemini\n  args: [--acp]\n'));
-    const known = await runCli(['doctor', '-d', dir], { env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, SERVICE_PORT: '' } });
+    const known = await runCommand(['doctor', '-d', dir], { env: { PATH: `${bin}${path.delimiter}${bareEnvPath}`, HOME: dir, SERVICE_PORT: '' } });
     expect(known.stdout).toContain(`pass  acp (ACP agent): ${bin}/gemini 0.61.0`);
 
     fs.writeFileSync(path.join(dir, 'service.yaml'), minimalYaml('acp', 'acp:\n  command: no-such-agent\n'));
-    const missing = await runCli(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, SERVICE_PORT: '' } });
+    const missing = await runCommand(['doctor', '-d', dir], { env: { PATH: bareEnvPath, HOME: dir, SERVICE_PORT: '' } });
     expect(missing.code).toBe(1);
     expect(missing.stdout).toContain('FAIL  acp (ACP agent): the configured program no-such-agent is not installed, not executable or not on PATH');
     expect(missing.stdout).toContain('fix: install no-such-agent or set acp.command in service.yaml');
@@ -193,7 +193,7 @@ describe('service status', () => {
       'service.yaml': minimalYaml('engine_c', 'model: anthropic/claude-x\n'),
       'skills/notes/SKILL.md': '---\nname: notes\ndescription: Keep notes.\n---\n',
     });
-    const r = await runCli(['status', '--json', '-d', dir]);
+    const r = await runCommand(['status', '--json', '-d', dir]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
       name: 'test-bot',
@@ -209,7 +209,7 @@ describe('service status', () => {
       'service.yaml': minimalYaml('engine_b', 'model: ${MODEL_FROM_DOTENV}\n'),
       '.env': 'MODEL_FROM_DOTENV=claude-from-dotenv\n',
     });
-    const r = await runCli(['status', '--json'], { cwd: dir });
+    const r = await runCli(['status', '--json'], { cwd: dir }); // spawned: the .env of its working directory
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).model).toBe('claude-from-dotenv');
   });
@@ -219,7 +219,7 @@ describe('service status', () => {
       'service.yaml':
         'name: x\nengine: engine_b\nmodel: claude-x\ntimeout: -1\nchannels:\n  channel_e: { botToken: "123:abc" }\ntasks:\n  - { id: a, name: A, schedule: "0 9 * * *", prompt: hi }\n',
     });
-    const r = await runCli(['status', '-d', dir]);
+    const r = await runCommand(['status', '-d', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`${dir}/service.yaml: timeout: must be greater than 0`);
     expect(r.stdout).toMatch(/^Assistant {2}x {2}\(/m);
@@ -232,13 +232,13 @@ describe('service status', () => {
 
   it('an invalid field is marked "(see problems)", never shown as its default', async () => {
     const dir = testdir({ 'service.yaml': 'name: x\nengine: engine_zz\ntasks: 3\n' });
-    const r = await runCli(['status', '-d', dir]);
+    const r = await runCommand(['status', '-d', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^Assistant {2}x {2}\(/m);
     expect(r.stdout).toMatch(/^Engine {5}\(see problems\)$/m);
     expect(r.stdout).toMatch(/^Tasks {6}\(see problems\)$/m);
     expect(r.stdout).toMatch(/^Model {6}\(engine default\)$/m);
-    const json = JSON.parse((await runCli(['status', '--json', '-d', dir])).stdout) as Record<string, unknown>;
+    const json = JSON.parse((await runCommand(['status', '--json', '-d', dir])).stdout) as Record<string, unknown>;
     expect(json).toMatchObject({ name: 'x', engine: null, model: '', channels: [], tasks: null });
   });
 });

@@ -38,6 +38,19 @@ function getTrusting(url: string, ca: Buffer): Promise<{ status: number; body: s
   });
 }
 
+/** A certificate a first `--https` start made (kept by the first test below: its key is made in JavaScript, seconds of CPU). */
+let madeByGateway: { cert: Buffer; key: Buffer } | undefined;
+async function certificateMadeByGateway(): Promise<{ cert: Buffer; key: Buffer }> {
+  if (!madeByGateway) {
+    const maker = assistant();
+    const g = await startGatewayProcess(maker, ['--https'], { SERVICE_TOKEN: '' });
+    await g.stop();
+    const tls = path.join(maker, '.service', 'tls');
+    madeByGateway = { cert: fs.readFileSync(path.join(tls, 'cert.pem')), key: fs.readFileSync(path.join(tls, 'key.pem')) };
+  }
+  return madeByGateway;
+}
+
 describe('service gateway --https', () => {
   it('makes a self-signed certificate on first use, keeps it (0600) and serves /health over TLS to a client that trusts it; the next start reuses it', async () => {
     const dir = assistant();
@@ -48,6 +61,7 @@ describe('service gateway --https', () => {
     expect(fs.statSync(certFile).mode & 0o777).toBe(0o600);
     expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
     const cert = fs.readFileSync(certFile);
+    madeByGateway = { cert, key: fs.readFileSync(keyFile) };
     const fingerprint = new X509Certificate(cert).fingerprint256;
     expect(gw.output()).toContain(`made now and kept in ${certFile} (SHA-256 ${fingerprint})`);
     const health = await getTrusting(`${gw.url}/health`, cert);
@@ -63,12 +77,9 @@ describe('service gateway --https', () => {
   });
 
   it('serves the certificate given with --cert and --key', async () => {
-    // A certificate made elsewhere: the one a first --https start made, moved out of its directory.
-    const maker = assistant();
-    gw = await startGatewayProcess(maker, ['--https'], { SERVICE_TOKEN: '' });
-    await gw.stop();
-    const own = testdir();
-    for (const f of ['cert.pem', 'key.pem']) fs.copyFileSync(path.join(maker, '.service', 'tls', f), path.join(own, f));
+    // A certificate made elsewhere: one a first --https start made, moved out of its directory.
+    const made = await certificateMadeByGateway();
+    const own = testdir({ 'cert.pem': made.cert.toString(), 'key.pem': made.key.toString() });
 
     const dir = assistant();
     gw = await startGatewayProcess(dir, ['--cert', path.join(own, 'cert.pem'), '--key', path.join(own, 'key.pem')], { SERVICE_TOKEN: '' });

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/cli.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
 
 /** Issue 12, item 10: a busy port is an ordinary error (exit 1, one line), not a bug report (exit 70). */
@@ -11,7 +11,7 @@ describe('service gateway on a busy port', () => {
     const port = (holder.address() as net.AddressInfo).port;
     try {
       const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-busy-port-123456\n') });
-      const r = await runCli(['gateway', '-d', dir, '--port', String(port)], { env: { SERVICE_TOKEN: '', SERVICE_FLEET_DIR: testdir() } });
+      const r = await runCommand(['gateway', '-d', dir, '--port', String(port)], { env: { SERVICE_TOKEN: '', SERVICE_FLEET_DIR: testdir() } });
       expect(r.code).toBe(1);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toEqual([`error: port ${port} on 127.0.0.1 is already in use; stop what is using it or choose another port with --port`]);

@@ -7,13 +7,13 @@ import { bundledBinDir } from '../../../src/core/engines/detect.js';
 import { engineDefinitions } from '../../../src/core/engines/registry.js';
 import { scanSkills } from '../../../src/core/skills/skills.js';
 import { listTemplates } from '../../../src/core/templates/templates.js';
-import { repoRoot, runCli } from '../../helpers/cli.js';
+import { repoRoot, runCommand } from '../../helpers/cli.js';
 import { testdir } from '../../helpers/testdir.js';
 
 const TEMPLATES = ['customer-support', 'data-analyst', 'code-reviewer', 'ops-assistant', 'meeting-notes', 'research'];
 const BUILTIN_SKILLS = ['general', 'im-adapter', 'message-push', 'multi-bot'];
 
-describe('service init (spawned for real)', () => {
+describe('service init (in-process)', () => {
   it('ships exactly the six scenario templates', () => {
     expect(
       listTemplates()
@@ -25,7 +25,7 @@ describe('service init (spawned for real)', () => {
   it.each(TEMPLATES)('scaffolds the %s template with --yes', async (template) => {
     const root = testdir();
     const dir = path.join(root, `my-${template}`);
-    const r = await runCli(['init', dir, '--template', template, '--engine', 'engine_d', '--yes']);
+    const r = await runCommand(['init', dir, '--template', template, '--engine', 'engine_d', '--yes']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     // `service chat`, or the path of bin/service.js when a bare `service` is not this CLI (first-run.test.ts)
@@ -57,7 +57,7 @@ describe('service init (spawned for real)', () => {
 
   it("--engine takes the program's name and writes the id, under a comment that lists every engine", async () => {
     const dir = path.join(testdir(), 'named-bot');
-    const r = await runCli(['init', dir, '--yes', '--engine', 'gemini']);
+    const r = await runCommand(['init', dir, '--yes', '--engine', 'gemini']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('(Customer support, Gemini CLI)');
     const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
@@ -66,7 +66,7 @@ describe('service init (spawned for real)', () => {
     for (const def of Object.values(engineDefinitions)) {
       expect(comment).toMatch(new RegExp(`^#\\s+${def.id}\\s+= ${def.title}${def.aliases.length ? ` \\(${def.aliases.join(', ')}\\)` : ''}$`, 'm'));
     }
-    const unknown = await runCli(['init', path.join(testdir(), 'x'), '--yes', '--engine', 'claud']);
+    const unknown = await runCommand(['init', path.join(testdir(), 'x'), '--yes', '--engine', 'claud']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("unknown engine 'claud'; use one of engine_a (Cursor agent CLI, alias cursor), engine_b (Claude Code, alias claude)");
   });
@@ -75,21 +75,21 @@ describe('service init (spawned for real)', () => {
     const bare = [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter);
     const bundled = bundledBinDir();
     const shell = { npm_lifecycle_event: undefined, npm_command: undefined };
-    const r = await runCli(['init', path.join(testdir(), 'a'), '--yes', '--engine', 'codex'], { env: { ...shell, PATH: bare } });
+    const r = await runCommand(['init', path.join(testdir(), 'a'), '--yes', '--engine', 'codex'], { env: { ...shell, PATH: bare } });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[1]).toMatch(new RegExp(`^Note: engine_d \\(Codex CLI\\): codex is not on PATH; this package bundles it \\(${bundled}/codex, `));
     expect(lines[2]).toMatch(new RegExp(`^ {6}fix: for this shell: export PATH="${bundled}:\\$PATH"; for every shell: npm install -g @openai/codex@\\S+$`));
     expect(lines.indexOf('Next:')).toBeGreaterThan(2);
     // Started from npm (npm start's init): npm's PATH is not the shell's, so the note is there too.
-    const npm = await runCli(['init', path.join(testdir(), 'b'), '--yes', '--engine', 'codex'], {
+    const npm = await runCommand(['init', path.join(testdir(), 'b'), '--yes', '--engine', 'codex'], {
       env: { PATH: `${bundled}:${bare}`, npm_lifecycle_event: 'start' },
     });
     expect(npm.stdout).toContain('Note: engine_d (Codex CLI): codex is not on PATH');
     // On the shell's own PATH: no note.
-    const onPath = await runCli(['init', path.join(testdir(), 'c'), '--yes', '--engine', 'codex'], { env: { ...shell, PATH: `${bundled}:${bare}` } });
+    const onPath = await runCommand(['init', path.join(testdir(), 'c'), '--yes', '--engine', 'codex'], { env: { ...shell, PATH: `${bundled}:${bare}` } });
     expect(onPath.stdout).not.toContain('Note:');
-    const vendor = await runCli(['init', path.join(testdir(), 'd'), '--yes', '--engine', 'cursor'], { env: { ...shell, PATH: bare } });
+    const vendor = await runCommand(['init', path.join(testdir(), 'd'), '--yes', '--engine', 'cursor'], { env: { ...shell, PATH: bare } });
     expect(vendor.stdout).toContain(
       "Note: engine_a (Cursor agent CLI): agent / cursor-agent not found on PATH\n      fix: install it with the vendor's installer\n",
     );
@@ -97,7 +97,7 @@ describe('service init (spawned for real)', () => {
 
   it('uses defaults without a TTY: customer-support, the directory name', async () => {
     const dir = path.join(testdir(), 'support-bot');
-    const r = await runCli(['init', dir]);
+    const r = await runCommand(['init', dir]);
     expect(r.code).toBe(0);
     const yaml = parse(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')) as Record<string, unknown>;
     expect(yaml.name).toBe('support-bot');
@@ -109,14 +109,14 @@ describe('service init (spawned for real)', () => {
     fs.writeFileSync(path.join(bin, 'qwen'), '#!/bin/sh\necho 0.24.4\n', { mode: 0o755 });
     const bare = [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter);
     const dir = testdir();
-    const r = await runCli(['init', dir, '--yes', '--engine', 'acp'], { env: { PATH: `${bin}${path.delimiter}${bare}` } });
+    const r = await runCommand(['init', dir, '--yes', '--engine', 'acp'], { env: { PATH: `${bin}${path.delimiter}${bare}` } });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('(Customer support, ACP agent: qwen)');
     expect(r.stdout).not.toContain('Note:');
     expect((parse(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')) as Record<string, unknown>).acp).toEqual({ command: 'qwen', args: ['--acp'] });
 
     const none = testdir();
-    const n = await runCli(['init', none, '--yes', '--engine', 'acp'], { env: { PATH: bare } });
+    const n = await runCommand(['init', none, '--yes', '--engine', 'acp'], { env: { PATH: bare } });
     expect(n.code).toBe(0);
     expect(n.stdout).toContain('Note: gemini is not on PATH; install it or set acp.command in service.yaml');
     expect((parse(fs.readFileSync(path.join(none, 'service.yaml'), 'utf8')) as Record<string, unknown>).acp).toEqual({ command: 'gemini', args: ['--acp'] });
@@ -124,7 +124,7 @@ describe('service init (spawned for real)', () => {
 
   it('keeps the template comments in service.yaml', async () => {
     const dir = testdir();
-    await runCli(['init', dir, '--yes', '--name', 'Ada']);
+    await runCommand(['init', dir, '--yes', '--name', 'Ada']);
     const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
     expect(text).toMatch(/^name: Ada$/m);
     expect(text).toMatch(/^# .*channel_e/m);
@@ -133,7 +133,7 @@ describe('service init (spawned for real)', () => {
   it('writes an access: block with the defaults (pairing) and comments saying what they mean, in every template', async () => {
     for (const template of fs.readdirSync(path.join(repoRoot, 'templates', 'assistant'))) {
       const dir = testdir();
-      expect((await runCli(['init', dir, '--yes', '--template', template, '--engine', 'engine_b'])).code).toBe(0);
+      expect((await runCommand(['init', dir, '--yes', '--template', template, '--engine', 'engine_b'])).code).toBe(0);
       const text = fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8');
       expect(text, template).toMatch(/^access:\n {2}dm: pairing .*\n {2}groups: pairing /m);
       expect(text, template).toContain('`service access approve <CODE>`');
@@ -151,13 +151,13 @@ describe('service init (spawned for real)', () => {
 
   it('refuses to overwrite an existing service.yaml, and --force does', async () => {
     const dir = testdir({ 'service.yaml': 'name: mine\nengine: engine_b\n', 'notes/keep.md': 'mine' });
-    const refused = await runCli(['init', dir, '--yes']);
+    const refused = await runCommand(['init', dir, '--yes']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('already exists');
     expect(refused.stderr).toContain('--force');
     expect(fs.readFileSync(path.join(dir, 'service.yaml'), 'utf8')).toBe('name: mine\nengine: engine_b\n');
 
-    const forced = await runCli(['init', dir, '--yes', '--force', '--template', 'research']);
+    const forced = await runCommand(['init', dir, '--yes', '--force', '--template', 'research']);
     expect(forced.code).toBe(0);
     expect(loadServiceConfig(dir, {}).config.systemPrompt).toBeTruthy();
     expect(fs.readFileSync(path.join(dir, 'notes/keep.md'), 'utf8')).toBe('mine');
@@ -165,10 +165,10 @@ describe('service init (spawned for real)', () => {
 
   it('accepts -d before the subcommand and rejects an unknown template', async () => {
     const dir = testdir();
-    const bad = await runCli(['-d', dir, 'init', '--template', 'astrology', '--yes']);
+    const bad = await runCommand(['-d', dir, 'init', '--template', 'astrology', '--yes']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('astrology');
-    const good = await runCli(['-d', dir, 'init', '--yes']);
+    const good = await runCommand(['-d', dir, 'init', '--yes']);
     expect(good.code).toBe(0);
     expect(fs.existsSync(path.join(dir, 'service.yaml'))).toBe(true);
   });

@@ -6,7 +6,7 @@ import { createSilentLogger } from '../../../src/core/logger.js';
 import { openAssistantDirectory } from '../../../src/assistant-directory.js';
 import { assertEnding, collect, completionOf, createTestAssistant, imagesDirOf } from '../../helpers/assistant.js';
 import { runCli } from '../../helpers/cli.js';
-import { until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
 
@@ -132,8 +132,7 @@ describe('chat core: images', () => {
   it('is gone after an abort, and an image without a message becomes "(image)"', async () => {
     const t = createTestAssistant();
     const turn = collect(t.assistant.chat('HANG', { images: [{ data: PNG }] }));
-    await new Promise((r) => setTimeout(r, 400));
-    while (t.standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    await until(() => t.standIn.runs().length > 0, HANG_MS, 'the engine to start');
     expect(fs.readdirSync(imagesDirOf(t.dir))).toHaveLength(1);
     t.assistant.abort('default');
     expect(completionOf(await turn).status).toBe('aborted');
@@ -237,7 +236,7 @@ describe('slash commands', () => {
   it('/stop aborts the running turn of the key; /reset clears it', async () => {
     const t = createTestAssistant();
     const turn = collect(t.assistant.chat('HANG', { sessionKey: 'k' }));
-    while (t.standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    await until(() => t.standIn.runs().length > 0, HANG_MS, 'the engine to start');
     expect(await t.assistant.runCommand('/stop', { sessionKey: 'k' })).toMatchObject({ aborted: true });
     expect(completionOf(await turn).status).toBe('aborted');
     expect((await t.assistant.runCommand('/reset', { sessionKey: 'k' })).text).toContain('Session reset');
@@ -292,7 +291,7 @@ describe('slash commands', () => {
   it('/cron run while a run of the same task is going is refused: the task runs once', async () => {
     const t = createTestAssistant({ yaml: 'tasks:\n  - id: slow\n    name: Slow\n    schedule: "0 9 * * *"\n    prompt: "SLEEP:1500 report"\n' });
     const first = t.assistant.runCommand('/cron run slow');
-    while (t.standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    await until(() => t.standIn.runs().length > 0, HANG_MS, 'the engine to start');
     expect(await t.assistant.runCommand('/cron run slow')).toMatchObject({ error: 'running', text: expect.stringContaining('task slow is running') });
     expect(await first).toMatchObject({ status: 'completed' });
     expect(t.standIn.runs()).toHaveLength(1);

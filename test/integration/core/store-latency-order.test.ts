@@ -4,8 +4,8 @@ import { createBridge } from '../../../src/channels/bridge.js';
 import { createRunningAdapters } from '../../../src/channels/running-adapters.js';
 import { createSentLedger } from '../../../src/channels/sent-ledger.js';
 import type { ChannelAdapter, InboundMessage } from '../../../src/channels/types.js';
-import { createAssistant } from '../../../src/core/assistant/assistant.js';
-import { createCommandTable } from '../../../src/core/assistant/slash-commands.js';
+import { createAssistantCore } from '../../../src/core/assistant/assistant.js';
+import { createCommandTable } from '../../../src/core/commands/command-table.js';
 import type { Store } from '../../../src/core/store/types.js';
 import { createKeyedOrder } from '../../../src/core/util/keyed-order.js';
 import { collect, completionOf, createTestAssistant, type TestAssistant } from '../../helpers/assistant.js';
@@ -84,7 +84,7 @@ describe('store answers out of order', () => {
 
   it("the assistant admits one key's turns in call order, though its budget reads finish in reverse", async () => {
     t = createTestAssistant({ yaml: 'access:\n  dailyBudgetUsd: 100\n' });
-    const assistant = createAssistant({
+    const assistant = createAssistantCore({
       dir: t.dir,
       config: t.config,
       store: withSlowFirstCalls(t.store, 'dailyCost', 3, 80),

@@ -8,7 +8,7 @@ import type { AgentEvent } from '../../../src/core/events.js';
 import type { ProcessIdentity } from '../../../src/core/store/types.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { HANG_MS, poll } from '../../helpers/wait.js';
+import { HANG_MS, poll, until } from '../../helpers/wait.js';
 
 /**
  * The process tree reads only the processes created since its last snapshot (the pids after
@@ -47,10 +47,14 @@ describe('the process tree', () => {
     const seen: ProcessIdentity[][] = [];
     // Checked when told, while they run: a thread is reachable as /proc/<tid> but not listed there.
     const notListed: number[] = [];
+    // The engine answers once this file exists: written when a snapshot has found its tool shell.
+    const gate = path.join(testdir(), 'seen');
     const onProcesses = (processes: ProcessIdentity[]) => {
       seen.push(processes);
       const listed = new Set(fs.readdirSync('/proc'));
       for (const p of processes) if (!listed.has(String(p.pid)) && isAlive(p.pid)) notListed.push(p.pid);
+      const child = s.runs().find((r) => r.setsidChild)?.setsidChild;
+      if (child !== undefined && processes.some((p) => p.pid === child)) fs.writeFileSync(gate, '');
     };
     const all = await collect(
       runProcess(
@@ -59,7 +63,7 @@ describe('the process tree', () => {
           args: ['-p', '--output-format', 'stream-json'],
           cwd: testdir(),
           env: { ...process.env, ...s.env },
-          stdin: 'SETSID-CHILD THEN-ANSWER',
+          stdin: `SETSID-CHILD THEN-ANSWER GATE:${gate}`,
           timeoutMs: HANG_MS,
           onProcesses,
         },
@@ -81,6 +85,7 @@ describe('the process tree', () => {
     const runs = Array.from({ length: 3 }, () => {
       const s = createStandIn();
       const ac = new AbortController();
+      const tracked = new Set<number>();
       const events = collect(
         runProcess(
           {
@@ -92,16 +97,20 @@ describe('the process tree', () => {
             timeoutMs: HANG_MS,
             killGraceMs: 500,
             signal: ac.signal,
+            onProcesses: (processes) => {
+              for (const p of processes) tracked.add(p.pid);
+            },
           },
           createClaudeParser(),
         ),
       );
-      return { s, ac, events };
+      return { s, ac, events, tracked };
     });
     const orphans = await Promise.all(
       runs.map((r) => poll(() => r.s.runs().find((x) => x.setsidChild)?.setsidChild as number | undefined, HANG_MS, 'the setsid child', 25)),
     );
-    await new Promise((r) => setTimeout(r, 1_200)); // let a snapshot see them
+    // Each run's snapshots have found its tool shell.
+    await until(() => runs.every((r, i) => r.tracked.has(orphans[i] as number)), HANG_MS, 'the snapshots to find every tool shell', 25);
     for (const r of runs) r.ac.abort();
     for (const r of runs) expect((await r.events).at(-1)).toMatchObject({ type: 'error', code: 'aborted' });
     for (const pid of orphans) expect(isAlive(pid), `orphan ${pid}`).toBe(false);

@@ -6,7 +6,7 @@ import { runProcess, type LineParser } from '../../../src/core/engines/runner.js
 import type { AgentEvent } from '../../../src/core/events.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { HANG_MS, poll } from '../../helpers/wait.js';
+import { HANG_MS, poll, until } from '../../helpers/wait.js';
 
 async function collect(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
   const all: AgentEvent[] = [];
@@ -19,6 +19,8 @@ const terminals = (events: AgentEvent[]) => events.filter((e) => e.type === 'don
 function claude(prompt: string, opts: { timeoutMs?: number; signal?: AbortSignal; parser?: LineParser } = {}) {
   const s = createStandIn();
   const cwd = testdir();
+  /** Pids the runner has told of (at spawn, and each time a snapshot of the tree finds more). */
+  const tracked = new Set<number>();
   const events = collect(
     runProcess(
       {
@@ -30,11 +32,14 @@ function claude(prompt: string, opts: { timeoutMs?: number; signal?: AbortSignal
         timeoutMs: opts.timeoutMs ?? HANG_MS,
         killGraceMs: 500,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        onProcesses: (processes) => {
+          for (const p of processes) tracked.add(p.pid);
+        },
       },
       opts.parser ?? createClaudeParser(),
     ),
   );
-  return { events, standIn: s };
+  return { events, standIn: s, tracked };
 }
 
 describe('the subprocess runner', () => {
@@ -77,19 +82,23 @@ describe('the subprocess runner', () => {
 
   it('a tool shell in a session of its own (setsid, as the real CLIs run tools) dies with the run on abort', async () => {
     const ac = new AbortController();
-    const { events, standIn } = claude('SETSID-CHILD', { signal: ac.signal });
+    const { events, standIn, tracked } = claude('SETSID-CHILD', { signal: ac.signal });
     const orphan = await poll(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined, HANG_MS, 'the setsid child', 25);
-    await new Promise((r) => setTimeout(r, 1_200)); // let a snapshot see it
+    await until(() => tracked.has(orphan), HANG_MS, 'a snapshot of the tree to find it', 25);
     ac.abort();
     await events;
     expect(isAlive(orphan)).toBe(false);
   });
 
   it('processes a turn started do not outlive it, also when the engine exits normally', async () => {
-    const { events, standIn } = claude('SETSID-CHILD THEN-ANSWER');
+    const gate = path.join(testdir(), 'seen');
+    const { events, standIn, tracked } = claude(`SETSID-CHILD THEN-ANSWER GATE:${gate}`);
+    // The engine answers (and exits) once a snapshot of the tree has found its tool shell.
+    const orphan = await poll(() => standIn.runs().find((r) => r.setsidChild)?.setsidChild as number | undefined, HANG_MS, 'the setsid child', 25);
+    await until(() => tracked.has(orphan), HANG_MS, 'a snapshot of the tree to find it', 25);
+    fs.writeFileSync(gate, '');
     const all = await events;
     expect(terminals(all)[0]?.type).toBe('done');
-    const orphan = standIn.runs().find((r) => r.setsidChild)?.setsidChild as number;
     expect(isAlive(orphan)).toBe(false);
   });
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createEngineRunner } from '../../../src/core/engines/engine-runner.js';
 import { createMemoryFailoverStore } from '../../../src/core/engines/failover.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
@@ -55,11 +55,11 @@ describe('the workspace between turns', () => {
 
   /**
    * The files the runner writes (context file, skill links, MCP config) are checked by their
-   * stamps: once settled (a second after their last change: the stamp clock is the real one here),
+   * stamps: once settled (a second after their last change: the test moves Date on for that),
    * an unchanged stamp means nothing to do. Each change between two turns must still be undone or
    * followed at the next one.
    */
-  it('restores what was changed between two turns once its stamps were settled: links, context file, MCP config; follows new skills', async () => {
+  it('restores what was changed between two turns once its stamps were settled: links, context file, MCP config; follows new skills', () => {
     const dir = testdir({
       // Approvals on: the runner writes an MCP config (the permission-prompt helper).
       'service.yaml': 'name: ws\nengine: engine_b\nskipPermissions: false\n',
@@ -72,16 +72,21 @@ describe('the workspace between turns', () => {
     const claudeMd = path.join(dir, 'CLAUDE.md');
     const links = path.join(dir, '.claude/skills');
     const mcp = path.join(paths.stateDir, 'engines/engine_b-mcp.json');
-    const settle = async () => {
-      await new Promise((r) => setTimeout(r, 1_100));
-      runner.prepare(config); // remembers the settled stamps
-      runner.prepare(config); // from what it remembered
+    // A second and a bit later on the stamps' clock (Date alone is moved: the files keep their real times).
+    const settle = () => {
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 1_100 });
+      try {
+        runner.prepare(config); // remembers the settled stamps
+        runner.prepare(config); // from what it remembered
+      } finally {
+        vi.useRealTimers();
+      }
     };
 
     runner.prepare(config);
     const generated = fs.readFileSync(claudeMd, 'utf8');
     const mcpText = fs.readFileSync(mcp, 'utf8');
-    await settle();
+    settle();
     expect(fs.readFileSync(claudeMd, 'utf8')).toBe(generated);
 
     // A skill added between two turns is seen and linked at the second.
@@ -90,18 +95,18 @@ describe('the workspace between turns', () => {
     expect(runner.prepare(config).map((s) => s.name)).toEqual(['alpha', 'beta']);
     expect(fs.readlinkSync(path.join(links, 'beta'))).toBe('../../skills/beta');
     expect(fs.readFileSync(claudeMd, 'utf8')).toContain('Second skill');
-    await settle();
+    settle();
 
     // A link removed by hand comes back; one pointing at a skill no longer there goes.
     fs.rmSync(path.join(links, 'alpha'));
     runner.prepare(config);
     expect(fs.readlinkSync(path.join(links, 'alpha'))).toBe('../../skills/alpha');
-    await settle();
+    settle();
     fs.rmSync(path.join(dir, 'skills/beta'), { recursive: true });
     expect(runner.prepare(config).map((s) => s.name)).toEqual(['alpha']);
     expect(fs.existsSync(path.join(links, 'beta'))).toBe(false);
     expect(fs.lstatSync(path.join(links, 'beta'), { throwIfNoEntry: false })).toBeUndefined();
-    await settle();
+    settle();
 
     // The generated section edited by hand is regenerated, the user's text around it kept; a deleted file is written again.
     const withSection = fs.readFileSync(claudeMd, 'utf8');
@@ -111,25 +116,25 @@ describe('the workspace between turns', () => {
     expect(edited).toContain('First skill');
     expect(edited).not.toContain('Edited by hand');
     expect(edited).toMatch(/^Notes of the user\.\n[\s\S]*More notes\.\n$/);
-    await settle();
+    settle();
     fs.rmSync(claudeMd);
     runner.prepare(config);
     expect(fs.readFileSync(claudeMd, 'utf8')).toContain('First skill');
 
     // The MCP config: edited, loosened to 0644 or deleted, it is written again (0600).
-    await settle();
+    settle();
     fs.writeFileSync(mcp, '{}\n');
     runner.prepare(config);
     expect(fs.readFileSync(mcp, 'utf8')).toBe(mcpText);
-    await settle();
+    settle();
     fs.chmodSync(mcp, 0o644);
     runner.prepare(config);
     expect(fs.statSync(mcp).mode & 0o777).toBe(0o600);
-    await settle();
+    settle();
     fs.rmSync(mcp);
     runner.prepare(config);
     expect(fs.readFileSync(mcp, 'utf8')).toBe(mcpText);
-  }, 30_000);
+  });
 });
 
 /** The engine runner of an assistant folder, quiet, with its own failover memory. */

@@ -7,7 +7,7 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import { startFakeLark, type LarkExtras } from '../../fakes/platforms/channel-a-lark.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { releasedTo, resourceTally, type ResourceTally } from '../../helpers/resources.js';
-import { poll } from '../../helpers/wait.js';
+import { poll, until } from '../../helpers/wait.js';
 
 type Fake = FakePlatform & LarkExtras;
 type ReceiveEvent = Parameters<NonNullable<Parameters<lark.EventDispatcher['register']>[0]['im.message.receive_v1']>>[0];
@@ -390,7 +390,8 @@ describe('fake Lark (channel_a) against @larksuiteoapi/node-sdk', () => {
     const d = new lark.EventDispatcher({ loggerLevel: lark.LoggerLevel.error, logger }).register({
       'im.message.receive_v1': async (e) => {
         seen.push(e.event_id ?? '');
-        await new Promise((r) => setTimeout(r, 300));
+        // Not acked until the fake has delivered the event again, its redeliverAfterMs passed without an ack.
+        await until(() => f2.deliveries.filter((x) => x.messageId === e.message.message_id).length >= 2);
       },
     });
     const c2 = new lark.WSClient({ appId: f2.appId, appSecret: f2.appSecret, domain: f2.domain, loggerLevel: lark.LoggerLevel.error, logger });

@@ -185,8 +185,10 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
     await post(msg.sessionWebhook, { msgtype: 'markdown', markdown: { title: 't', text: '**ok**' }, at: { atUserIds: ['staff-2'] } });
     expect(await fake.waitForOutbound((o) => o.kind === 'reply')).toMatchObject({ chatId: 'cidGroup1==', format: 'markdown', text: '**ok**' });
     await fake.deliver({ chatType: 'group', chatId: 'cidGroup1==', userId: 'staff-2', text: 'not for the bot' });
-    await new Promise((r) => setTimeout(r, 50));
-    expect(received).toHaveLength(1);
+    // A later @mention is pushed on the same stream after anything the unmentioned one would have been.
+    const marker = await fake.deliver({ chatType: 'group', chatId: 'cidGroup1==', userId: 'staff-2', text: 'marker', mentionBot: true });
+    await fake.waitForAck(marker.messageId);
+    expect(received.map((r) => r.msg.msgId)).toEqual([messageId, marker.messageId]);
   });
 
   it('sends proactively through the OpenAPI and streams an AI card', async () => {
@@ -363,14 +365,16 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
     const c = await startClient({ ack: false });
     const { messageId } = await fake.deliver({ chatType: 'direct', userId: 'staff-1', text: 'once' });
     await until(() => received.length === 1);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(received).toHaveLength(1);
+    // A later message is pushed after any re-push of the unacked one would have been.
+    const later = await fake.deliver({ chatType: 'direct', userId: 'staff-1', text: 'later' });
+    await until(() => received.length === 2);
+    expect(received.map((r) => r.msg.msgId)).toEqual([messageId, later.messageId]);
     expect(fake.acks).toHaveLength(0);
     await fake.redeliver(messageId);
-    await until(() => received.length === 2);
-    expect(received[1]!.frame.headers.messageId).toBe(received[0]!.frame.headers.messageId);
-    expect(received[1]!.msg.msgId).toBe(messageId);
-    c.socketCallBackResponse(received[1]!.frame.headers.messageId, { success: true });
+    await until(() => received.length === 3);
+    expect(received[2]!.frame.headers.messageId).toBe(received[0]!.frame.headers.messageId);
+    expect(received[2]!.msg.msgId).toBe(messageId);
+    c.socketCallBackResponse(received[2]!.frame.headers.messageId, { success: true });
     await fake.waitForAck(messageId);
   });
 
@@ -399,7 +403,7 @@ describe('fake DingTalk (channel_b) with dingtalk-stream 2.1.5', () => {
     await fake.waitForConnection();
     fake.dropConnections();
     await until(() => fake.stats.upgrades === 2 && fake.connected());
-    await new Promise((r) => setTimeout(r, 120)); // several keepAlive ping/pong rounds on the new socket
+    await until(() => fake.clientPings() >= 3); // several keepAlive ping/pong rounds on the new socket
     expect(fake.connected()).toBe(true);
     expect(fake.stats.opens).toBe(2); // the reconnect asked connections/open for a new ticket
     expect(live.size).toBe(1); // one keepAlive interval, not one per connection

@@ -115,8 +115,10 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     await client.replyStream(texts[0]!, 's-group', 'all good', true);
     expect(await fake.waitForOutbound((o) => o.kind === 'stream')).toMatchObject({ chatId: 'wrkGroup1', finished: true });
     await fake.deliver({ chatType: 'group', chatId: 'wrkGroup1', userId: 'lisi', text: 'not for the bot' });
-    await new Promise((r) => setTimeout(r, 50));
-    expect(texts).toHaveLength(1);
+    // A later @mention arrives on the same socket after anything the unmentioned one would have pushed.
+    await fake.deliver({ chatType: 'group', chatId: 'wrkGroup1', userId: 'lisi', text: 'marker', mentionBot: true });
+    await until(() => texts.length === 2);
+    expect(texts.map((t) => t.body?.text?.content)).toEqual([`@${fake.botName} status?`, `@${fake.botName} marker`]);
   });
 
   it('sends proactive markdown with aibot_send_msg and replies through response_url', async () => {
@@ -256,27 +258,32 @@ describe('fake WeCom AI bot (channel_c) with @wecom/aibot-node-sdk 1.0.7', () =>
     expect(client.isConnected).toBe(false);
     fake.setRefuseConnections(false);
     client.connect(); // ignored: WSClient still thinks it is started ("Client already connected")
-    await new Promise((r) => setTimeout(r, 100));
-    expect(fake.stats.subscribes).toBe(3);
+    expect(attempts).toEqual([1, 2]); // nothing scheduled either
     const authenticated = once(client, 'authenticated');
     client.disconnect();
     client.connect();
     await authenticated;
     expect(fake.connected()).toBe(true);
+    // The connection after disconnect() is the fourth subscribe: the ignored connect() made none.
+    expect(fake.stats.subscribes).toBe(4);
   });
 
   it('a second subscriber gets the bot; the first receives disconnected_event and stays down', async () => {
     const first = await connected();
     const kicked = once(first.client, 'event.disconnected_event');
     const disconnected = once(first.client, 'disconnected');
+    // A reconnect would be scheduled (and announced) when the socket closes: count the announcements.
+    const reconnects: number[] = [];
+    first.client.on('reconnecting', (n) => reconnects.push(n));
     const second = await connected();
     await kicked;
     expect(await disconnected).toEqual(['New connection established, server disconnected this connection']);
-    await new Promise((r) => setTimeout(r, 100)); // longer than reconnectInterval: no reconnect happens
-    expect(fake.stats.subscribes).toBe(2);
     expect(first.client.isConnected).toBe(false);
     await fake.deliver({ chatType: 'direct', userId: 'zhangsan', text: 'who gets this?' });
     await until(() => second.texts.length === 1);
+    // By then the first socket had long closed: no reconnect was scheduled, none subscribed.
+    expect(reconnects).toEqual([]);
+    expect(fake.stats.subscribes).toBe(2);
     expect(first.texts).toHaveLength(0);
   });
 

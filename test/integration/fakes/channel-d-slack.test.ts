@@ -109,7 +109,9 @@ describe('fake Slack (channel_d) against @slack/bolt 5.1.0 Socket Mode', () => {
     fake.setSendAppMention(false);
     await fake.deliver({ chatType: 'group', chatId: 'C0GENERAL', userId: 'U2', text: 'again', mentionBot: true });
     await until(() => messages.length === 2);
-    await new Promise((r) => setTimeout(r, 100));
+    // A later message comes on the same socket after any app_mention envelope of the one before.
+    await fake.deliver({ chatType: 'group', chatId: 'C0GENERAL', userId: 'U2', text: 'marker' });
+    await until(() => messages.length === 3);
     expect(mentions).toHaveLength(1);
   });
 

@@ -2,11 +2,13 @@
  * Self-test of the fake Telegram Bot API (channel_e): the real grammy Bot (node-fetch transport,
  * simple long polling) pointed at the fake, driven the way an adapter would drive it.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Bot, GrammyError, InputFile } from 'grammy';
 import { describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
-import { until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeTelegram>>;
 
@@ -205,15 +207,25 @@ describe('fake Telegram (channel_e) against grammy 1.46.0 long polling', () => {
     // bot.start() runs init() before it creates its polling AbortController, so on network errors getMe is
     // retried with backoff forever, even after bot.stop() (a leaked timer). Calling bot.init(signal) first
     // (start() then skips getMe) or passing `botInfo` to the Bot constructor avoids it.
-    const fake = await startFakeTelegram();
-    const { botToken, apiRoot } = fake.channelConfig;
-    await fake.close();
-    const bot = new Bot(botToken, { client: { apiRoot } });
-    const ac = new AbortController();
-    // grammy types the signal as the `abort-controller` polyfill's AbortSignal; the native one works at runtime.
-    const init = bot.init(ac.signal as Parameters<typeof bot.init>[0]);
-    setTimeout(() => ac.abort(), 200);
-    await expect(init).rejects.toThrow(/Abort/);
+    // An API whose every connection is cut: each getMe fails with a network error.
+    let attempts = 0;
+    const cutting = createServer((req) => {
+      attempts++;
+      req.socket.destroy();
+    });
+    await new Promise<void>((resolve) => cutting.listen(0, '127.0.0.1', resolve));
+    const apiRoot = `http://127.0.0.1:${(cutting.address() as AddressInfo).port}`;
+    try {
+      const bot = new Bot('123456:fake-token', { client: { apiRoot } });
+      const ac = new AbortController();
+      // grammy types the signal as the `abort-controller` polyfill's AbortSignal; the native one works at runtime.
+      const init = bot.init(ac.signal as Parameters<typeof bot.init>[0]);
+      await until(() => attempts >= 2, HANG_MS, 'getMe failing and being retried');
+      ac.abort();
+      await expect(init).rejects.toThrow(/Abort/);
+    } finally {
+      await new Promise<void>((resolve) => cutting.close(() => resolve()));
+    }
     // failOnLeaksAfterAll asserts that no retry timer is left behind.
   });
 

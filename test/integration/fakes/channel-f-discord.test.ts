@@ -18,7 +18,7 @@ import {
 import { WebSocket } from 'ws';
 import { startFakeDiscord, type FakeDiscordOptions } from '../../fakes/platforms/channel-f-discord.js';
 import { releasedTo, resourceTally } from '../../helpers/resources.js';
-import { HANG_MS, sleep } from '../../helpers/wait.js';
+import { HANG_MS, sleep, until } from '../../helpers/wait.js';
 
 type Fake = Awaited<ReturnType<typeof startFakeDiscord>>;
 
@@ -207,10 +207,13 @@ describe('fake Discord (channel_f) against discord.js', () => {
     await got;
     client.on(Events.MessageCreate, onMsg);
     await fake.redeliver(messageId);
-    await sleep(100);
+    // A later message is dispatched on the same gateway socket after the redelivery.
+    const later = nextMessage(client, (m) => m.content === 'marker');
+    await fake.deliver({ chatType: 'direct', userId: '2000000000000000007', text: 'marker' });
+    await later;
     client.off(Events.Raw, onRaw).off(Events.MessageCreate, onMsg);
     expect(raws.filter((id) => id === messageId)).toHaveLength(2);
-    expect(seen).toBe(0);
+    expect(seen).toBe(1); // the marker alone
   });
 
   it('reports heartbeat/resume sequence numbers as acks', async () => {
@@ -275,11 +278,14 @@ describe('fake Discord: intents, refusal and shutdown', () => {
       const client = createClient(fake, { partials: [] });
       try {
         await login(client, fake);
-        let seen = 0;
-        client.on(Events.MessageCreate, () => seen++);
+        const seen: string[] = [];
+        client.on(Events.MessageCreate, (m) => seen.push(m.content));
         await fake.deliver({ chatType: 'direct', userId: '2000000000000000002', text: 'lost' });
-        await sleep(100);
-        expect(seen).toBe(0);
+        // A later guild message (which needs no partial) is dispatched after the DM on the same socket.
+        const later = nextMessage(client, (m) => m.content === 'in the guild');
+        await fake.deliver({ chatType: 'group', chatId: fake.defaultChannelId, userId: '2000000000000000002', text: 'in the guild' });
+        await later;
+        expect(seen).toEqual(['in the guild']);
       } finally {
         await client.destroy();
       }
@@ -295,8 +301,10 @@ describe('fake Discord: intents, refusal and shutdown', () => {
         client.on(Events.MessageCreate, (m) => ids.push(m.id));
         const { messageId } = await fake.deliver({ chatType: 'direct', userId: '2000000000000000002', text: 'twice' });
         await fake.redeliver(messageId);
-        await sleep(100);
-        expect(ids).toEqual([messageId, messageId]);
+        // A later message is dispatched after both: no third copy arrived before it.
+        const later = await fake.deliver({ chatType: 'direct', userId: '2000000000000000002', text: 'marker' });
+        await until(() => ids.includes(later.messageId));
+        expect(ids).toEqual([messageId, messageId, later.messageId]);
       } finally {
         await client.destroy();
       }

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { FLEET_ENTRY_FORMAT } from '../../../src/core/fleet/entry.js';
 import { createSharedFleet } from '../../../src/core/fleet/shared-fleet.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
-import { createPgFleetTable } from '../../../src/core/store/pg-fleet.js';
-import { runCli } from '../../helpers/cli.js';
+import { createPgFleetTable } from '../../../src/core/fleet/pg-fleet-table.js';
+import { runCommand } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { startPgCluster, usePgCluster } from '../../helpers/pg-cluster.js';
 import { createStandIn, type StandIn } from '../../helpers/stand-in.js';
@@ -40,7 +40,7 @@ interface Listed {
 }
 
 const fleetLs = async (args: string[], fleetDir: string): Promise<Listed> => {
-  const r = await runCli(['fleet', 'ls', '--json', ...args], { env: { SERVICE_FLEET_DIR: fleetDir, SERVICE_STORE_URL: '' } });
+  const r = await runCommand(['fleet', 'ls', '--json', ...args], { env: { SERVICE_FLEET_DIR: fleetDir, SERVICE_STORE_URL: '' } });
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as Listed;
 };
@@ -131,7 +131,7 @@ describe('the fleet in a PostgreSQL store', () => {
       // --store and SERVICE_STORE_URL name the database without an assistant directory, from an empty folder.
       const elsewhere = testdir({}, 'service-fleet-');
       expect((await fleetLs(['--store', url], elsewhere)).gateways.map((g) => g.name)).toEqual(['alpha', 'beta']);
-      const viaEnv = await runCli(['fleet', 'ls'], { env: { SERVICE_FLEET_DIR: elsewhere, SERVICE_STORE_URL: url } });
+      const viaEnv = await runCommand(['fleet', 'ls'], { env: { SERVICE_FLEET_DIR: elsewhere, SERVICE_STORE_URL: url } });
       expect(viaEnv.stdout).toMatch(/^NAME\s+ROLE\s+ENGINE\s+HOST\s+URL\s+PID\s+UP\s+HEALTH$/m);
       expect(viaEnv.stdout).toMatch(new RegExp(`^beta\\s+Runs the servers\\s+engine_b\\s+${host}\\s+${beta.url}\\s+${beta.child.pid}\\s+\\S+\\s+ok \\(`, 'm'));
 
@@ -205,7 +205,7 @@ describe('the fleet in a PostgreSQL store', () => {
     try {
       await until(() => g.output().includes('cannot register in the fleet of'));
       await chat(g, 'tok-lonely-123456', 'still here?');
-      const r = await runCli(['fleet', 'ls', '--json', '-d', dir], { env: { SERVICE_FLEET_DIR: fleetDir, SERVICE_STORE_URL: '' } });
+      const r = await runCommand(['fleet', 'ls', '--json', '-d', dir], { env: { SERVICE_FLEET_DIR: fleetDir, SERVICE_STORE_URL: '' } });
       expect(r.code).toBe(0);
       expect(r.stderr).toContain('cannot read the fleet of');
       const listed = JSON.parse(r.stdout) as Listed;
@@ -278,7 +278,7 @@ describe('a fleet database that cannot be reached', () => {
     expect(shared.entries()).toEqual([]);
     await reg.remove();
 
-    const r = await runCli(['fleet', 'ls', '--json', '--store', closed], { env: { SERVICE_FLEET_DIR: testdir({}, 'service-fleet-') } });
+    const r = await runCommand(['fleet', 'ls', '--json', '--store', closed], { env: { SERVICE_FLEET_DIR: testdir({}, 'service-fleet-') } });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`cannot read the fleet of ${closed}`);
     expect(JSON.parse(r.stdout)).toMatchObject({ database: closed, databaseError: expect.any(String), gateways: [] });

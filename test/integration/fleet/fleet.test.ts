@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
@@ -45,7 +45,7 @@ describe('fleet registry across real gateways', () => {
     const alpha = await startGatewayProcess(alphaDir, [], env);
     const beta = await startGatewayProcess(betaDir, [], env);
     const ls = async (): Promise<Listed> => {
-      const r = await runCli(['fleet', 'ls', '--json'], { env: { SERVICE_FLEET_DIR: fleetDir } });
+      const r = await runCommand(['fleet', 'ls', '--json'], { env: { SERVICE_FLEET_DIR: fleetDir } });
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as Listed;
     };
@@ -70,7 +70,7 @@ describe('fleet registry across real gateways', () => {
         },
         expect.objectContaining({ name: 'beta', role: 'Runs the servers', url: beta.url, pid: beta.child.pid, dir: betaDir, healthy: true }),
       ]);
-      const table = await runCli(['fleet', 'ls'], { env: { SERVICE_FLEET_DIR: fleetDir } });
+      const table = await runCommand(['fleet', 'ls'], { env: { SERVICE_FLEET_DIR: fleetDir } });
       expect(table.stdout).toMatch(/^NAME\s+ROLE\s+ENGINE\s+HOST\s+URL\s+PID\s+UP\s+HEALTH$/m);
       expect(table.stdout).toMatch(
         new RegExp(`^beta\\s+Runs the servers\\s+engine_b\\s+${os.hostname()}\\s+${beta.url}\\s+${beta.child.pid}\\s+\\S+\\s+ok \\(`, 'm'),

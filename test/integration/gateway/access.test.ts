@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ActivityRecord } from '../../../src/core/store/types.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
-import { runCli } from '../../helpers/cli.js';
-import { HANG_MS, sleep, until } from '../../helpers/wait.js';
+import { runCommand } from '../../helpers/cli.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
  * Who may drive the agent, on each of the six channels through its real SDK and fake platform
@@ -16,12 +16,6 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
   const setup = (access: string, yaml = '') => open(`access: ${access}\n${yaml}`);
   const [alice, bob] = spec.users;
   const id = (user: string) => `${spec.key}:${user}`;
-  const settle = async (g: ChannelGateway) => {
-    for (let i = 0; i < 2; i++) {
-      await sleep(250);
-      await g.channels.bridge.idle();
-    }
-  };
   const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.includes(text), HANG_MS);
   const codeIn = (text: string) => /[Pp]airing code: ([A-Z2-9]{8})/.exec(text)?.[1];
   const refusals = async (g: ChannelGateway) => ((await (await g.api('/api/access/refusals')).json()) as { refusals: ActivityRecord[] }).refusals;
@@ -49,7 +43,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     const feed = await subscribe(g);
     await f.deliver({ chatType: 'direct', userId: alice, text: 'hello?' });
     const first = await reply(f, 'pairing code');
-    await settle(g);
+    await g.processed(1);
     expect(replies(f)).toHaveLength(1);
     const code = codeIn(first.text);
     expect(code).toMatch(/^[A-HJKMNP-TV-Z2-9]{8}$/);
@@ -57,7 +51,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     expect(first.text).not.toMatch(/\/bin\/|service\.js/); // nothing about the owner's host
 
     await f.deliver({ chatType: 'direct', userId: alice, text: 'anyone there?' });
-    await settle(g);
+    await g.processed(2);
     expect(replies(f)).toHaveLength(1);
     expect(g.standIn.runs()).toEqual([]);
 
@@ -74,18 +68,18 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     const { fake: f, gw: g } = await setup('{}');
     await f.deliver({ chatType: 'direct', userId: alice, text: 'let me in' });
     const code = codeIn((await reply(f, 'pairing code')).text) ?? '';
-    const approved = await runCli(['access', 'approve', code.toLowerCase(), '-d', g.dir]);
+    const approved = await runCommand(['access', 'approve', code.toLowerCase(), '-d', g.dir]);
     expect(approved.stderr).toBe('');
     expect(approved).toMatchObject({ code: 0, stdout: expect.stringContaining(`Approved ${id(alice)}`) });
 
     await f.deliver({ chatType: 'direct', userId: alice, text: 'thanks' });
     await reply(f, 'ECHO: thanks');
     expect(g.standIn.runs()).toHaveLength(1);
-    const list = await runCli(['access', 'list', '-d', g.dir]);
+    const list = await runCommand(['access', 'list', '-d', g.dir]);
     expect(list.stdout).toMatch(new RegExp(`${id(alice)}\\s+pairing`));
     expect(list.stdout).toMatch(/Pending pairing codes.*\n {2}\(none\)/);
     // A second approval of the same code finds nothing: it was used.
-    const again = await runCli(['access', 'approve', code, '-d', g.dir]);
+    const again = await runCommand(['access', 'approve', code, '-d', g.dir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`No pending pairing has the code ${code}`);
   });
@@ -95,7 +89,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     await f.deliver({ chatType: 'direct', userId: bob, text: 'hi' });
     const code = codeIn((await reply(f, 'pairing code')).text) ?? '';
     await f.deliver({ chatType: 'direct', userId: bob, text: `/approve ${code}` });
-    await settle(g);
+    await g.processed(2);
     expect(replies(f)).toHaveLength(1); // still a stranger, whose code was sent already: nothing more
     expect(await g.store.accessGrants()).toEqual([]);
     await f.deliver({ chatType: 'direct', userId: alice, text: `/approve ${code}` });
@@ -112,7 +106,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     await reply(f, 'ECHO: I am on the list');
     await f.deliver({ chatType: 'direct', userId: bob, text: 'me too?' });
     await reply(f, 'pairing code');
-    await settle(g);
+    await g.processed(2);
     expect(g.standIn.runs()).toHaveLength(1);
   });
 
@@ -120,7 +114,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     const { fake: f, gw: g } = await setup(`{ dm: allowlist, allow: ["${id(alice)}"] }`);
     await f.deliver({ chatType: 'direct', userId: bob, text: 'knock knock' });
     await until(async () => (await refusals(g)).length === 1, HANG_MS, 'the refusal record');
-    await settle(g);
+    await g.processed(1);
     expect(replies(f)).toEqual([]);
     expect(g.standIn.runs()).toEqual([]);
     expect(await refusals(g)).toEqual([
@@ -133,13 +127,13 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     const group = spec.group(f);
     if (spec.deliversUnmentioned) {
       await f.deliver({ chatType: 'group', chatId: group, userId: alice, text: 'just chatting' });
-      await settle(g);
+      await g.processed(1);
       expect(replies(f)).toEqual([]);
       expect(await refusals(g)).toEqual([]);
     }
     await f.deliver({ chatType: 'group', chatId: group, userId: alice, text: 'bot, help', mentionBot: true });
     const pairing = await reply(f, 'This group is not approved');
-    await settle(g);
+    await g.processed(spec.deliversUnmentioned ? 2 : 1);
     expect(replies(f)).toHaveLength(1);
     expect(g.standIn.runs()).toEqual([]);
     const code = codeIn(pairing.text) ?? '';
@@ -165,7 +159,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
       await f.deliver({ chatType: 'direct', userId: user, text: `hi from ${user}` });
       await reply(f, `ECHO: hi from ${user}`);
     }
-    await settle(g);
+    await g.processed(4);
     expect((await g.store.listSessions()).map((s) => s.key)).toHaveLength(2);
     await f.deliver({ chatType: 'direct', userId: bob, text: '/reset' });
     await reply(f, 'Session reset');
@@ -176,7 +170,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     const { fake: f, gw: g } = await setup('{ dm: open }');
     for (let i = 0; i < 25; i++) await f.deliver({ chatType: 'direct', userId: alice, text: `burst ${i}` });
     await until(async () => (await refusals(g)).length === 5, HANG_MS, 'five refusals', 100);
-    await settle(g);
+    await g.processed(25);
     expect(g.standIn.runs()).toHaveLength(20);
     const slowDown = replies(f).filter((o) => o.text.includes('Slow down'));
     expect(slowDown).toHaveLength(1);
@@ -191,7 +185,7 @@ describe.each(Object.values(PLATFORMS))('$key: access control', (spec) => {
     await reply(f, 'ECHO: first'); // the stand-in's engine_b reports $0.0123 a turn
     await f.deliver({ chatType: 'direct', userId: alice, text: 'second' });
     await reply(f, 'The daily budget is spent ($0.0123 of $0.01 today)');
-    await settle(g);
+    await g.processed(2);
     expect(g.standIn.runs()).toHaveLength(1);
     const status = (await (await g.api('/api/status')).json()) as { budget: Record<string, unknown> };
     expect(status.budget).toMatchObject({ todayCostUsd: 0.0123, dailyBudgetUsd: 0.01, reached: true });

@@ -4,18 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { formatLocalDay } from '../../../src/core/util/local-day.js';
 import type { FakeOutbound, FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
-import { HANG_MS, sleep } from '../../helpers/wait.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 type Run = { prompt: string };
 const MB = 1024 * 1024;
 
 const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.replace(/ +\n/g, '\n').includes(text), HANG_MS);
-const settle = async (g: ChannelGateway) => {
-  for (let i = 0; i < 2; i++) {
-    await sleep(250);
-    await g.channels.bridge.idle();
-  }
-};
+/** After a reply to the last message delivered: every message has been taken in; wait until all are processed. */
+const settle = (g: ChannelGateway) => g.channels.bridge.idle();
 
 describe.each(Object.values(PLATFORMS).filter((p) => p.files))('$key: files both ways through its real SDK and fake', (spec) => {
   const setup = usePlatformGateway(spec);

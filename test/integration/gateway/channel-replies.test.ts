@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { PLATFORMS, replies, usePlatformGateway, type ChannelGateway } from '../../helpers/channel-gateway.js';
 import { TEST_TOKEN } from '../../helpers/server.js';
-import { sleep } from '../../helpers/wait.js';
 
 /**
  * The contract to the letter on each channel, through the real gateway, the platform's real SDK
@@ -12,12 +11,8 @@ import { sleep } from '../../helpers/wait.js';
 describe.each(Object.values(PLATFORMS))('$key: replies and activity', (spec) => {
   const setup = usePlatformGateway(spec);
   const [alice] = spec.users;
-  const settle = async (g: ChannelGateway) => {
-    for (let i = 0; i < 2; i++) {
-      await sleep(250);
-      await g.channels.bridge.idle();
-    }
-  };
+  /** After a reply to the last message delivered: every message has been taken in; wait until all are processed. */
+  const settle = (g: ChannelGateway) => g.channels.bridge.idle();
   const reply = (f: FakePlatform, text: string) => f.waitForOutbound((o) => o.kind !== 'typing' && o.text.includes(text), 15_000);
 
   it('buffered (the default): text before and after a tool call arrives as one message holding all of it', async () => {

@@ -6,7 +6,7 @@ import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { type ChannelGateway, replies, startChannelGateway } from '../../helpers/channel-gateway.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
-import { type Gateway, startGateway } from '../../../src/gateway.js';
+import { type Gateway, launchGateway } from '../../../src/gateway.js';
 import { writeTestAssistant } from '../../helpers/assistant.js';
 import { TEST_TOKEN } from '../../helpers/server.js';
 import { testdir } from '../../helpers/testdir.js';
@@ -81,7 +81,7 @@ describe("the engine's own token over HTTPS", () => {
 
   it("SERVICE_URL says https and SERVICE_CA_FILE names the certificate: the skill's curl call reaches the gateway", async () => {
     const { dir, standIn } = writeTestAssistant();
-    gw = await startGateway({
+    gw = await launchGateway({
       dir,
       port: 0,
       token: TEST_TOKEN,

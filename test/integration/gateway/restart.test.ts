@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
@@ -7,7 +10,7 @@ import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { HANG_MS, sleep, until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
  * What a restart does, with real gateway processes: one gateway per directory (an OS lock that a
@@ -85,16 +88,18 @@ describe('a gateway killed mid-turn', () => {
     const engine = Number(runs().find((r) => String(r.prompt ?? '').includes('SETSID-CHILD'))?.pid);
     const shell = Number(runs().find((r) => r.setsidChild !== undefined)?.setsidChild);
     strays.push(engine, shell);
-    await sleep(1_500); // a process-tree snapshot records the tool shell
+    // A process-tree snapshot finds the tool shell and the store records it with the turn.
+    await until(() => recordedPids(dir).includes(shell), HANG_MS, 'the tool shell recorded with the running turn', 50);
 
     expect(await first.stop('SIGKILL')).toBeNull();
     processes.splice(0);
-    await sleep(300);
-    expect(isAlive(engine)).toBe(true); // nothing else would ever stop them
+    expect(isAlive(engine)).toBe(true);
     expect(isAlive(shell)).toBe(true);
 
     const second = await start(dir, env);
     await until(() => !isAlive(engine) && !isAlive(shell), HANG_MS, 'the leftovers to be stopped', 50);
+    // Nothing else would ever have stopped them: both still ran when the next start found them.
+    expect(Number(/stopped (\d+) engine process\(es\) they left running/.exec(second.output())?.[1])).toBeGreaterThanOrEqual(2);
     const escalations = (await (await api(second, '/api/escalations')).json()) as { escalations: Array<Record<string, unknown>> };
     expect(escalations.escalations).toContainEqual(
       expect.objectContaining({ kind: 'failed', sessionKey: 'victim', error: 'interrupted: the gateway stopped during this turn' }),
@@ -121,31 +126,35 @@ const platforms: PlatformCase[] = [
 ];
 
 /**
- * A custom channel that takes a while to connect. Recovery of the inbox waits until every channel
- * has connected or failed once, so while this one connects the platform's live deliveries (the
- * message sent while the gateway was down) are already being processed: the injected delay puts
- * live delivery and recovery into the same window every time.
+ * A custom channel that connects only once the file `connectGate` exists. Recovery of the inbox
+ * waits until every channel has connected or failed once, so while this one waits the platform's
+ * live deliveries (the message sent while the gateway was down, redeliveries) are already being
+ * processed: the test opens the gate before or after a redelivery, and so orders the two.
  */
-const SLOW_ADAPTER = `export function createAdapter(options) {
+const SLOW_ADAPTER = `import fs from 'node:fs';
+export function createAdapter(options) {
   let timer;
   return {
-    start: () => new Promise((resolve) => { timer = setTimeout(resolve, Number(options.connectMs)); }),
+    start: () => new Promise((resolve) => {
+      timer = setInterval(() => fs.existsSync(options.connectGate) && (clearInterval(timer), resolve()), 20);
+    }),
     reply: async () => undefined,
-    stop: async () => clearTimeout(timer),
+    stop: async () => clearInterval(timer),
   };
 }
 `;
 
 describe.each(platforms)('exactly once across a restart on $key', (p) => {
-  // The platform redelivers the messages it had not seen answered at once, or a while after the
-  // restarted gateway connected (while recovery is taking them).
-  for (const redeliverAfterMs of [0, 700]) {
-    it(`SIGKILL mid-turn with DMs pending, one more DM while down, redelivery ${redeliverAfterMs} ms after reconnecting: each answered once`, async () => {
+  // The platform redelivers the messages it had not seen answered as soon as the restarted gateway
+  // takes messages again (before its recovery of the inbox), or once recovery has taken them.
+  for (const redeliver of ['before recovery', 'after recovery took them'] as const) {
+    it(`SIGKILL mid-turn with DMs pending, one more DM while down, redelivery ${redeliver}: each answered once`, async () => {
       const fake = await p.start();
       fakes.push(fake);
       const standIn = createStandIn();
       // JSON is YAML: the fake's channel block as one flow mapping.
-      const channels = { [p.key]: fake.channelConfig, slowpoke: { _adapter: './slow-adapter.mjs', connectMs: 2_500 } };
+      const connectGate = path.join(testdir(), 'slowpoke-may-connect');
+      const channels = { [p.key]: fake.channelConfig, slowpoke: { _adapter: './slow-adapter.mjs', connectGate } };
       const dir = testdir({
         'service.yaml': `name: once\nengine: engine_b\n${OPEN_ACCESS}inbox:\n  enabled: true\nchannels: ${JSON.stringify(channels)}\n`,
         'slow-adapter.mjs': SLOW_ADAPTER,
@@ -154,26 +163,52 @@ describe.each(platforms)('exactly once across a restart on $key', (p) => {
       const first = await start(dir, env);
       await fake.waitForConnection(HANG_MS);
       const ids: string[] = [];
+      // Their turns wait for this file: the gateway is surely killed in the middle of them.
+      const gate = path.join(testdir(), 'gate-open');
       for (const [i, u] of p.users.slice(0, 3).entries()) {
-        ids.push((await fake.deliver({ chatType: 'direct', userId: u, text: `SLEEP:3000 pending ${i}` })).messageId);
+        ids.push((await fake.deliver({ chatType: 'direct', userId: u, text: `GATE:${gate} pending ${i}` })).messageId);
       }
       await until(() => standIn.runs().filter((r) => String(r.prompt).includes('pending')).length === 3, HANG_MS, 'the turns to start', 50);
       expect(await first.stop('SIGKILL')).toBeNull();
       processes.splice(0);
+      fs.writeFileSync(gate, ''); // the restarted gateway's runs of them go through
 
       // Sent while no gateway runs: the platform holds it until one connects.
       const whileDown = fake.deliver({ chatType: 'direct', userId: p.users[3] as string, text: 'SLEEP:2500 sent while down' });
-      await start(dir, env);
+      const second = await start(dir, env);
       await whileDown;
       await until(() => standIn.runs().some((r) => String(r.prompt).includes('sent while down')), HANG_MS, 'the live turn to start', 50);
-      await sleep(redeliverAfterMs);
-      for (const id of ids) await fake.redeliver(id).catch(() => undefined);
+      const redeliverAll = async () => {
+        for (const id of ids) await fake.redeliver(id).catch(() => undefined);
+      };
+      if (redeliver === 'before recovery') await redeliverAll(); // the slow channel is still connecting: no recovery yet
+      fs.writeFileSync(connectGate, '');
+      await until(() => second.output().includes('processing 3 message(s) left pending by the last run'), HANG_MS, 'recovery to take the pending messages', 50);
+      if (redeliver === 'after recovery took them') await redeliverAll();
 
       const texts = ['pending 0', 'pending 1', 'pending 2', 'sent while down'];
-      await until(() => texts.every((t) => replies(fake).some((o) => o.text.includes(t))), HANG_MS, 'every reply', 100);
-      await sleep(2_000); // room for a duplicate to show up
+      await until(() => texts.every((t) => replies(fake).some((o) => o.text.includes(t))), HANG_MS, 'every reply', 50);
+      // Room for a duplicate to show up: a later message in each chat is answered after anything still queued there.
+      for (const u of p.users) await fake.deliver({ chatType: 'direct', userId: u, text: `marker ${u}` });
+      await until(
+        () => p.users.every((u) => replies(fake).some((o) => o.text.includes(`ECHO: marker ${u}`))),
+        HANG_MS,
+        'the later message of each chat answered',
+        50,
+      );
       for (const t of texts) expect(replies(fake).filter((o) => o.text.includes(t))).toHaveLength(1);
       expect(standIn.runs().filter((r) => String(r.prompt).includes('sent while down'))).toHaveLength(1);
     });
   }
 });
+
+/** Pids the running turns of the directory's store record (read-only: the gateway writes it). */
+function recordedPids(dir: string): number[] {
+  const db = new Database(path.join(dir, '.service', 'state.db'), { readonly: true });
+  try {
+    const rows = db.prepare('SELECT processes FROM running_turns').all() as Array<{ processes: string }>;
+    return rows.flatMap((r) => (JSON.parse(r.processes) as Array<{ pid: number }>).map((x) => x.pid));
+  } finally {
+    db.close();
+  }
+}

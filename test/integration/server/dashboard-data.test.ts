@@ -3,6 +3,7 @@ import { findEngineBinary } from '../../../src/core/engines/detect.js';
 import { getEngine } from '../../../src/core/engines/registry.js';
 import { buildTimeline } from '../../../src/server/routes/dashboard-data.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let s: TestServer | undefined;
 afterEach(async () => {
@@ -92,7 +93,8 @@ describe('dashboard data endpoints (real sockets)', () => {
     await drain(await s.api('/chat', { json: { message: 'FAIL:engine broke', sessionKey: 'b' } }));
     await drain(await s.api('/chat', { json: { message: 'SAY:[ESCALATE] refund above limit', sessionKey: 'c' } }));
     const running = s.api('/chat', { json: { message: 'HANG', sessionKey: 'd' } });
-    while (s.standIn.runs().filter((r) => String(r.prompt ?? '').includes('HANG')).length === 0) await new Promise((r) => setTimeout(r, 20));
+    const server = s;
+    await until(() => server.standIn.runs().some((r) => String(r.prompt ?? '').includes('HANG')), HANG_MS, 'the hanging turn to start');
     await s.api('/abort', { json: { sessionKey: 'd' } });
     await drain(await running);
     const { escalations } = (await (await s.api('/api/escalations')).json()) as { escalations: Array<Record<string, unknown>> };

@@ -7,6 +7,7 @@ import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { parseSseStrict } from '../../helpers/server.js';
 import { createStandIn } from '../../helpers/stand-in.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 const statusWith = (url: string, token: string) => fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
 
@@ -105,9 +106,9 @@ describe('service gateway (spawned for real)', () => {
       headers: { authorization: 'Bearer tok-1234567890', 'content-length': '100' },
     });
     broken.on('error', () => undefined);
-    broken.write('{"mess');
-    broken.destroy();
-    await new Promise((r) => setTimeout(r, 300));
+    broken.write('{"mess', () => broken.destroy()); // once the start of the body is on its way
+    // The gateway took the dropped body for what it is (its log line of the 400), and went on serving.
+    await until(() => g.output().includes('request body was not sent completely'), HANG_MS, 'the dropped connection to be noticed', 20);
     expect((await fetch(`${g.url}/health`)).status).toBe(200);
     expect(g.child.exitCode).toBeNull();
     expect(await g.stop()).toBe(0);
@@ -142,7 +143,7 @@ describe('service gateway (spawned for real)', () => {
       headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' },
       body: JSON.stringify({ message: 'SLEEP:1000 in flight' }),
     }).then((r) => r.text());
-    while (standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    await until(() => standIn.runs().length > 0, HANG_MS, 'the turn to start');
     const exit = g.stop('SIGTERM');
     const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed', finalText: 'ECHO: SLEEP:1000 in flight\nTURN: 1' });
@@ -161,7 +162,7 @@ describe('service gateway (spawned for real)', () => {
         body: JSON.stringify({ message }),
       });
     const turn = chat('HANG').then((r) => r.text());
-    while (standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    await until(() => standIn.runs().length > 0, HANG_MS, 'the turn to start');
     const queued = (await chat('behind it')).text(); // headers arrive at once, the turn waits for the key
     const exit = g.stop('SIGINT');
     for (const body of [await turn, await queued]) {

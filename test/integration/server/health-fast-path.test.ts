@@ -34,6 +34,7 @@ beforeAll(async () => {
     channels,
     activity: t.store,
     access: t.access,
+    metrics: t.metrics,
     token: TOKEN,
     log: t.log,
     version: '0.0.0-test',

@@ -122,7 +122,8 @@ describe('HTTP API routes (real sockets)', () => {
     s = await startTestServer();
     expect(await (await s.api('/abort', { method: 'POST' })).json()).toEqual({ ok: true, aborted: false });
     const turn = s.api('/chat', { json: { message: 'HANG', sessionKey: 'x' } });
-    while (s.standIn.runs().length === 0) await new Promise((r) => setTimeout(r, 20));
+    const server = s;
+    await until(() => server.standIn.runs().length > 0, HANG_MS, 'the turn to start');
     expect(await (await s.api('/abort', { json: { sessionKey: 'x' } })).json()).toEqual({ ok: true, aborted: true });
     expect((await chatEvents(await turn)).at(-1)).toMatchObject({ status: 'aborted' });
     expect(await (await s.api('/reset', { json: { sessionKey: 'x' } })).json()).toEqual({ ok: true });

@@ -69,6 +69,43 @@ describe('streams', () => {
     expect((parseSseStrict(await (await ahead).text()) as Array<Record<string, unknown>>).at(-1)).toMatchObject({ status: 'aborted', message: 'Aborted' });
   });
 
+  it("a queued turn's response head leaves while its request is handled, before the gateway goes on to anything else (the next request of a burst)", async () => {
+    // The gateway reads a burst of requests in one turn of its event loop; what a request's own
+    // callbacks do not send waits for all the others. Probe: a callback queued for the next turn
+    // of the loop the moment the request's body has arrived sees the head already on the socket.
+    let probe: Promise<{ atBodyEnd: number; atNextTurn: number }> | undefined;
+    s = await startTestServer({
+      answerFirst: (req) => {
+        if (req.headers['x-probe'] === 'queued') {
+          const socket = req.socket;
+          probe = new Promise((resolve) => {
+            req.once('end', () => {
+              const atBodyEnd = socket.bytesWritten;
+              setImmediate(() => resolve({ atBodyEnd, atNextTurn: socket.bytesWritten }));
+            });
+          });
+        }
+        return false;
+      },
+    });
+    const ahead = s.api('/chat', { json: { message: 'HANG', sessionKey: 'p' } });
+    await until(() => s?.standIn.runs().length === 1, HANG_MS, 'the first turn to start');
+    const queued = withDeadline(
+      s.api('/chat', { json: { message: 'second', sessionKey: 'p' }, headers: { 'x-probe': 'queued' } }),
+      "the queued turn's response headers",
+    );
+    await until(() => probe !== undefined, HANG_MS, 'the queued request to arrive');
+    const seen = await withDeadline(probe as NonNullable<typeof probe>, 'the end of the queued request');
+    expect(seen.atNextTurn).toBeGreaterThan(seen.atBodyEnd);
+    const res = await queued;
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(s.assistant.status()).toMatchObject({ running: 1, waiting: 1 });
+    expect(await (await s.api('/abort', { json: { sessionKey: 'p' } })).json()).toEqual({ ok: true, aborted: true });
+    expect((parseSseStrict(await res.text()) as Array<Record<string, unknown>>).at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
+    expect((parseSseStrict(await (await ahead).text()) as Array<Record<string, unknown>>).at(-1)).toMatchObject({ status: 'aborted' });
+  });
+
   it('a naive client (split the body on blank lines, JSON-parse each block after "data: ") reads only events: /chat, a queued /chat, /command, /api/events', async () => {
     s = await startTestServer();
     const feed = await s.api('/api/events');

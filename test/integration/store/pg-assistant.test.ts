@@ -3,12 +3,12 @@ import path from 'node:path';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLEET_ENTRY_FORMAT } from '../../../src/core/fleet/entry.js';
-import { createPgFleetTable } from '../../../src/core/store/pg-fleet.js';
+import { createPgFleetTable } from '../../../src/core/fleet/pg-fleet-table.js';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
 import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
 import { formatLocalDay } from '../../../src/core/util/local-day.js';
 import { collect, completionOf, createTestAssistant, writeTestAssistant } from '../../helpers/assistant.js';
-import { runCli } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/cli.js';
 import { testdir } from '../../helpers/testdir.js';
 import { usePgCluster } from '../../helpers/pg-cluster.js';
 import { parseSseStrict, startTestServer } from '../../helpers/server.js';
@@ -86,14 +86,14 @@ describe('a password in the store URL, in either form (issue 29)', () => {
 
   it('service doctor, service fleet ls and service store migrate never print it', async () => {
     const { dir } = writeTestAssistant({ yaml: 'store:\n  schema: masked_cli\n' });
-    const doctor = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: withQuery() } });
+    const doctor = await runCommand(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: withQuery() } });
     expect(doctor.stdout).toMatch(/pass {2}state store: PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+\?password=\*\*\* \(schema masked_cli\)/);
-    const fleet = await runCli(['fleet', 'ls', '--store', withQuery()], { env: { SERVICE_FLEET_DIR: testdir() } });
+    const fleet = await runCommand(['fleet', 'ls', '--store', withQuery()], { env: { SERVICE_FLEET_DIR: testdir() } });
     expect(fleet.stdout).toContain('?password=***');
-    const fleetJson = await runCli(['fleet', 'ls', '--json', '--store', withQuery()], { env: { SERVICE_FLEET_DIR: testdir() } });
+    const fleetJson = await runCommand(['fleet', 'ls', '--json', '--store', withQuery()], { env: { SERVICE_FLEET_DIR: testdir() } });
     const sqlite = createSqliteStore(path.join(dir, '.service', 'state.db'));
     await sqlite.close();
-    const migrate = await runCli(['store', 'migrate', '--to', withQuery(), '-d', dir]);
+    const migrate = await runCommand(['store', 'migrate', '--to', withQuery(), '-d', dir]);
     expect(migrate.code).toBe(0);
     expect(migrate.stdout).toContain('?password=***');
     for (const r of [doctor, fleet, fleetJson, migrate]) expect(r.stdout + r.stderr).not.toContain(password);
@@ -142,7 +142,7 @@ describe('service store migrate --to <url>', () => {
     await sqlite.writeFailover({ consecutiveFailures: 1 });
     await sqlite.close();
 
-    const r = await runCli(['store', 'migrate', '--to', url, '-d', dir]);
+    const r = await runCommand(['store', 'migrate', '--to', url, '-d', dir]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('(schema migrated)');
@@ -171,7 +171,7 @@ describe('service store migrate --to <url>', () => {
     }
 
     // A second run would mix two histories: refused, nothing written.
-    const again = await runCli(['store', 'migrate', '--to', url, '-d', dir]);
+    const again = await runCommand(['store', 'migrate', '--to', url, '-d', dir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already holds state');
   });
@@ -187,18 +187,18 @@ describe('one database role per assistant (issue 29)', () => {
     await sqlite.close();
     const b = writeTestAssistant({ yaml: 'store:\n  schema: assistant_beta\n' }); // nothing to copy: the role and its schema only
 
-    const madeA = await runCli(['store', 'migrate', '--to', url, '--role', '-d', a.dir]);
+    const madeA = await runCommand(['store', 'migrate', '--to', url, '--role', '-d', a.dir]);
     expect(madeA.stderr).toBe('');
     expect(madeA.stdout).toContain('Copied 1 rows into');
     expect(madeA.stdout).toContain('Role assistant_alpha owns schema assistant_alpha');
     const urlA = urlFrom(madeA.stdout);
     expect(new URL(urlA).username).toBe('assistant_alpha');
-    const madeB = await runCli(['store', 'migrate', '--to', url, '--role', 'beta_bot', '-d', b.dir]);
+    const madeB = await runCommand(['store', 'migrate', '--to', url, '--role', 'beta_bot', '-d', b.dir]);
     expect(madeB.code).toBe(0);
     const urlB = urlFrom(madeB.stdout);
     expect(new URL(urlB).username).toBe('beta_bot');
     // Running it again changes nothing and says the password is unchanged.
-    const again = await runCli(['store', 'migrate', '--to', url, '--role', 'beta_bot', '-d', b.dir]);
+    const again = await runCommand(['store', 'migrate', '--to', url, '--role', 'beta_bot', '-d', b.dir]);
     expect(again.stdout).toContain('The role existed: its password is unchanged');
 
     // Each gateway runs on its own role: migrates its schema, writes its rows, joins the fleet.
@@ -237,9 +237,9 @@ describe('one database role per assistant (issue 29)', () => {
       await asA.end();
     }
 
-    const doctorA = await runCli(['doctor', '-d', a.dir], { env: { SERVICE_STORE_URL: urlA } });
+    const doctorA = await runCommand(['doctor', '-d', a.dir], { env: { SERVICE_STORE_URL: urlA } });
     expect(doctorA.stdout).toContain("pass  store role: can write no other assistant's schema");
-    const doctorAdmin = await runCli(['doctor', '-d', a.dir], { env: { SERVICE_STORE_URL: url } });
+    const doctorAdmin = await runCommand(['doctor', '-d', a.dir], { env: { SERVICE_STORE_URL: url } });
     expect(doctorAdmin.stdout).toMatch(/warn {2}store role: the role of store\.url can write other assistants' schemas \([^)]*assistant_beta[^)]*\)/);
     expect(doctorAdmin.stdout).toContain('store migrate --to <admin url> --role');
     expect(doctorAdmin.stdout).not.toContain('store role: can write no other');
@@ -251,7 +251,7 @@ describe('one database role per assistant (issue 29)', () => {
     const row = { format: FLEET_ENTRY_FORMAT, name: forged, role: 'x\ny', engine: 'engine_b', host: '127.0.0.1', port: 2, url: 'http://127.0.0.1:2', pid: 2 };
     await fleet.beat({ ...row, startedAt: new Date().toISOString(), version: '0', dir: '/x', hostname: 'h2' }, 60_000);
     try {
-      const listed = await runCli(['fleet', 'ls', '--store', url], { env: { SERVICE_FLEET_DIR: testdir() } });
+      const listed = await runCommand(['fleet', 'ls', '--store', url], { env: { SERVICE_FLEET_DIR: testdir() } });
       expect(listed.stdout).not.toMatch(/[\u001b\u202e]/);
       expect(listed.stdout).toContain('evil\\x1b[2J\\nNAME  ROLE\\u202e');
       expect(listed.stdout.match(/^NAME/gm)).toHaveLength(1);
@@ -263,7 +263,7 @@ describe('one database role per assistant (issue 29)', () => {
 
   it('--print-sql prints the script for a database administrator and changes nothing', async () => {
     const { dir } = writeTestAssistant({ yaml: 'store:\n  schema: assistant_gamma\n' });
-    const printed = await runCli(['store', 'migrate', '--to', url, '--print-sql', '-d', dir]);
+    const printed = await runCommand(['store', 'migrate', '--to', url, '--print-sql', '-d', dir]);
     expect(printed.code).toBe(0);
     expect(printed.stdout).toContain('CREATE ROLE "assistant_gamma" LOGIN PASSWORD');
     expect(printed.stdout).toContain('CREATE SCHEMA IF NOT EXISTS "assistant_gamma" AUTHORIZATION "assistant_gamma";');
@@ -285,13 +285,13 @@ describe('one database role per assistant (issue 29)', () => {
 describe('service doctor', () => {
   it('checks the store connection, and names the server but never the password when it fails', async () => {
     const { dir } = writeTestAssistant();
-    const ok = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: url } });
+    const ok = await runCommand(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: url } });
     expect(ok.stdout).toMatch(/pass {2}state store: PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ \(schema assistant_tester\): connected/);
-    const bad = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: 'postgres://bob:hunter2@127.0.0.1:1/nowhere' } });
+    const bad = await runCommand(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: 'postgres://bob:hunter2@127.0.0.1:1/nowhere' } });
     expect(bad.stdout).toContain('FAIL  state store: cannot use the PostgreSQL store at postgres://bob:***@127.0.0.1:1/nowhere');
     expect(bad.stdout).not.toContain('hunter2');
     expect(bad.code).toBe(1);
-    const plain = await runCli(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: '' } });
+    const plain = await runCommand(['doctor', '-d', dir], { env: { SERVICE_STORE_URL: '' } });
     expect(plain.stdout).toContain(`pass  state store: SQLite ${path.join(dir, '.service', 'state.db')}`);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dingtalkTitle, renderDingtalkMarkdown as render } from '../../../src/channels/dingtalk/format.js';
-import { normalizeRobotMessage, parseChatId, readReplyExtra } from '../../../src/channels/dingtalk/inbound.js';
+import { normalizeRobotMessage, parseChatId, readDingtalkReplyExtra as readReplyExtra } from '../../../src/channels/dingtalk/inbound.js';
 
 describe('DingTalk Markdown rendering', () => {
   it('keeps what DingTalk renders: headings, bold, italic, links, images, lists, quotes, code', () => {

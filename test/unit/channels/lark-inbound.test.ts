@@ -57,7 +57,7 @@ describe('readContent', () => {
   it('image, file and unknown types', () => {
     expect(readContent('image', '{"image_key":"img_2"}', [], BOT)).toEqual({ text: '', imageKeys: ['img_2'] });
     expect(readContent('file', '{"file_key":"f","file_name":"a.pdf"}', [], BOT)).toEqual({ text: '', imageKeys: [], files: [{ key: 'f', name: 'a.pdf' }] });
-    expect(readContent('audio', '{"file_key":"v","duration":2000}', [], BOT).files).toEqual([{ key: 'v', name: 'audio.opus' }]);
+    expect(readContent('audio', '{"file_key":"v","duration":2000}', [], BOT).files).toEqual([{ key: 'v', name: 'audio.opus', voice: true }]);
     expect(readContent('file', '{"file_name":"a.pdf"}', [], BOT).text).toBe('[file: a.pdf]'); // no key: nothing to download
     expect(readContent('sticker', '{}', [], BOT).text).toBe('[sticker]');
     expect(readContent('text', 'not json', [], BOT).text).toBe('');

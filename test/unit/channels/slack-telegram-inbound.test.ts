@@ -140,7 +140,7 @@ describe('Telegram inbound normalisation', () => {
     expect(pdf).toMatchObject({ text: '', files: [{ ref: 'p', fileName: 'r.pdf', mimeType: 'application/pdf', size: 900 }] });
     expect(pdf?.images).toBeUndefined();
     const voice = normaliseTelegramMessage('channel_e', msg({ voice: { file_id: 'v', file_unique_id: 'u', duration: 3 } }), tgMe);
-    expect(voice?.files).toEqual([{ ref: 'v', fileName: 'voice.ogg' }]);
+    expect(voice?.files).toEqual([{ ref: 'v', fileName: 'voice.ogg', kind: 'voice' }]);
     expect(normaliseTelegramMessage('channel_e', msg({ new_chat_members: [from] } as Partial<Message>), tgMe)).toBeUndefined();
     expect(nativeMessageId('-1001:5')).toBe(5);
     expect(nativeMessageId(undefined)).toBeUndefined();

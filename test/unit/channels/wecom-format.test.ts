@@ -4,10 +4,10 @@ import {
   normalizeCallback,
   normalizeCardEvent,
   parseMediaRef,
-  readReplyExtra,
+  readWecomReplyExtra as readReplyExtra,
   stripLeadingMention,
-  toChannelError,
 } from '../../../src/channels/wecom/inbound.js';
+import { toWecomChannelError as toChannelError } from '../../../src/channels/wecom/errors.js';
 import { ChannelError } from '../../../src/channels/types.js';
 
 describe('WeCom Markdown rendering', () => {

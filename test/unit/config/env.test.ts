@@ -10,7 +10,7 @@ describe('${VAR} placeholders', () => {
     });
     const loaded = loadServiceConfig(dir, { COMPANY: 'Acme', CITY: 'Oslo', PORT: '4123', TOKEN: 'tok-123' });
     expect(loaded.config.systemPrompt).toBe('You work for Acme in Oslo.');
-    expect(loaded.config.gateway).toEqual({ host: '127.0.0.1', port: 4123, token: 'tok-123' });
+    expect(loaded.config.gateway).toEqual({ host: '127.0.0.1', port: 4123, token: 'tok-123', logFormat: 'text' });
     expect([...loaded.placeholderPaths].sort()).toEqual(['gateway.port', 'gateway.token', 'systemPrompt']);
     expect(loaded.raw.gateway).toEqual({ port: '${PORT}', token: '${TOKEN}' });
   });

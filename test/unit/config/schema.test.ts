@@ -33,7 +33,8 @@ describe('config defaults from a minimal service.yaml', () => {
     expect(config.systemPrompt).toBeUndefined();
     expect(config.permissions).toBeUndefined();
     expect((config as Record<string, unknown>).codex).toEqual({ mode: 'unrestricted', search: false, addDirs: [] });
-    expect(config.streaming).toEqual({ mode: 'buffered', showToolCalls: false });
+    expect(config.streaming).toEqual({ mode: 'buffered', showToolCalls: false, progressAfterSeconds: 20 });
+    expect(config.transcription).toBeUndefined();
     expect(config.groupChat).toEqual({ groupPolicy: 'mention-only', historyLimit: 20, maxTurns: 10 });
     expect(config.tasks).toEqual([]);
     expect(config.channels).toEqual({});
@@ -42,7 +43,9 @@ describe('config defaults from a minimal service.yaml', () => {
     expect(config.oauthToken).toBeUndefined();
     expect(config.persona).toBeUndefined();
     expect(config.provider).toBeUndefined();
-    expect(config.gateway).toEqual({ port: 3000, host: '127.0.0.1' });
+    // Not in the spec's table: the log format, and whether GET /metrics needs the token (issue 35).
+    expect(config.gateway).toEqual({ port: 3000, host: '127.0.0.1', logFormat: 'text' });
+    expect(config.metrics).toEqual({ public: false });
     expect(config.mcp).toBeUndefined();
     // Not in the spec's table: who may use the assistant from the channels (pairing by default).
     expect(config.access).toEqual({
@@ -268,6 +271,17 @@ describe('config validation messages', () => {
   it('hints at quoting placeholders inside flow mappings', () => {
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'channels:\n  channel_e: { botToken: ${TG} }\n') });
     expect(() => loadServiceConfig(dir, { TG: 'x' })).toThrow(expect.objectContaining({ hint: expect.stringContaining('quote ${VAR}') }));
+  });
+});
+
+describe('gateway.logFormat and metrics.public (issue 35)', () => {
+  it('take their values, and name the field when wrong', () => {
+    const ok = load(`${minimalYaml()}gateway:\n  logFormat: json\nmetrics:\n  public: "true"\n`).config;
+    expect(ok.gateway.logFormat).toBe('json');
+    expect(ok.metrics.public).toBe(true);
+    expect(problemsOf(`${minimalYaml()}gateway:\n  logFormat: xml\n`)).toEqual([expect.stringMatching(/^gateway\.logFormat: /)]);
+    expect(problemsOf(`${minimalYaml()}metrics:\n  public: sometimes\n`)).toEqual([expect.stringMatching(/^metrics\.public: /)]);
+    expect(problemsOf(`${minimalYaml()}metrics:\n  open: true\n`)).toEqual(['metrics.open: unknown key']);
   });
 });
 

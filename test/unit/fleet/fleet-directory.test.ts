@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { advertisedUrl, FLEET_ENTRY_FORMAT, parseFleetEntry, type FleetEntry } from '../../../src/core/fleet/entry.js';
 import { fleetPanelRows, joinFleet, mergeFleetEntries, peerAssistants } from '../../../src/core/fleet/membership.js';
-import { isProcessAlive } from '../../../src/core/fleet/process-alive.js';
+import { isPidAlive } from '../../../src/core/fleet/process-alive.js';
 import { createFleetDirectory, resolveFleetDir } from '../../../src/core/fleet/fleet-directory.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { createTestAssistant } from '../../helpers/assistant.js';
@@ -102,10 +102,10 @@ describe('fleet registry', () => {
   });
 
   it('tells live processes from dead ones, zombies included', () => {
-    expect(isProcessAlive(process.pid)).toBe(true);
+    expect(isPidAlive(process.pid)).toBe(true);
     const done = spawnSync(process.execPath, ['-e', '']);
-    expect(isProcessAlive(done.pid ?? 0)).toBe(false);
-    expect(isProcessAlive(0)).toBe(false);
+    expect(isPidAlive(done.pid ?? 0)).toBe(false);
+    expect(isPidAlive(0)).toBe(false);
   });
 
   it('advertises a wildcard bind on loopback', () => {

@@ -50,6 +50,14 @@ describe('turn queue', () => {
     expect(q.admit('d')).toEqual({ ok: false, reason: 'busy', limit: 1 });
   });
 
+  it('maxConcurrent counts the turns waiting behind their session as well as the running ones', () => {
+    const q = createTurnQueue(() => ({ maxConcurrent: 2, maxQueuePerSession: 5 }));
+    expect(q.admit('a').ok).toBe(true);
+    expect(q.admit('a').ok).toBe(true);
+    expect(q.stats()).toEqual({ running: 1, waiting: 1, keys: 1 });
+    expect(q.admit('b')).toEqual({ ok: false, reason: 'busy', limit: 2 });
+  });
+
   it('a waiting turn that gives up leaves no trace; release is idempotent', async () => {
     const q = createTurnQueue(() => ({ maxConcurrent: 10, maxQueuePerSession: 3 }));
     const running = q.admit('k');

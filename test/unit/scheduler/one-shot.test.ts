@@ -4,7 +4,7 @@ import { createSilentLogger } from '../../../src/core/logger.js';
 import { nextTaskTime, parseTaskTime } from '../../../src/core/scheduler/cron.js';
 import { createScheduler } from '../../../src/core/scheduler/scheduler.js';
 import { parseDuration } from '../../../src/core/scheduler/task-commands.js';
-import { createFakeClock } from '../../fakes/fake-clock.js';
+import { createFakeClock } from '../../fakes/fake-clock.mjs';
 
 /** One-shot tasks (`at`: /remind, POST /api/tasks) in the scheduler, and the durations /remind reads. */
 const once = (id: string, at: number): TaskConfig => ({ id, name: id, at: new Date(at).toISOString(), prompt: 'p', enabled: true });

@@ -4,7 +4,7 @@ import { nextCronTime } from '../../../src/core/scheduler/cron.js';
 import { createScheduler } from '../../../src/core/scheduler/scheduler.js';
 import type { TaskConfig } from '../../../src/core/config/schema.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
-import { createFakeClock } from '../../fakes/fake-clock.js';
+import { createFakeClock } from '../../fakes/fake-clock.mjs';
 
 const local = (y: number, mo: number, d: number, h = 0, mi = 0, sec = 0) => new Date(y, mo - 1, d, h, mi, sec).getTime();
 const task = (id: string, schedule: string, over: Partial<TaskConfig> = {}): TaskConfig => ({ id, name: id, schedule, prompt: 'p', enabled: true, ...over });

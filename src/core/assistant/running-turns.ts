@@ -8,13 +8,13 @@ import type { ProcessIdentity, RunningTurn, RunningTurnStore } from '../store/ty
  * as it runs. A process killed mid-turn (SIGKILL, a crash) cannot clean up; the record lets the
  * next gateway start find the engine it left behind, stop it, and report the turn as interrupted
  * (see core/engines/orphan-reaper.ts). Recording is best effort: a store error costs the record,
- * never the turn.
+ * never the turn. The record is a resource of its turn: disposing it removes it.
  */
-export interface TurnRecord {
+export interface TurnRecord extends AsyncDisposable {
   /** Called by the engine runner as it sees the processes (synchronously): the writes are chained, in order. */
   processes(processes: ProcessIdentity[]): void;
-  /** Resolves once the record is gone (await it before the store may close). */
-  end(): Promise<void>;
+  /** Removes the record; resolves once it is gone (awaited before the store may close). */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export interface TurnRecorder {
@@ -27,7 +27,7 @@ export function createTurnRecorder(store: RunningTurnStore, log: Logger): TurnRe
   const warn = (what: string) => (err: unknown) => log.warn(`running-turn record: ${what}: ${errorMessage(err)}`);
   return {
     begin(turn) {
-      if (!owner) return { processes: () => undefined, end: async () => undefined };
+      if (!owner) return { processes: () => undefined, [Symbol.asyncDispose]: async () => undefined };
       const added = store.addRunningTurn({ ...turn, owner }).catch((err: unknown) => {
         warn('add')(err);
         return undefined;
@@ -40,7 +40,7 @@ export function createTurnRecorder(store: RunningTurnStore, log: Logger): TurnRe
       };
       return {
         processes: (processes) => void then('update', (id) => store.setRunningTurnProcesses(id, processes)),
-        end: async () => void (await then('remove', (id) => store.removeRunningTurn(id))),
+        [Symbol.asyncDispose]: async () => void (await then('remove', (id) => store.removeRunningTurn(id))),
       };
     },
   };

@@ -1,18 +1,13 @@
-import type { Clock } from '../../src/core/scheduler/clock.js';
+// A clock moved by hand, for the scheduler (src/core/scheduler/clock.ts): timers fire in time order
+// as `advance` passes them. Plain JavaScript so a gateway in a process of its own
+// (test/fakes/clocked-gateway.mjs) runs the same one the unit tests do.
 
-/** A clock moved by hand: timers fire in time order as `advance` passes them. */
-export interface FakeClock extends Clock {
-  advance(ms: number): Promise<void>;
-  /** Delays of the timers set so far (to see chained long waits). */
-  readonly delays: number[];
-  pending(): number;
-}
-
-export function createFakeClock(start: number): FakeClock {
+/** @param {number} start unix ms */
+export function createFakeClock(start) {
   let now = start;
   let seq = 0;
-  const timers = new Map<number, { at: number; fn: () => void }>();
-  const delays: number[] = [];
+  const timers = new Map();
+  const delays = [];
   return {
     now: () => now,
     delays,
