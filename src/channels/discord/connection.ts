@@ -112,7 +112,10 @@ export class DiscordConnection implements LifecycleSteps {
     this.agent = undefined;
     // close() lets a send under way finish; a platform that never answers does not hold up stop.
     if (!agent) return;
-    const closed = await withTimeout(agent.close().then(() => true), STOP_WAIT_MS);
+    const closed = await withTimeout(
+      agent.close().then(() => true),
+      STOP_WAIT_MS,
+    );
     if (!closed) await agent.destroy();
   }
 
