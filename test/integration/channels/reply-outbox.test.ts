@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { PROGRESS_NOTE } from '../../../src/channels/delivery/buffered.js';
+import { deliverTurn } from '../../../src/channels/delivery.js';
 import { guardReplies } from '../../../src/channels/outbox-guard.js';
 import { conversationOf, createReplyOutbox, type ReplyOutbox } from '../../../src/channels/reply-outbox.js';
 import { createRunningAdapters } from '../../../src/channels/running-adapters.js';
 import { createSentLedger } from '../../../src/channels/sent-ledger.js';
 import { type ChannelAdapter, ChannelError, type ReplyStream, type ReplyTarget } from '../../../src/channels/types.js';
+import type { StreamEvent } from '../../../src/core/events.js';
 import { createTestAssistant, type TestAssistant } from '../../helpers/assistant.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
@@ -48,15 +51,59 @@ function flakyAdapter(name = 'channel_x') {
   return { adapter, delivered, state };
 }
 
-function setup(yaml = '', opts: { claimMs?: number } = {}) {
+/**
+ * An adapter that grows a reply by posting and editing (as Telegram, Slack and Discord do; no
+ * in-place stream of its own), refusing every call while `refuse` is set and the next calls
+ * with `refuseNext`: what each message shows in the end, and every post.
+ */
+function editingAdapter(name = 'channel_x') {
+  const shown = new Map<string, string>();
+  const posts: string[] = [];
+  const state = { refuse: undefined as ChannelError | undefined, refuseNext: [] as ChannelError[], attempts: 0 };
+  const check = () => {
+    state.attempts++;
+    const once = state.refuseNext.shift();
+    if (once) throw once;
+    if (state.refuse) throw state.refuse;
+  };
+  const adapter: ChannelAdapter = {
+    name,
+    limit: { max: 400, unit: 'chars' },
+    render: (md) => md,
+    start: async () => undefined,
+    stop: async () => undefined,
+    reply: async (target, text) => {
+      check();
+      const messageId = `m${posts.push(text)}`;
+      shown.set(messageId, text);
+      return { chatId: target.chatId, messageId };
+    },
+    edit: async (message, text) => {
+      check();
+      shown.set(message.messageId, text);
+    },
+    editIntervalMs: 1,
+  };
+  return { adapter, shown, posts, state };
+}
+
+async function* turn(paragraphs: string[], finalText: string): AsyncIterable<StreamEvent> {
+  for (const p of paragraphs) yield { type: 'text', content: p };
+  yield { type: 'done', durationMs: 1 };
+  yield { type: 'completion', status: 'completed', finalText };
+}
+
+const setup = (yaml = '', opts: { claimMs?: number } = {}) => setupWith(flakyAdapter, yaml, opts);
+
+function setupWith<A extends { adapter: ChannelAdapter }>(make: () => A, yaml = '', opts: { claimMs?: number } = {}) {
   t = createTestAssistant({ yaml: `channels:\n  channel_x: { _adapter: ./none.mjs }\n${yaml}` });
-  const flaky = flakyAdapter();
+  const flaky = make();
   const adapters = createRunningAdapters();
   adapters.set('channel_x', flaky.adapter);
   const ob = createReplyOutbox({ store: t.store, adapters, sent: createSentLedger(), config: t.config, log: t.log, runId: 'run-a', backoffMs: [40], ...opts });
   outbox = ob;
   ob.start();
-  return { ...flaky, store: t.store, outbox: ob, guarded: guardReplies(flaky.adapter, 'channel_x:dm:42', ob, t.log) };
+  return { ...flaky, store: t.store, log: t.log, outbox: ob, guarded: guardReplies(flaky.adapter, 'channel_x:dm:42', ob, t.log) };
 }
 
 const refusal = (retryAfterMs?: number) => new ChannelError('channel_x', 'rate_limited', '429 Too Many Requests', retryAfterMs ? { retryAfterMs } : {});
@@ -169,5 +216,41 @@ describe('the reply outbox', () => {
     await until(async () => (await g.store.outboxStats()).waiting === 0, HANG_MS, 'the answer to go');
     expect(g.delivered).toEqual([{ how: 'send', chatId: '99', text: 'task answer' }]);
     expect(await g.outbox.send('channel_x', '99', 'straight out')).toEqual({ ok: true });
+  });
+
+  it('a reply growing by edits: a 429 on the way is waited out for its retry_after (not kept), and the final text grows in one message', async () => {
+    const g = setupWith(editingAdapter);
+    g.state.refuseNext.push(refusal(30));
+    const final = 'Paragraph one.\n\nParagraph two.';
+    await deliverTurn(g.guarded, to, turn(['Paragraph one.\n\n', 'Paragraph two.'], final), { mode: 'streaming', showToolCalls: false, log: g.log });
+    expect(g.state.refuseNext).toEqual([]); // the 429 was answered
+    expect((await g.store.outboxStats()).waiting).toBe(0);
+    expect(g.posts).toHaveLength(1);
+    expect([...g.shown.values()]).toEqual([final]);
+  });
+
+  it('a reply growing by edits that the platform refuses on the way is kept once, as its whole final text', async () => {
+    const g = setupWith(editingAdapter);
+    g.state.refuse = new ChannelError('channel_x', 'network', 'ECONNRESET');
+    const final = 'Paragraph one.\n\nParagraph two.';
+    await deliverTurn(g.guarded, to, turn(['Paragraph one.\n\n', 'Paragraph two.'], final), { mode: 'streaming', showToolCalls: false, log: g.log });
+    expect((await g.store.outboxStats()).waiting).toBe(1);
+    g.state.refuse = undefined;
+    await until(async () => (await g.store.outboxStats()).waiting === 0, HANG_MS, 'the kept reply to go');
+    expect(g.posts).toEqual([final]);
+  });
+
+  it('the progress note of a long buffered turn is never kept, and not sent while replies of its conversation wait', async () => {
+    const g = setup();
+    g.state.refuse = refusal();
+    await expect(g.guarded.reply(to, PROGRESS_NOTE)).rejects.toThrow(/429/);
+    expect((await g.store.outboxStats()).waiting).toBe(0);
+    await g.guarded.reply(to, 'kept');
+    const attempts = g.state.attempts;
+    g.state.refuse = undefined;
+    expect(await g.guarded.reply(to, PROGRESS_NOTE)).toBeUndefined();
+    expect(g.state.attempts).toBe(attempts);
+    await until(async () => (await g.store.outboxStats()).waiting === 0, HANG_MS, 'the kept reply to go');
+    expect(g.delivered.map((d) => d.text)).toEqual(['kept']);
   });
 });
