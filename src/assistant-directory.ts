@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './core/logger.js';
 import { createLiveMetrics, type LiveMetrics } from './core/metrics/live-metrics.js';
 import { packageVersion, resolveAssistantPaths } from './core/paths.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
+import { createTaskCommands } from './core/scheduler/task-commands.js';
 import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner, type TaskRunner } from './core/scheduler/task-runner.js';
 import { countStoreErrors } from './core/store/counted-store.js';
@@ -137,5 +138,6 @@ export function addTaskRunner(directory: AssistantDirectory, channels?: ChannelH
   });
   const control = createTaskControl({ config: directory.config, runner, scheduled: false, log: directory.log.child('tasks') });
   directory.commands.add(createCronCommand({ config: directory.config, tasks: runner, control }));
+  for (const command of createTaskCommands({ config: directory.config, control })) directory.commands.add(command);
   return { runner, control };
 }

@@ -12,6 +12,7 @@ import { resolveAssistantPaths } from './core/paths.js';
 import type { Clock } from './core/util/clock.js';
 import { createCronCommand } from './core/scheduler/cron-command.js';
 import { createScheduler, type Scheduler } from './core/scheduler/scheduler.js';
+import { createTaskCommands } from './core/scheduler/task-commands.js';
 import { createTaskControl, type TaskControl } from './core/scheduler/task-control.js';
 import { createTaskRunner } from './core/scheduler/task-runner.js';
 import { acquireGatewayLock, type GatewayLock } from './core/store/gateway-lock.js';
@@ -98,23 +99,30 @@ export function resolveAccess(directory: AssistantDirectory, opts: { hostname?: 
   };
 }
 
-/** The scheduled tasks: the runner (delivers through the hub), its control, the scheduler and its /cron command. */
+/**
+ * The scheduled tasks: the runner (delivers through the hub, an answer the platform refuses
+ * waiting in the reply outbox), its control, the scheduler, its /cron command and the chat's
+ * task commands (/remind, /task, /tasks).
+ */
 export function buildTasks(directory: AssistantDirectory, channels: ChannelRuntime, log: Logger, clock: Clock): { control: TaskControl; scheduler: Scheduler } {
   const { assistant, config, store } = directory;
-  const runner = createTaskRunner({ assistant, config, store, log, channels: channels.hub });
+  const runner = createTaskRunner({ assistant, config, store, log, channels: channels.deliveries });
   const control = createTaskControl({ config, runner, scheduled: true, log: log.child('tasks') });
   const scheduler = createScheduler({
     tasks: () => config.current().config.tasks,
     clock,
     // Each cron time is taken in the store first: across a leader change it runs on one gateway.
-    run: async (task, at) => {
-      if (await store.claimTaskSlot(task.id, at)) return control.runScheduled(task);
-      log.info(`task ${task.id}: its run of ${new Date(at).toISOString()} was already taken by another gateway`);
-    },
+    run: (task, at) =>
+      control.runScheduled(task, async () => {
+        if (await store.claimTaskSlot(task.id, at)) return true;
+        log.info(`task ${task.id}: its run of ${new Date(at).toISOString()} was already taken by another gateway`);
+        return false;
+      }),
     onSkipped: (task, at) => runner.recordSkipped(task, at),
     log: log.child('scheduler'),
   });
   directory.commands.add(createCronCommand({ config, tasks: runner, control, nextRun: (id) => scheduler.nextRun(id) }));
+  for (const command of createTaskCommands({ config, control })) directory.commands.add(command);
   return { control, scheduler };
 }
 
@@ -159,12 +167,17 @@ export function closingOnFailure<T>(close: () => void, step: () => T): T {
   }
 }
 
-/** Test and operator knobs: SERVICE_CHANNEL_RETRY_MS (one restart delay), SERVICE_CHANNEL_CONNECT_TIMEOUT_MS. */
-export function channelTuning(env: NodeJS.ProcessEnv): { backoffMs?: number[]; connectTimeoutMs?: number } {
+/**
+ * Test and operator knobs: SERVICE_CHANNEL_RETRY_MS (one restart delay), SERVICE_CHANNEL_CONNECT_TIMEOUT_MS,
+ * SERVICE_REPLY_RETRY_MS (one wait before a refused reply is sent again).
+ */
+export function channelTuning(env: NodeJS.ProcessEnv): { backoffMs?: number[]; connectTimeoutMs?: number; replyRetryMs?: number[] } {
   const backoff = Number(env.SERVICE_CHANNEL_RETRY_MS);
   const connect = Number(env.SERVICE_CHANNEL_CONNECT_TIMEOUT_MS);
+  const reply = Number(env.SERVICE_REPLY_RETRY_MS);
   return {
     ...(Number.isFinite(backoff) && backoff > 0 ? { backoffMs: [backoff] } : {}),
     ...(Number.isFinite(connect) && connect > 0 ? { connectTimeoutMs: connect } : {}),
+    ...(Number.isFinite(reply) && reply > 0 ? { replyRetryMs: [reply] } : {}),
   };
 }

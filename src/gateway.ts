@@ -143,6 +143,7 @@ export async function launchGateway(opts: LaunchGatewayOptions): Promise<Gateway
       channels: channels.hub,
       tasks,
       activity: store,
+      replies: store,
       access: directory.access,
       metrics: directory.metrics,
       token: auth.token,

@@ -10,7 +10,9 @@ import type { AccessGate } from './access/gate.js';
 import { downloadFiles, downloadImages } from './attachments.js';
 import { deliverTurn } from './delivery.js';
 import { contextBefore, conversationKeyOf, decide, groupPrompt } from './group.js';
+import { guardReplies } from './outbox-guard.js';
 import { createReplyAdapter, type ReplyAdapter } from './reply-adapter.js';
+import type { ReplyOutbox } from './reply-outbox.js';
 import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
 import { splitMessage } from './split.js';
@@ -26,7 +28,8 @@ import { transcribeVoiceNotes } from './voice/voice-notes.js';
  *
  * Every reply (a command's answer, a turn's reply, its files, an approval prompt) goes through
  * the adapter running when it is sent (reply-adapter.ts), not the one running when the message
- * was taken up: the channel may have restarted meanwhile.
+ * was taken up: the channel may have restarted meanwhile. With a reply outbox, a reply the
+ * platform refuses for a reason a retry cures waits there and is sent again (outbox-guard.ts).
  */
 export interface AnswerDeps {
   assistant: Assistant;
@@ -36,6 +39,8 @@ export interface AnswerDeps {
   adapters: RunningAdapters;
   sent: SentLedger;
   access: AccessGate;
+  /** Where a reply the platform refuses waits to be sent again (reply-outbox.ts). */
+  outbox?: ReplyOutbox;
   now: () => number;
 }
 
@@ -51,7 +56,8 @@ export async function answerMessage(deps: AnswerDeps, msg: InboundMessage, key: 
       log.warn(`${msg.channel} is not running; message ${msg.messageId} stays pending`, { channel: msg.channel, messageId: msg.messageId });
       return;
     }
-    const out = createReplyAdapter(deps.adapters, first, ADAPTER_WAIT_MS);
+    const late = createReplyAdapter(deps.adapters, first, ADAPTER_WAIT_MS);
+    const out = deps.outbox ? guardReplies(late, key, deps.outbox, log) : late;
     const cfg = deps.config.current().config;
     const onSent = async (s: { messageId: string } | undefined, text: string) => {
       deps.sent.note(msg.channel, s?.messageId);
@@ -72,8 +78,9 @@ export async function answerMessage(deps: AnswerDeps, msg: InboundMessage, key: 
     }
     await deps.store.markMessageDone(msg.channel, msg.messageId);
   } catch (err) {
-    // The reply could not be delivered (the platform refused, no adapter came back). The message
-    // is marked done anyway: retrying a whole turn would answer twice if the first reply landed.
+    // The reply could not be delivered and could not be kept (a refusal no retry cures; one a
+    // retry can cure waits in the reply outbox instead). The message is marked done anyway:
+    // retrying a whole turn would answer twice if the first reply landed.
     log.error(`${msg.channel} ${msg.messageId}: ${errorMessage(err)}`, { channel: msg.channel, messageId: msg.messageId, session: key });
     await deps.store.markMessageDone(msg.channel, msg.messageId).catch((e: unknown) => log.error(`cannot mark ${msg.messageId} done: ${errorMessage(e)}`));
   }
@@ -126,6 +133,7 @@ async function answerCommand(deps: AnswerDeps, msg: InboundMessage, key: string,
     source: msg.channel,
     sender: msg.senderName ?? msg.senderId,
     caller: `${msg.channel}:${msg.senderId}`,
+    chat: { channel: msg.channel, chatId: msg.chatId },
   });
   await say(result.text);
 }

@@ -7,6 +7,7 @@ import type { GroupStateStore, InboxLedger, KnownChatStore } from '../core/store
 import type { AccessGate } from './access/gate.js';
 import { type AnswerDeps, answerMessage, answerStranger } from './answer-message.js';
 import { conversationKeyOf, sessionKeyOf } from './group.js';
+import type { ReplyOutbox } from './reply-outbox.js';
 import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
 import type { InboundMessage } from './types.js';
@@ -30,6 +31,8 @@ export interface BridgeDeps {
   runId: string;
   /** Who may use the assistant (pairing, allowlists, admins) and how often (rate limit). */
   access: AccessGate;
+  /** Where a reply the platform refuses waits to be sent again (reply-outbox.ts). */
+  outbox?: ReplyOutbox;
   /** Messages in (each platform message taken in once) and replies updated in place are counted here. */
   metrics?: Pick<LiveMetrics, 'channelMessage'>;
   now?: () => number;

@@ -5,11 +5,12 @@ import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { LiveMetrics } from '../core/metrics/live-metrics.js';
-import type { AccessStore, GroupStateStore, InboxLedger, KnownChatStore } from '../core/store/types.js';
+import type { AccessStore, ActivityStore, GroupStateStore, InboxLedger, KnownChatStore, ReplyOutboxStore } from '../core/store/types.js';
 import { createAccessGate } from './access/gate.js';
 import { type Bridge, createBridge } from './bridge.js';
 import { createHistoryFetcher } from './history-fetch.js';
 import { createChannelHub } from './hub.js';
+import { createReplyOutbox } from './reply-outbox.js';
 import { createRunningAdapters } from './running-adapters.js';
 import { createSentLedger, type SentLedger } from './sent-ledger.js';
 
@@ -28,19 +29,23 @@ export interface ChannelRuntimeDeps {
   dir: string;
   assistant: Assistant;
   config: ConfigSource;
-  store: InboxLedger & GroupStateStore & KnownChatStore & AccessStore;
+  store: InboxLedger & GroupStateStore & KnownChatStore & AccessStore & ReplyOutboxStore & Pick<ActivityStore, 'recordActivity'>;
   log: Logger;
   /** Connect deadline per attempt (default 30 s). */
   connectTimeoutMs?: number;
   /** Restart delays after failures, last one repeated (default 5 s … 5 min). */
   backoffMs?: readonly number[];
+  /** Waits before a refused reply is sent again, by attempt (default 5 s … 10 min); a platform's retry_after wins. */
+  replyRetryMs?: readonly number[];
   /** Where messages in and out are counted, per channel. */
   metrics?: Pick<LiveMetrics, 'channelMessage'>;
 }
 
 export interface ChannelRuntime {
-  /** What the HTTP server and the task runner use: statuses, listing, proactive send. */
+  /** What the HTTP server uses: statuses, listing, proactive send. */
   hub: ChannelHub;
+  /** The hub as scheduled tasks deliver through it: an answer the platform refuses waits in the reply outbox. */
+  deliveries: ChannelHub;
   bridge: Bridge;
   /** History catch-up (historyFetch); `catchUp()` runs one pass now. */
   history: { catchUp(): Promise<number> };
@@ -62,6 +67,8 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
   const sent = countingSends(createSentLedger(), deps.metrics);
   // Each run (process) claims inbox entries under its own id; recovery takes over only other runs' entries.
   const access = createAccessGate({ config, store, assistant: deps.assistant, log });
+  const runId = randomUUID();
+  const outbox = createReplyOutbox({ store, adapters, sent, config, log, runId, ...(deps.replyRetryMs ? { backoffMs: deps.replyRetryMs } : {}) });
   const bridge = createBridge({
     assistant: deps.assistant,
     config,
@@ -69,8 +76,9 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
     log,
     adapters,
     sent,
-    runId: randomUUID(),
+    runId,
     access,
+    outbox,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
   const hub = createChannelHub({
@@ -100,6 +108,7 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
 
   return {
     hub,
+    deliveries: { statuses: () => hub.statuses(), list: () => hub.list(), send: (channel, chatId, text) => outbox.send(channel, chatId, text) },
     bridge,
     history,
     start() {
@@ -114,6 +123,8 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
         .then(async () => {
           if (run !== runs) return; // stopped (a leader that stepped down) before its channels settled
           if (config.current().config.inbox.enabled) await bridge.recover();
+          // What waits in the outbox goes out once the channels are up (their adapters send it).
+          outbox.start();
           history.start();
         })
         .catch((err: unknown) => log.error(`after connecting: ${errorMessage(err)}`));
@@ -124,6 +135,7 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
       runs++;
       clearInterval(purgeTimer);
       await history.stop();
+      await outbox.stop();
       await hub.stop(opts);
     },
   };

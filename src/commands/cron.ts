@@ -1,7 +1,7 @@
 import { editTask } from '../core/config/write-back.js';
 import { AppError } from '../core/errors.js';
 import { createLogger } from '../core/logger.js';
-import { nextCronTime } from '../core/scheduler/cron.js';
+import { nextTaskTime } from '../core/scheduler/cron.js';
 import type { TaskRun } from '../core/store/types.js';
 import { type AssistantDirectory, addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { TaskConfig } from '../core/config/schema.js';
@@ -79,9 +79,10 @@ async function listTasks(opened: AssistantDirectory, tasks: readonly TaskConfig[
     rows.push({
       id: t.id,
       name: t.name,
-      schedule: t.schedule,
+      ...(t.schedule !== undefined ? { schedule: t.schedule } : {}),
+      ...(t.at !== undefined ? { at: t.at } : {}),
       enabled: t.enabled,
-      nextRun: t.enabled ? nextCronTime(t.schedule, new Date()).toISOString() : null,
+      nextRun: t.enabled ? (nextTaskTime(t, new Date())?.toISOString() ?? null) : null,
       target: t.target ?? null,
       lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
     });

@@ -27,7 +27,8 @@ export type SendFailure =
   | 'failed';
 
 export type SendOutcome =
-  | { ok: true }
+  /** `queued`: not delivered yet, kept in the reply outbox and retried (why it waits). */
+  | { ok: true; queued?: string }
   | { ok: false; reason: 'not_found'; error: string; availableChannels: string[] }
   | { ok: false; reason: Exclude<SendFailure, 'not_found'>; error: string };
 

@@ -5,6 +5,7 @@ import { errorMessage } from '../core/errors.js';
 import { engineMayCall, identifyToken, presentedToken } from './auth.js';
 import { CORS_OPTIONS } from './cors.js';
 import { ApiError, errorBody, formatHttpLine, httpError, isJsonReply, JSON_TYPE, jsonReply } from './http.js';
+import { isOpenAiPath, toOpenAiErrorBody } from './openai-wire.js';
 import { registerAccessRoutes } from './routes/access.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
@@ -12,6 +13,7 @@ import { registerDashboardDataRoutes } from './routes/dashboard-data.js';
 import { registerEventRoutes } from './routes/events.js';
 import { FILES_PATH, registerFileRoutes } from './routes/files.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
+import { registerOpenAiRoutes } from './routes/openai.js';
 import { registerPublicRoutes } from './routes/public.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerTaskRoutes } from './routes/tasks.js';
@@ -50,7 +52,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     if (error.unhandled) {
       const cause = error.cause instanceof Error ? error.cause : error;
       log.error(formatHttpLine(500, method, path, cause.stack ?? errorMessage(cause)), { status: 500, method, path });
-      return jsonReply(500, { error: 'internal error' });
+      return jsonReply(500, shape(500, path, { error: 'internal error' }));
     }
     const body = errorBody(error);
     const detail = error instanceof ApiError && error.logDetail !== undefined ? error.logDetail : typeof body.error === 'string' ? body.error : undefined;
@@ -59,7 +61,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
     error.headers?.forEach((v, k) => {
       headers[k] = v;
     });
-    return jsonReply(error.status, redact(body), headers);
+    return jsonReply(error.status, redact(shape(error.status, path, body)), headers);
   };
 
   app.use(checkRequestTarget);
@@ -96,6 +98,7 @@ export function createServerApp(deps: ServerDeps): ServerApp {
   registerAccessRoutes(table, deps);
   registerFileRoutes(table, deps);
   registerMetricsRoutes(table, deps);
+  registerOpenAiRoutes(table, deps);
 
   // Any other method on a known path: 405 with the methods it has. Any other path: 404.
   for (const [path, methods] of paths) {
@@ -117,6 +120,10 @@ export function createServerApp(deps: ServerDeps): ServerApp {
 }
 
 // --- internal ---
+
+/** Errors under /v1/ (the OpenAI-compatible routes) in OpenAI's shape, whatever raised them (the token check, a 404); ours elsewhere. */
+const shape = (status: number, path: string, body: Record<string, unknown>): Record<string, unknown> =>
+  isOpenAiPath(path) ? toOpenAiErrorBody(status, body) : body;
 
 const METRICS_PUBLIC =
   'metrics.public is on: GET /metrics answers without the token (turn counts, costs, channel names); expose the port to a private network only';

@@ -9,12 +9,13 @@ import type { CorsOptions } from 'h3';
 export const CORS_OPTIONS: CorsOptions = {
   origin: '*',
   methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-  allowHeaders: ['Content-Type', 'Authorization'],
-  exposeHeaders: ['WWW-Authenticate'],
+  // X-Session-Key: the session of an OpenAI-compatible request (routes/openai.ts), sent and answered.
+  allowHeaders: ['Content-Type', 'Authorization', 'X-Session-Key'],
+  exposeHeaders: ['WWW-Authenticate', 'X-Session-Key'],
   maxAge: '600',
 };
 
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'WWW-Authenticate',
+  'access-control-expose-headers': 'WWW-Authenticate,X-Session-Key',
 };

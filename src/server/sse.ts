@@ -19,6 +19,8 @@ export interface StreamOptions {
   onClientGone?: () => void;
   /** Called with a promise that settles once the stream has written its last event. */
   track?: (finished: Promise<void>) => void;
+  /** A last `data:` line written as it is (not JSON) once the source ended: OpenAI's `[DONE]`. */
+  closing?: string;
 }
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -84,6 +86,7 @@ export function streamJson(event: H3Event, source: AsyncIterable<unknown>, opts:
     } finally {
       clearInterval(heartbeat);
       if (flushing) clearImmediate(flushing);
+      if (opts.closing !== undefined) batch.push({ data: opts.closing });
       flush();
       ended = true;
       await stream.close();

@@ -6,7 +6,7 @@ import type { ConfigSource } from '../core/config/source.js';
 import type { Logger } from '../core/logger.js';
 import type { LiveMetrics } from '../core/metrics/live-metrics.js';
 import type { TaskControl } from '../core/scheduler/task-control.js';
-import type { ActivityStore } from '../core/store/types.js';
+import type { ActivityStore, ReplyOutboxStore } from '../core/store/types.js';
 import type { H3Event } from 'h3';
 
 /** What the HTTP API is built from: everything it serves is handed in by the composition root. */
@@ -22,6 +22,8 @@ export interface ServerDeps {
   activity: Pick<ActivityStore, 'recentActivity' | 'activityTimeline'>;
   /** Pairings and approvals (GET /api/access, approve, deny, revoke). */
   access: AccessAdmin;
+  /** Replies waiting in the reply outbox (GET /api/status); none without channels. */
+  replies?: Pick<ReplyOutboxStore, 'outboxStats'>;
   /** What this process counted (the `live` block of GET /api/status, and GET /metrics): the assistant records into the same object. */
   metrics: LiveMetrics;
   token: string;

@@ -65,7 +65,9 @@ export const CONFIG_GROUPS = [
     title: 'Channels and scheduled tasks',
     fields: [
       f('channels', 'json', { restart: true, help: 'channel key → settings; secrets stay masked unless you replace them' }),
-      f('tasks', 'json', { help: 'array of {id, name, schedule, prompt, enabled, target}' }),
+      f('tasks', 'json', { help: 'array of {id, name, schedule or at, prompt, enabled, target}' }),
+      f('maxTasksPerChat', 'int', { help: 'tasks a chat member (not an admin) may keep for their chat (/remind, /task add)' }),
+      f('replyRetryHours', 'number', { help: 'how long a reply a platform refused is retried' }),
       f('inbox.enabled', 'bool', { restart: true }),
       f('inbox.retentionDays', 'number', { restart: true }),
       f('historyFetch.enabled', 'bool', { restart: true }),

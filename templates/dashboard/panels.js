@@ -1,5 +1,5 @@
 // The small panels: bot status (public), channels, skills and the fleet.
-import { $, api, el, formatUptime, renderPairs, safeHref } from './api.js';
+import { $, api, el, formatTime, formatUptime, renderPairs, safeHref } from './api.js';
 
 /** GET /health needs no token: name, engine, model, version and uptime are not secrets. */
 export async function showPublicStatus() {
@@ -18,6 +18,9 @@ export async function showPublicStatus() {
 
 export function renderStatusExtras(status) {
   $('f-turns').textContent = status.turns ? `${status.turns.running} running, ${status.turns.waiting} waiting` : '–';
+  // Replies a platform refused, kept in the outbox and sent again (docs/channels.md).
+  const r = status.replies;
+  $('f-replies').textContent = !r ? '–' : r.waiting === 0 ? 'none' : `${r.waiting}, the oldest since ${formatTime(r.oldest)}`;
   // Empty when the engine can start (.error:empty is not shown).
   $('engine-warning').textContent = status.engineWarning ? `Turns cannot start: ${status.engineWarning}` : '';
   renderWarm(status.warm);

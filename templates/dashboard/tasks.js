@@ -96,7 +96,8 @@ export function createTasksPanel() {
         going ? el('span', { class: 'pill warn', text: 'running' }) : null,
       ]),
       el('p', { class: 'muted small task-when' }, [
-        el('code', { text: t.schedule }),
+        // A one-shot task (/remind, POST /api/tasks with `at`) runs once, then removes itself.
+        t.schedule ? el('code', { text: t.schedule }) : el('span', { text: `once, ${formatTime(t.at)}` }),
         el('span', { text: t.nextRun ? ` · next ${formatTime(t.nextRun)}` : ' · not scheduled (disabled)' }),
         t.target ? el('span', { text: ` · sends to ${t.target.channel} ${t.target.chatId}` }) : null,
       ]),

@@ -468,6 +468,19 @@ describe('dashboard in chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('tasks view: a one-shot task (/remind, `at:`) reads as once, with its time', async () => {
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    s = await startTestServer({ yaml: `tasks:\n  - id: remind-abc123\n    name: "Reminder: stand up"\n    at: ${at}\n    prompt: stand up\n` });
+    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#panel-channels').waitFor({ state: 'visible' });
+    await go(page, 'tasks');
+    const card = page.locator('#tasks li.task[data-task="remind-abc123"]');
+    await card.waitFor();
+    expect(await card.locator('.task-when').innerText()).toMatch(/^once, .+ · next .+/);
+    expect(await card.locator('.task-when code').count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
   it('edits settings: timeout is applied and written, engine needs a restart, a masked secret is never sent back', async () => {
     const server = await startTestServer({ yaml: '# operator notes\ntimeout: 600 # ten minutes\noauthToken: sk-oauth-very-secret\n' });
     s = server;
@@ -540,6 +553,27 @@ describe('dashboard in chromium', () => {
     await page.reload();
     await page.locator('#f-turns').filter({ hasText: 'running' }).waitFor();
     expect(await page.locator('#engine-warning').isVisible()).toBe(false);
+    expect(problems).toEqual([]);
+  });
+
+  it('the status panel shows the replies waiting in the outbox, and since when', async () => {
+    s = await startTestServer();
+    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#f-replies').filter({ hasText: 'none' }).waitFor();
+    const kept = Date.now();
+    for (const text of ['one', 'two'])
+      await s.store.addOutboxEntry({
+        channel: 'channel_e',
+        kind: 'send',
+        target: '42',
+        targetKey: '["channel_e","42",""]',
+        chatKey: 'channel_e:42',
+        text,
+        createdAt: kept,
+        nextAttemptAt: kept + 60_000,
+      });
+    await page.reload();
+    await page.locator('#f-replies').filter({ hasText: '2, the oldest since' }).waitFor();
     expect(problems).toEqual([]);
   });
 

@@ -47,6 +47,7 @@ export async function startTestServer(
     tasks: createTaskControl({ config: t.config, runner, scheduled: false, log: t.log }),
     channels,
     activity: t.store,
+    replies: t.store,
     access: t.access,
     metrics: t.metrics,
     token: TEST_TOKEN,

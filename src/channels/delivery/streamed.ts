@@ -143,7 +143,19 @@ async function sendRest(ctx: StreamedContext, completion: Completion | undefined
 }
 
 function openGrowing(ctx: StreamedContext): Promise<ReplyStream> | ReplyStream {
-  const { adapter, to } = ctx;
+  return openGrowingReply(ctx.adapter, ctx.to, { log: ctx.log, ...(ctx.onPosted ? { onPosted: ctx.onPosted } : {}) });
+}
+
+/**
+ * A reply that grows in one message: the adapter's own in-place stream (`openStream`), or a live
+ * reply of posts and edits (live-reply.ts) paced per chat. The reply outbox's guard opens it too
+ * (outbox-guard.ts), on the adapter without the guard.
+ */
+export function openGrowingReply(
+  adapter: ReplyAdapter,
+  to: ReplyTarget,
+  ctx: { log: Logger; onPosted?: (sent: SentMessage) => void },
+): Promise<ReplyStream> | ReplyStream {
   if (adapter.openStream) return adapter.openStream(to, ctx.onPosted ? { onPosted: ctx.onPosted } : {});
   const edit = adapter.edit?.bind(adapter);
   if (!edit) throw new Error(`${adapter.name}: no way to update a message`);

@@ -161,6 +161,7 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
         ...(opts.chatKey !== undefined ? { chatKey: opts.chatKey } : {}),
         allowConfigChanges: opts.allowConfigChanges ?? true,
         ...(opts.caller ? { caller: opts.caller } : {}),
+        ...(opts.chat ? { chat: opts.chat } : {}),
       });
       const source = opts.source ?? 'http';
       await parts.record(formatCommandRecord(line, result, { source, sender: opts.sender ?? source, sessionKey: key, started, ended: now() }));

@@ -51,6 +51,8 @@ export interface CommandOptions {
   sender?: string;
   /** `<channel>:<userId>` of who runs it from a chat (an approval keeps it). */
   caller?: string;
+  /** The chat it came from (channel and chat id): where /remind and /task deliver. */
+  chat?: { channel: string; chatId: string };
 }
 
 /** A message refused before any turn ran (access control): recorded as activity like a turn. */

@@ -17,6 +17,16 @@ export interface CommandCall {
   caller?: string;
   /** The owner (terminal, HTTP API) or an admin in a chat: the callers who may change the configuration. */
   privileged: boolean;
+  /** Where a chat's command came from, for what it leaves behind there (/remind delivers to it). Absent off the channels. */
+  chat?: ChatPlace;
+  /** The command line as written (its words are `args`; this keeps quotes and line breaks). */
+  line?: string;
+}
+
+/** A chat on a channel, as a task's `target` names it. */
+export interface ChatPlace {
+  channel: string;
+  chatId: string;
 }
 
 export interface SlashCommand {
@@ -37,7 +47,7 @@ export interface CommandTable {
   /** The commands in the order they were added. */
   list(): SlashCommand[];
   /** Run one command line; unknown commands, refusals and failures are answered, never thrown. */
-  run(line: string, opts: { sessionKey: string; chatKey?: string; allowConfigChanges: boolean; caller?: string }): Promise<CommandResult>;
+  run(line: string, opts: { sessionKey: string; chatKey?: string; allowConfigChanges: boolean; caller?: string; chat?: ChatPlace }): Promise<CommandResult>;
   /** Whether a line is a command answered at once (`atOnce`), not queued behind its session's turn. */
   runsAtOnce(line: string): boolean;
 }
@@ -91,6 +101,8 @@ export function createCommandTable(): CommandTable {
           privileged: opts.allowConfigChanges,
           ...(opts.chatKey !== undefined ? { chatKey: opts.chatKey } : {}),
           ...(opts.caller ? { caller: opts.caller } : {}),
+          ...(opts.chat ? { chat: opts.chat } : {}),
+          line,
         });
       } catch (err) {
         return commandResult(`/${name} failed: ${errorMessage(err)}`, { error: 'command_failed' });

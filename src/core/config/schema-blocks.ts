@@ -79,18 +79,22 @@ export const groupChatBlock = (f: FieldBuilders) =>
     maxTurns: f.int(1).default(10),
   });
 
+// A task runs on a cron `schedule`, or once `at` a time (and is then removed: /remind, POST /api/tasks).
 export const tasksBlock = (f: FieldBuilders) =>
   list(
-    z.strictObject({
-      id: text()
-        .min(1)
-        .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
-      name: text().min(1),
-      schedule: text().min(1),
-      prompt: text().min(1),
-      enabled: f.bool().default(true),
-      target: z.strictObject({ channel: text().min(1), chatId: text().min(1) }).optional(),
-    }),
+    z
+      .strictObject({
+        id: text()
+          .min(1)
+          .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
+        name: text().min(1),
+        schedule: text().min(1).optional(),
+        at: text().min(1).optional(),
+        prompt: text().min(1),
+        enabled: f.bool().default(true),
+        target: z.strictObject({ channel: text().min(1), chatId: text().min(1) }).optional(),
+      })
+      .superRefine(checkTaskTiming),
     LIMITS.tasks,
   )
     .default([])
@@ -272,6 +276,12 @@ export const mcpBlock = () =>
   );
 
 // --- internal ---
+
+function checkTaskTiming(t: { schedule?: string | undefined; at?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (t.schedule === undefined && t.at === undefined)
+    ctx.addIssue({ code: 'custom', path: ['schedule'], message: 'required: a cron expression (or `at`: a time, for a task that runs once)' });
+  if (t.schedule !== undefined && t.at !== undefined) ctx.addIssue({ code: 'custom', path: ['at'], message: 'give `schedule` or `at`, not both' });
+}
 
 function checkUniqueTaskIds(tasks: Array<{ id: string }>, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();

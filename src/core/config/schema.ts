@@ -84,6 +84,10 @@ function buildConfigSchema(parts: ConfigSchemaParts, coerceScalars: boolean) {
     // Turns one person in a chat (not an admin) may have admitted at once: one member's turns waiting on unanswered approvals never hold every slot.
     maxTurnsPerPerson: f.int(1).default(2),
     sessionTtlDays: f.num(0).default(30),
+    // Tasks a chat member (not an admin) may keep for their chat (/remind, /task add).
+    maxTasksPerChat: f.int(0).default(10),
+    // How long a reply a platform refused is retried from the persistent outbox before it is given up.
+    replyRetryHours: f.num(0).default(24),
     systemPrompt: boundedText().optional(),
     permissions: permissionsBlock().optional(),
     streaming: streamingBlock(f).prefault({}),

@@ -64,6 +64,18 @@ export function editTask(id: string, change: { enabled: boolean } | 'delete'): D
   };
 }
 
+/**
+ * Append a task to `tasks:` (made when missing, null or an empty `[]`): a block list item, the
+ * rest of the file as it was.
+ */
+export function addTask(task: Record<string, unknown>): DocumentEdit {
+  return (doc) => {
+    const tasks = doc.get('tasks', true);
+    if (isSeq(tasks) && tasks.items.length > 0) tasks.add(doc.createNode(task));
+    else doc.set('tasks', doc.createNode([task]));
+  };
+}
+
 // --- internal ---
 
 const STRINGIFY = { lineWidth: 0 } as const;

@@ -1,7 +1,7 @@
 import { type CommandCall, commandResult, type CommandResult, type SlashCommand } from '../commands/command-table.js';
 import type { ConfigSource } from '../config/source.js';
 import { editTask } from '../config/write-back.js';
-import { nextCronTime } from './cron.js';
+import { nextTaskTime } from './cron.js';
 import { formatRunHistory, formatTaskList } from './task-format.js';
 import type { TaskControl } from './task-control.js';
 import type { TaskRunner } from './task-runner.js';
@@ -31,7 +31,7 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
     const fromScheduler = deps.nextRun?.(id);
     if (fromScheduler) return fromScheduler;
     const task = deps.config.current().config.tasks.find((t) => t.id === id);
-    return task?.enabled ? nextCronTime(task.schedule, new Date(now())) : undefined;
+    return task?.enabled ? nextTaskTime(task, new Date(now())) : undefined;
   };
 
   const run = async ([sub, id]: string[], call: CommandCall): Promise<CommandResult> => {
@@ -44,7 +44,8 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
           return {
             id: t.id,
             name: t.name,
-            schedule: t.schedule,
+            ...(t.schedule !== undefined ? { schedule: t.schedule } : {}),
+            ...(t.at !== undefined ? { at: t.at } : {}),
             enabled: t.enabled,
             nextRun: t.enabled ? (nextRun(t.id)?.toISOString() ?? null) : null,
             lastRun: last ? { startedAt: new Date(last.startedAt).toISOString(), status: last.status } : null,
@@ -53,7 +54,7 @@ export function createCronCommand(deps: CronCommandDeps): SlashCommand {
       );
       // The same table as `service cron list`.
       return commandResult(`Tasks:\n${formatTaskList(rows).join('\n')}`, {
-        tasks: tasks.map((t) => ({ id: t.id, name: t.name, schedule: t.schedule, enabled: t.enabled })),
+        tasks: tasks.map((t) => ({ id: t.id, name: t.name, ...(t.schedule !== undefined ? { schedule: t.schedule } : { at: t.at }), enabled: t.enabled })),
       });
     }
     if (!SUBCOMMANDS.includes(sub)) {

@@ -22,12 +22,39 @@ export function explainInvalidCron(expression: string): string | null {
   return why;
 }
 
-/** The scheduler's check of service.yaml: every task's schedule parses (reported with its path). */
+/** The scheduler's check of service.yaml: every task's schedule parses, every `at` is a time (reported with its path). */
 export const checkTaskSchedules: ConfigCheck = (config) =>
   config.tasks.flatMap((t, i) => {
-    const why = explainInvalidCron(t.schedule);
+    if (t.at !== undefined) return parseTaskTime(t.at) === undefined ? [{ path: ['tasks', i, 'at'], message: AT_FORMAT }] : [];
+    const why = t.schedule === undefined ? null : explainInvalidCron(t.schedule);
     return why ? [{ path: ['tasks', i, 'schedule'], message: why }] : [];
   });
+
+export const AT_FORMAT = 'expected an ISO 8601 time such as 2030-03-14T09:00:00Z or 2030-03-14T09:00:00+01:00';
+
+/** Unix ms of a one-shot task's `at` (ISO 8601 date and time; without an offset, the machine's time zone), or undefined. */
+export function parseTaskTime(at: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i.test(at.trim())) return undefined;
+  const ms = Date.parse(at.trim().replace(' ', 'T'));
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * When a task runs next after `after`: its cron time, or a one-shot's `at` (also when that has
+ * passed: a one-shot not run yet runs as soon as it can). Undefined when neither can be read.
+ */
+export function nextTaskTime(task: { schedule?: string | undefined; at?: string | undefined }, after: Date): Date | undefined {
+  if (task.at !== undefined) {
+    const at = parseTaskTime(task.at);
+    return at === undefined ? undefined : new Date(at);
+  }
+  if (task.schedule === undefined) return undefined;
+  try {
+    return nextCronTime(task.schedule, after);
+  } catch {
+    return undefined;
+  }
+}
 
 // --- internal ---
 

@@ -2,10 +2,11 @@ import type { TaskConfig } from '../config/schema.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { MAX_TIMER_MS, type Clock } from '../util/clock.js';
-import { nextCronTime } from './cron.js';
+import { nextCronTime, nextTaskTime } from './cron.js';
 
 /**
- * Runs the enabled `tasks` of service.yaml at their cron times. One timer per task, re-armed
+ * Runs the enabled `tasks` of service.yaml at their cron times, and one-shot tasks (`at`) once at
+ * their time (at once if it passed while no gateway ran). One timer per task, re-armed
  * after each run from the time it actually fired: a gateway that was down at a scheduled time
  * does not replay it. A run still going when the next time comes is skipped and recorded.
  * `refresh()` picks up added, removed, re-scheduled, enabled and disabled tasks. `stop()` and
@@ -68,18 +69,21 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     const now = deps.clock.now();
     if (now < slot.next) return arm(slot); // a chained part of a long wait
     runOnce(slot.task, slot.next, now);
-    slot.next = nextCronTime(slot.task.schedule, new Date(Math.max(now, slot.next))).getTime();
+    const next = slot.task.at === undefined ? nextTaskTime(slot.task, new Date(Math.max(now, slot.next))) : undefined;
+    // A one-shot (`at`) has run: its slot goes (the task removes itself from service.yaml after its run).
+    if (!next) return void slots.delete(slot.task.id);
+    slot.next = next.getTime();
     arm(slot);
   };
 
   const armNew = (task: TaskConfig) => {
     try {
-      const slot: Slot = { task, next: nextCronTime(task.schedule, new Date(deps.clock.now())).getTime() };
+      const slot: Slot = { task, next: firstRunOf(task, deps.clock.now()) };
       slots.set(task.id, slot);
       arm(slot);
       deps.log.info(`task ${task.id}: next run ${new Date(slot.next).toISOString()}`);
     } catch (err) {
-      deps.log.error(`task ${task.id}: cannot schedule "${task.schedule}": ${errorMessage(err)}`);
+      deps.log.error(`task ${task.id}: cannot schedule "${task.schedule ?? task.at}": ${errorMessage(err)}`);
     }
   };
 
@@ -116,7 +120,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       );
       for (const [id, slot] of slots) {
         const t = wanted.get(id);
-        if (!t || t.schedule !== slot.task.schedule) {
+        if (!t || t.schedule !== slot.task.schedule || t.at !== slot.task.at) {
           slot.timer?.clear();
           slots.delete(id);
         } else {
@@ -137,6 +141,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       for (const task of unarmed.splice(0)) armNew(task);
       const now = deps.clock.now();
       for (const slot of slots.values()) {
+        // A one-shot's own timer runs it (at once when its time has passed).
+        if (slot.task.schedule === undefined) continue;
         const missed = lastCronTimeBetween(slot.task.schedule, since, now);
         if (missed === undefined) continue;
         deps.log.info(`task ${slot.task.id}: catching up its run of ${new Date(missed).toISOString()}`);
@@ -155,6 +161,15 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
 // --- internal ---
 
 const ARM_SLICE = 25;
+
+/** A task's first time from `now`: its next cron time, or a one-shot's `at` (throws when it is not a time). */
+function firstRunOf(task: TaskConfig, now: number): number {
+  // A one-shot whose time passed while no gateway ran runs now: a reminder late beats none.
+  if (task.at === undefined) return nextCronTime(task.schedule ?? '', new Date(now)).getTime();
+  const at = nextTaskTime(task, new Date(now));
+  if (!at) throw new Error(`"${task.at}" is not a time`);
+  return at.getTime();
+}
 
 /** The last cron time in (from, to], if any; bounded, since a takeover's gap is seconds long. */
 function lastCronTimeBetween(schedule: string, from: number, to: number): number | undefined {

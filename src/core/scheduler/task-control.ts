@@ -1,12 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import type { TaskConfig } from '../config/schema.js';
 import type { ConfigSource } from '../config/source.js';
-import { editTask } from '../config/write-back.js';
-import { errorMessage } from '../errors.js';
+import { addTask, editTask } from '../config/write-back.js';
+import { AppError, errorMessage } from '../errors.js';
 import type { StreamEvent } from '../events.js';
 import type { Logger } from '../logger.js';
 import type { TaskRun } from '../store/types.js';
 import { createAsyncQueue } from '../util/async-queue.js';
-import { nextCronTime } from './cron.js';
+import { AT_FORMAT, explainInvalidCron, nextTaskTime, parseTaskTime } from './cron.js';
 import type { TaskOutcome, TaskRunner } from './task-runner.js';
 
 /**
@@ -31,7 +32,9 @@ export type TaskRunView = Omit<TaskRun, 'startedAt' | 'endedAt'> & { startedAt: 
 export interface TaskSummary {
   id: string;
   name: string;
-  schedule: string;
+  /** A cron expression, or (a one-shot task) `at`: the time it runs once. */
+  schedule?: string;
+  at?: string;
   enabled: boolean;
   target?: { channel: string; chatId: string };
   /** The next time the schedule names (ISO 8601), or null for a disabled task. */
@@ -51,12 +54,44 @@ export interface TaskControl {
   run(id: string): TaskRunStart;
   /** Run now and wait for the recorded outcome (`/cron run`): refused the same way as `run`. */
   runToEnd(id: string): Promise<{ ok: true; outcome: TaskOutcome } | TaskRunRefusal>;
-  /** What the scheduler calls at a task's time (skipped while a run of the task started here is going). */
-  runScheduled(task: TaskConfig): Promise<void>;
+  /**
+   * What the scheduler calls at a task's time (skipped while a run of the task started here is
+   * going). `claim` takes the time in the store first: false when another gateway took it.
+   */
+  runScheduled(task: TaskConfig, claim?: () => Promise<boolean>): Promise<void>;
   /** Edit `enabled` in service.yaml; undefined when there is no such task. */
   setEnabled(id: string, enabled: boolean): Promise<TaskSummary | undefined>;
+  /** Write a new task into service.yaml (comments and placeholders kept); throws TaskRejected. */
+  create(input: NewTask): Promise<TaskSummary>;
+  /** Remove a task from service.yaml; false when there is no such task. */
+  remove(id: string): Promise<boolean>;
   /** The last `limit` runs, newest first; undefined when there is no such task. */
   history(id: string, limit: number): Promise<TaskRunView[] | undefined>;
+}
+
+/** A task to create (POST /api/tasks, /remind, /task add): `schedule` or `at`. */
+export interface NewTask {
+  /** Made up when absent (`prefix` and six characters). */
+  id?: string;
+  prefix?: string;
+  name?: string;
+  schedule?: string;
+  /** ISO 8601; in the future. */
+  at?: string;
+  prompt: string;
+  enabled?: boolean;
+  target?: { channel: string; chatId: string };
+}
+
+/** A task that cannot be created as asked: the field and why. */
+export class TaskRejected extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'TaskRejected';
+  }
 }
 
 export function createTaskControl(deps: TaskControlDeps): TaskControl {
@@ -70,14 +105,17 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
     return {
       id: t.id,
       name: t.name,
-      schedule: t.schedule,
+      ...(t.schedule !== undefined ? { schedule: t.schedule } : {}),
+      ...(t.at !== undefined ? { at: t.at } : {}),
       enabled: t.enabled,
       ...(t.target ? { target: t.target } : {}),
-      nextRun: t.enabled ? nextRunOf(t, now()) : null,
+      nextRun: t.enabled ? (nextTaskTime(t, new Date(now()))?.toISOString() ?? null) : null,
       running: running.has(t.id),
       lastRun: last ? formatRun(last) : null,
     };
   };
+
+  const { remove, retire } = createTaskRemoval(deps, find);
 
   /** One run, marked as running while it goes. */
   const runTracked = async (task: TaskConfig, onEvent?: (e: StreamEvent) => void): Promise<TaskOutcome> => {
@@ -86,6 +124,7 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
       return await deps.runner.run(task, onEvent ? { onEvent } : {});
     } finally {
       running.delete(task.id);
+      await retire(task);
     }
   };
   /** The task when a run may start now, else why not. */
@@ -129,7 +168,9 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
       const start = startable(id);
       return start.ok ? { ok: true, outcome: await runTracked(start.task) } : start;
     },
-    async runScheduled(task) {
+    async runScheduled(task, claim) {
+      // Taken by another gateway (the claim says so in the log): a one-shot task is retired all the same.
+      if (claim && !(await claim())) return retire(task);
       if (running.has(task.id)) {
         deps.log.warn(`task ${task.id}: a run started by hand is still going; this scheduled run is skipped`);
         await deps.runner.recordSkipped(task, now());
@@ -143,6 +184,15 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
       const t = find(id);
       return t ? summarise(t) : undefined;
     },
+    async create(input) {
+      const task = checkNewTask(input, tasks(), now());
+      deps.config.edit(addTask(task));
+      deps.log.info(`task ${task.id} created (${task.schedule ?? `once at ${task.at}`})`);
+      const made = find(task.id);
+      if (!made) throw new TaskRejected('id', `task ${task.id} was written but is not in service.yaml now`);
+      return summarise(made);
+    },
+    remove,
     async history(id, limit) {
       if (!find(id)) return undefined;
       return (await deps.runner.history(id, limit)).map(formatRun);
@@ -152,15 +202,60 @@ export function createTaskControl(deps: TaskControlDeps): TaskControl {
 
 // --- internal ---
 
+/** Removing a task from service.yaml, and a one-shot task once it has had its run. */
+function createTaskRemoval(deps: TaskControlDeps, find: (id: string) => TaskConfig | undefined) {
+  const remove = async (id: string): Promise<boolean> => {
+    if (!find(id)) return false;
+    try {
+      deps.config.edit(editTask(id, 'delete'));
+      return true;
+    } catch (err) {
+      // Removed meanwhile (by hand, by another process): what was asked has happened.
+      if (err instanceof AppError && err.code === 'task_not_found') return false;
+      throw err;
+    }
+  };
+  /** A one-shot task has had its run (here, or on another gateway that took its time): it goes. */
+  const retire = async (task: TaskConfig) => {
+    if (task.at === undefined) return;
+    await remove(task.id).then(
+      (removed) => removed && deps.log.info(`task ${task.id} ran once (at ${task.at}) and was removed from service.yaml`),
+      (err: unknown) => deps.log.error(`task ${task.id}: cannot remove it after its run: ${errorMessage(err)}`),
+    );
+  };
+
+  return { remove, retire };
+}
+
 function formatRun(r: TaskRun): TaskRunView {
   return { ...r, startedAt: new Date(r.startedAt).toISOString(), endedAt: new Date(r.endedAt).toISOString() };
 }
 
-/** From the schedule, as the scheduler arms it (it re-arms from the time a run fired, so the two agree). */
-function nextRunOf(task: TaskConfig, at: number): string | null {
-  try {
-    return nextCronTime(task.schedule, new Date(at)).toISOString();
-  } catch {
-    return null;
+/** The task as it is written into service.yaml, or why it cannot be. */
+function checkNewTask(input: NewTask, existing: readonly TaskConfig[], now: number): Record<string, unknown> & { id: string; schedule?: string; at?: string } {
+  if ((input.schedule === undefined) === (input.at === undefined))
+    throw new TaskRejected('schedule', 'give a cron expression (`schedule`) or a time (`at`), one of the two');
+  if (input.schedule !== undefined) {
+    const why = explainInvalidCron(input.schedule);
+    if (why) throw new TaskRejected('schedule', why);
   }
+  if (input.at !== undefined) {
+    const at = parseTaskTime(input.at);
+    if (at === undefined) throw new TaskRejected('at', AT_FORMAT);
+    if (at <= now) throw new TaskRejected('at', `${input.at} has passed`);
+  }
+  const taken = new Set(existing.map((t) => t.id));
+  if (input.id !== undefined && taken.has(input.id)) throw new TaskRejected('id', `a task with id "${input.id}" exists`);
+  let id = input.id;
+  while (id === undefined || taken.has(id)) id = `${input.prefix ?? 'task'}-${randomBytes(4).readUInt32BE(0).toString(36).padStart(6, '0').slice(-6)}`;
+  const name = input.name ?? (input.prompt.replace(/\s+/g, ' ').trim().slice(0, 60) || id);
+  return {
+    id,
+    name,
+    ...(input.schedule !== undefined ? { schedule: input.schedule } : {}),
+    ...(input.at !== undefined ? { at: new Date(parseTaskTime(input.at) ?? now).toISOString() } : {}),
+    prompt: input.prompt,
+    ...(input.enabled === false ? { enabled: false } : {}),
+    ...(input.target ? { target: { channel: input.target.channel, chatId: input.target.chatId } } : {}),
+  };
 }

@@ -5,7 +5,9 @@ import { formatTable } from '../util/text-table.js';
 export interface TaskListRow {
   id: string;
   name: string;
-  schedule: string;
+  /** A cron expression, or `at` for a task that runs once. */
+  schedule?: string;
+  at?: string;
   enabled: boolean;
   /** ISO time, null when disabled. */
   nextRun: string | null;
@@ -22,7 +24,7 @@ export function formatTaskList(rows: readonly TaskListRow[]): string[] {
     rows.map((r) => [
       r.id,
       r.enabled ? 'yes' : 'no',
-      r.schedule,
+      r.schedule ?? (r.at ? `once ${formatLocalTime(Date.parse(r.at))}` : '-'),
       r.nextRun ? formatLocalTime(Date.parse(r.nextRun)) : '-',
       r.lastRun ? `${formatLocalTime(Date.parse(r.lastRun.startedAt))} ${r.lastRun.status}` : '-',
       r.name,

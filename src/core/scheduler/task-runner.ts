@@ -83,8 +83,9 @@ export function createTaskRunner(deps: TaskRunnerDeps): TaskRunner {
       const sent = deps.channels
         ? await deps.channels.send(task.target.channel, task.target.chatId, reply)
         : { ok: false as const, error: 'no channels are connected in this process' };
-      record.delivered = sent.ok;
+      record.delivered = sent.ok && sent.queued === undefined;
       if (!sent.ok) record.error = `delivery to ${task.target.channel} failed: ${sent.error}`;
+      else if (sent.queued !== undefined) record.error = `not delivered yet: ${sent.queued}; it waits in the reply outbox and is sent again`;
     }
     await deps.store.recordTaskRun(record);
     log.info(`task ${task.id}: ${status}${record.error ? ` (${record.error})` : ''}`, { task: task.id, status });

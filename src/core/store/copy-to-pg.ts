@@ -84,6 +84,28 @@ export const COPIED_TABLES: readonly TableCopy[] = [
     order: 'created_at, rowid',
     convert: (r) => ({ ...r, current: Boolean(r.current) }),
   },
+  {
+    // Replies still waiting go with the state; a claim of a gateway that is not running is over.
+    table: 'outbox',
+    columns: [
+      'id',
+      'channel',
+      'kind',
+      'target',
+      'target_key',
+      'chat_key',
+      'text',
+      'created_at',
+      'next_attempt_at',
+      'attempts',
+      'last_error',
+      'status',
+      'owner',
+      'claim_until',
+    ],
+    order: 'id',
+    serial: true,
+  },
 ];
 
 /** Rows per INSERT: well under PostgreSQL's 65535 parameters for the widest table. */

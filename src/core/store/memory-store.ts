@@ -3,6 +3,7 @@ import { createMemoryAccessStore } from './memory-access.js';
 import { createMemoryActivityStore } from './memory-activity.js';
 import { createMemoryChannelStateStore } from './memory-channel-state.js';
 import { createMemoryChatSessionStore } from './memory-chat-sessions.js';
+import { createMemoryOutboxStore } from './memory-outbox.js';
 import {
   type FailoverState,
   HISTORY_PER_KEY,
@@ -30,6 +31,7 @@ export function createMemoryStore(): Store {
 
   const sync: SyncOf<Store> = {
     ...createMemoryAccessStore(activity.dailyCost),
+    ...createMemoryOutboxStore(),
     ...chatSessions,
     ...activity,
     ...createMemoryChannelStateStore(),

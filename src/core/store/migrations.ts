@@ -198,4 +198,25 @@ export const MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   );
   `,
+  // 10: the reply outbox: replies a platform refused, retried until delivered or given up
+  `
+  CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    channel TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('reply', 'send')),
+    target TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    chat_key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    next_attempt_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    status TEXT NOT NULL DEFAULT 'waiting' CHECK (status IN ('waiting', 'sending')),
+    owner TEXT,
+    claim_until INTEGER
+  );
+  CREATE INDEX outbox_target ON outbox(target_key, id);
+  CREATE INDEX outbox_due ON outbox(status, next_attempt_at);
+  `,
 ];

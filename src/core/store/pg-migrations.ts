@@ -192,6 +192,27 @@ export const PG_MIGRATIONS: readonly string[] = [
     expires_at DOUBLE PRECISION NOT NULL
   );
   `,
+  // 5: as the SQLite store's 10: the reply outbox
+  `
+  CREATE TABLE outbox (
+    id BIGSERIAL PRIMARY KEY,
+    channel TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('reply', 'send')),
+    target TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    chat_key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    next_attempt_at DOUBLE PRECISION NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    status TEXT NOT NULL DEFAULT 'waiting' CHECK (status IN ('waiting', 'sending')),
+    owner TEXT,
+    claim_until DOUBLE PRECISION
+  );
+  CREATE INDEX outbox_target ON outbox(target_key, id);
+  CREATE INDEX outbox_due ON outbox(status, next_attempt_at);
+  `,
 ];
 
 /**

@@ -7,6 +7,7 @@ import { createPgActivityStore } from './pg-activity.js';
 import { createPgChannelStateStore } from './pg-channel-state.js';
 import { createPgCoordination } from './pg-coordination.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
+import { createPgOutboxStore } from './pg-outbox.js';
 import { HISTORY_PER_KEY, type Store, TASK_RUNS_KEPT, TASK_SLOTS_KEPT_MS } from './types.js';
 import { parseFailoverRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
 
@@ -60,6 +61,7 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
     ...createPgChatSessionStore(query, transaction),
     ...createPgActivityStore(query),
     ...createPgChannelStateStore(query),
+    ...createPgOutboxStore(query),
     coordination,
     ready: () => conn.ready,
     close: async () => {

@@ -12,6 +12,7 @@ import type {
   SessionRecord,
   TaskRun,
 } from './types.js';
+import type { OutboxEntry } from './outbox-types.js';
 
 /**
  * Rows as both databases return them (the same snake_case columns in SQLite and PostgreSQL) read
@@ -157,4 +158,23 @@ function parseProcesses(text: string): Array<{ pid: number; start: string }> {
   } catch {
     return [];
   }
+}
+
+export function parseOutboxRow(r: Row): OutboxEntry {
+  return {
+    id: Number(r.id),
+    channel: String(r.channel),
+    kind: r.kind === 'send' ? 'send' : 'reply',
+    target: String(r.target),
+    targetKey: String(r.target_key),
+    chatKey: String(r.chat_key),
+    text: String(r.text),
+    createdAt: Number(r.created_at),
+    nextAttemptAt: Number(r.next_attempt_at),
+    attempts: Number(r.attempts ?? 0),
+    ...(isAbsent(r.last_error) ? {} : { lastError: String(r.last_error) }),
+    status: r.status === 'sending' ? 'sending' : 'waiting',
+    ...(isAbsent(r.owner) ? {} : { owner: String(r.owner) }),
+    ...(isAbsent(r.claim_until) ? {} : { claimUntil: Number(r.claim_until) }),
+  };
 }

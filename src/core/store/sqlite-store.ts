@@ -8,6 +8,7 @@ import { createSqliteAccessStore } from './sqlite-access.js';
 import { createSqliteActivityStore } from './sqlite-activity.js';
 import { createSqliteChannelStateStore } from './sqlite-channel-state.js';
 import { createSqliteChatSessionStore } from './sqlite-chat-sessions.js';
+import { createSqliteOutboxStore } from './sqlite-outbox.js';
 import { HISTORY_PER_KEY, TASK_RUNS_KEPT, TASK_SLOTS_KEPT_MS, type TaskRun, type Store, type SyncOf } from './types.js';
 import { parseFailoverRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
 
@@ -79,6 +80,7 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
   });
   const sync: SyncOf<Store> = {
     ...createSqliteAccessStore(db),
+    ...createSqliteOutboxStore(db),
     ...chatSessions,
     ...createSqliteActivityStore(db),
     ...createSqliteChannelStateStore(db),

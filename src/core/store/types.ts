@@ -10,9 +10,11 @@
 
 import type { AccessStore, BudgetStore } from './access-types.js';
 import type { CoordinationStore } from './coordination.js';
+import type { ReplyOutboxStore } from './outbox-types.js';
 
 export type { CoordinationStore, LeaseClaim } from './coordination.js';
 export type { AccessGrant, AccessKind, AccessStore, BudgetHold, BudgetStore, HoldResult, OpenPairingResult, PairingRequest } from './access-types.js';
+export type { DroppedOutboxEntry, NewOutboxEntry, OutboxEntry, OutboxKind, OutboxStats, ReplyOutboxStore } from './outbox-types.js';
 
 export interface SessionRecord {
   key: string;
@@ -306,7 +308,8 @@ export interface Store
     FailoverStore,
     RunningTurnStore,
     AccessStore,
-    BudgetStore {
+    BudgetStore,
+    ReplyOutboxStore {
   /** Resolves once the store is usable (a server store connected and migrated); rejects with why not. */
   ready(): Promise<void>;
   /** Present on a store that several gateways of the assistant may share (PostgreSQL). */

@@ -56,7 +56,12 @@ export function registerAdminRoutes(table: RouteTable, deps: ServerDeps): void {
 /** The spec's status record (model is '' when unset; channels list every built-in channel plus custom ones). */
 export async function buildStatus(deps: ServerDeps): Promise<Record<string, unknown>> {
   const s = deps.assistant.status();
-  const [metrics, recentMessages, budget] = await Promise.all([deps.assistant.metrics(), deps.assistant.recentActivity(20), budgetOf(deps)]);
+  const [metrics, recentMessages, budget, outbox] = await Promise.all([
+    deps.assistant.metrics(),
+    deps.assistant.recentActivity(20),
+    budgetOf(deps),
+    deps.replies?.outboxStats() ?? { waiting: 0, oldestAt: null },
+  ]);
   const skills = scanSkills(resolveAssistantPaths(deps.config.current().dir).skillsDir).skills;
   const engineWarning = deps.assistant.engineWarning();
   return {
@@ -81,6 +86,8 @@ export async function buildStatus(deps: ServerDeps): Promise<Record<string, unkn
     budget,
     // Beyond the spec's record: the warm engine processes (their memory is the engines', not the gateway's).
     warm: warmStatus(deps),
+    // Beyond the spec's record: replies a platform refused, waiting in the outbox to be sent again.
+    replies: { waiting: outbox.waiting, oldest: outbox.oldestAt === null ? null : new Date(outbox.oldestAt).toISOString() },
   };
 }
 

@@ -1,19 +1,73 @@
+import { z } from 'zod';
 import { ConfigError } from '../../core/errors.js';
+import { TaskRejected } from '../../core/scheduler/task-control.js';
 import type { RouteTable, ServerDeps } from '../types.js';
 import type { H3Event, HTTPError } from 'h3';
-import { httpError, routeParam } from '../http.js';
+import { readValidated } from '../body.js';
+import { httpError, jsonReply, routeParam } from '../http.js';
 import { streamJson } from '../sse.js';
 import { withFileUrls } from './files.js';
 
+const newTaskBody = z.strictObject({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore')
+    .optional(),
+  name: z.string().min(1).max(200).optional(),
+  schedule: z.string().min(1).max(200).optional(),
+  at: z.string().min(1).max(100).optional(),
+  prompt: z.string().trim().min(1).max(100_000),
+  enabled: z.boolean().optional(),
+  target: z.strictObject({ channel: z.string().min(1).max(100), chatId: z.string().min(1).max(1000) }).optional(),
+});
+
 /**
  * Scheduled tasks over HTTP, as the terminal's `/cron` has them: GET /api/tasks (next run, last
- * status), POST /api/tasks/:id/run (streams the run's turn like /chat), POST
- * /api/tasks/:id/enable|disable (written to service.yaml), GET /api/tasks/:id/history.
+ * status), POST /api/tasks (a new one, written to service.yaml), DELETE /api/tasks/:id, POST
+ * /api/tasks/:id/run (streams the run's turn like /chat), POST /api/tasks/:id/enable|disable
+ * (written to service.yaml), GET /api/tasks/:id/history.
  */
 export function registerTaskRoutes(table: RouteTable, deps: ServerDeps): void {
   const tasks = deps.tasks;
 
   table.add('GET', '/api/tasks', async () => ({ scheduled: tasks.scheduled, tasks: await tasks.list() }));
+
+  table.add('POST', '/api/tasks', async (event) => {
+    const body = await readValidated(event, newTaskBody, { limit: deps.maxBodyBytes });
+    // Configured, connected or not (a channel waiting for its environment variable too).
+    const loaded = deps.config.current();
+    const channels = [...Object.keys(loaded.config.channels), ...loaded.disabledChannels.map((d) => d.name)];
+    if (body.target && !channels.includes(body.target.channel)) {
+      const message = `no channel "${body.target.channel}" is configured (configured: ${channels.join(', ') || 'none'})`;
+      throw httpError(400, `invalid request body: target.channel: ${message}`, { issues: [{ path: 'target.channel', message }] });
+    }
+    try {
+      const task = await tasks.create(body);
+      deps.log.info(`task ${task.id} created over HTTP`);
+      return jsonReply(201, { ok: true, task });
+    } catch (err) {
+      if (err instanceof TaskRejected)
+        throw httpError(400, `invalid request body: ${err.message}`, { issues: [{ path: err.field, message: err.message.slice(err.field.length + 2) }] });
+      if (err instanceof ConfigError) throw httpError(409, `cannot add the task: ${err.message}`, { problems: err.problems });
+      throw err;
+    }
+  });
+
+  table.add('DELETE', '/api/tasks/:id', async (event) => {
+    const id = taskId(event);
+    let removed: boolean;
+    try {
+      removed = await tasks.remove(id);
+    } catch (err) {
+      if (err instanceof ConfigError) throw httpError(409, `cannot remove task ${id}: ${err.message}`, { problems: err.problems });
+      throw err;
+    }
+    if (!removed) throw notFound(deps, id);
+    deps.log.info(`task ${id} removed over HTTP`);
+    return { ok: true, id };
+  });
 
   table.add('POST', '/api/tasks/:id/run', (event) => {
     const id = taskId(event);

@@ -72,8 +72,13 @@ export interface TelegramExtras {
   pendingUpdates(): number;
   /** Held getUpdates polls that ran out their `timeout` (rather than being answered, replaced or closed by the client). */
   expiredPolls(): number;
-  /** Make the next call of `method` fail, e.g. `{error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1}`. */
-  failNext(method: string, failure: Failure): void;
+  /**
+   * Make the next call of `method` fail (the next `times` calls; Infinity: until `stopFailing`),
+   * e.g. `{error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1}`.
+   */
+  failNext(method: string, failure: Failure, times?: number): void;
+  /** The platform answers `method` again. */
+  stopFailing(method: string): void;
   /**
    * Telegram's flood control in a chat: a message, edit or draft sooner than `ms` after the last
    * one in the same chat is refused with 429 "Too Many Requests: retry after N" and
@@ -138,7 +143,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   const messages = new Map<string, TgMessage & { fromBot: boolean }>();
   const delivered = new Map<string, TgMessage[]>();
   const files = new Map<string, { path: string; unique: string; data: Buffer }>();
-  const failures = new Map<string, Failure>();
+  const failures = new Map<string, Failure & { left: number }>();
   const calls: TelegramExtras['calls'] = [];
   let expired = 0;
   const deleted: string[] = [];
@@ -256,7 +261,7 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     const ok = (result: unknown) => ({ status: 200, body: { ok: true, result } });
     const injected = failures.get(method);
     if (injected) {
-      failures.delete(method);
+      if (--injected.left <= 0) failures.delete(method);
       return fail(injected.error_code, injected.description, injected.retry_after !== undefined ? { retry_after: injected.retry_after } : undefined);
     }
     const chatId = int(p.chat_id);
@@ -565,7 +570,8 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
     },
     pendingUpdates: () => pending.length,
     expiredPolls: () => expired,
-    failNext: (method, failure) => void failures.set(method.toLowerCase(), failure),
+    failNext: (method, failure, times = 1) => void failures.set(method.toLowerCase(), { ...failure, left: times }),
+    stopFailing: (method) => void failures.delete(method.toLowerCase()),
     paceChats: (ms) => {
       chatPace = ms;
       lastWrite.clear();

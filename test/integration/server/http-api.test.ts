@@ -229,12 +229,12 @@ describe('authentication and cross-origin policy', () => {
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-methods')).toBe('GET,POST,PATCH,DELETE,OPTIONS');
-    expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type,Authorization');
+    expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type,Authorization,X-Session-Key');
     expect(res.headers.get('access-control-max-age')).toBe('600');
     const normal = await s.api('/api/channels', { headers: { origin: 'https://other.example' } });
     expect(normal.headers.get('access-control-allow-origin')).toBe('*');
     // A page on another origin may read why it was refused (the Bearer challenge).
-    expect(normal.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate');
+    expect(normal.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate,X-Session-Key');
   });
 
   it('a request target that is not a path (`*`, an absolute URL) is a 400 with the JSON error body, and the server goes on', async () => {

@@ -4,6 +4,7 @@ import { PG_MIGRATIONS } from '../../../src/core/store/pg-migrations.js';
 import { createPgStore } from '../../../src/core/store/pg-store.js';
 import type { Store } from '../../../src/core/store/types.js';
 import { usePgCluster } from '../../helpers/pg-cluster.js';
+import { describeOutboxContract, outboxEntry } from '../../unit/store/outbox-contract.js';
 import { activity, describeStoreContract } from '../../unit/store/store-contract.js';
 
 // One throwaway cluster for this file; each store gets a schema of its own on one database.
@@ -26,6 +27,7 @@ afterAll(async () => {
 });
 
 describeStoreContract('postgres', () => open());
+describeOutboxContract('postgres', () => open());
 
 describe('postgres store specifics', () => {
   it('migrates each schema once, also when several stores start on it at the same moment', async () => {
@@ -71,6 +73,21 @@ describe('postgres store specifics', () => {
       const takes = await Promise.all(hosts.map((s) => s.takeOverMessage('channel_e', `m${round}`, 'run-late')));
       expect(takes.filter(Boolean)).toHaveLength(1);
     }
+  });
+
+  it('hands each outbox entry to one of many gateways claiming at once, and a conversation to one of them at a time', async () => {
+    const schema = `o${++n}`;
+    const hosts = [open(schema), open(schema), open(schema)];
+    await Promise.all(hosts.map((h) => h.ready()));
+    const ids: number[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await hosts[0]!.addOutboxEntry(outboxEntry({ targetKey: `chat-${i % 10}`, text: `m${i}` })));
+    const claims = await Promise.all(
+      hosts.flatMap((h, i) => [h.claimOutboxEntries(`run-${i}`, 2_000, 60_000, 5), h.claimOutboxEntries(`run-${i}x`, 2_000, 60_000, 5)]),
+    );
+    const taken = claims.flat();
+    expect(new Set(taken.map((e) => e.id)).size).toBe(taken.length);
+    // Only the oldest entry of each of the ten conversations leads it.
+    expect(taken.map((e) => e.id).sort((a, b) => a - b)).toEqual(ids.slice(0, 10));
   });
 
   it('removes a running turn for one caller, approves a pairing once, and counts every concurrent activity record', async () => {

@@ -6,10 +6,13 @@ import { createMemoryStore } from '../../../src/core/store/memory-store.js';
 import { MIGRATIONS } from '../../../src/core/store/migrations.js';
 import { createSqliteStore } from '../../../src/core/store/sqlite-store.js';
 import { testdir } from '../../helpers/testdir.js';
+import { describeOutboxContract } from './outbox-contract.js';
 import { activity, describeStoreContract } from './store-contract.js';
 
 describeStoreContract('memory', () => createMemoryStore());
 describeStoreContract('sqlite', () => createSqliteStore(path.join(testdir(), '.service', 'state.db')));
+describeOutboxContract('memory', () => createMemoryStore());
+describeOutboxContract('sqlite', () => createSqliteStore(path.join(testdir(), '.service', 'state.db')));
 
 describe('sqlite store specifics', () => {
   it('persists across reopen and uses WAL with a busy timeout', async () => {
