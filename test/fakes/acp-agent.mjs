@@ -23,6 +23,7 @@
 //   FAIL:<text>   answer the prompt with a JSON-RPC error carrying <text>
 //   REFUSE        answer with stopReason refusal
 //   LINGER        after answering, ignore the end of stdin and stay alive
+//   QUIT-ON-NEXT  answer, then exit 0 without a word when the next prompt comes (an engine on its way out)
 //   SAY:<text>    answer exactly <text>
 // Otherwise the answer is `ECHO: <first line of the prompt>` and `TURN: <n>` (n-th prompt of the session),
 // sent in chunks, with a usage _meta on the last chunk.
@@ -50,6 +51,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 let authenticated = false;
 let lingering = false;
+let quitOnNext = false;
 let nextId = 1000;
 const waiting = new Map();
 /** Requests to the client: resolved with its answer. */
@@ -99,6 +101,8 @@ async function prompt(id, sessionId, text) {
       resolve();
     });
   });
+  if (quitOnNext) process.exit(0);
+  if (has('QUIT-ON-NEXT')) quitOnNext = true;
   if (has('CRASH')) {
     process.stderr.write('acp stand-in: simulated crash\n');
     process.exit(3);

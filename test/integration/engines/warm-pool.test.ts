@@ -96,6 +96,22 @@ describe('warm engine processes (stand-in ACP agent)', () => {
     expect(pids(t)).not.toEqual([pid]);
   });
 
+  it('a process that ends by itself (exit 0) as the next turn reaches it: that turn runs per turn and answers on the session', async () => {
+    const t = open();
+    await turn(t, 'one QUIT-ON-NEXT');
+    const [pid] = pids(t);
+    const session = (await t.store.getSession('k'))?.sessionId;
+    const next = completionOf(await turn(t, 'two'));
+    expect(next.status).toBe('completed');
+    expect(next.finalText).toBe('ECHO: two\nTURN: 2');
+    expect(next.sessionId).toBe(session);
+    expect(isAlive(pid!)).toBe(false);
+    // Per turn for that one; the turn after it is warm again, on another process.
+    expect(completionOf(await turn(t, 'three')).finalText).toBe('ECHO: three\nTURN: 3');
+    expect(pids(t)).toHaveLength(1);
+    expect(pids(t)).not.toEqual([pid]);
+  });
+
   it('an idle process ends after warm.idleSeconds; the next turn starts another on the same session', async () => {
     const t = open('warm:\n  idleSeconds: 0.2\n');
     await turn(t, 'one');

@@ -17,7 +17,7 @@ import type { WarmEntry, WarmPool } from './warm-pool.js';
  * A turn on the conversation's warm process: the one the pool holds when it fits, else a new one
  * (room permitting). Whatever cannot run warm runs per turn (`cold`): warm mode off, an engine or
  * turn without a resident mode, every slot busy, a process that failed to start or failed before
- * the engine took the turn. What a per-turn run gets fresh each time, a resident process gets once
+ * the engine took the turn, or one that ended by itself as the turn reached it. What a per-turn run gets fresh each time, a resident process gets once
  * and keeps: its outbox folder (the turn's files are moved to the turn's own outbox when it ends)
  * and, for engines that ask through a helper, one approval endpoint that asks the current turn.
  */
@@ -103,16 +103,21 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
   req.onProcesses?.(entry.process.processes());
   const held: AgentEvent[] = [];
   let took = false;
-  let fallBack = false;
+  let fallBack: string | undefined;
   try {
     for await (const e of entry.process.runTurn(req.turn, { timeoutMs: req.timeoutMs, ...(req.signal ? { signal: req.signal } : {}) })) {
       if (e.type === 'session') entry.sessionId = e.sessionId;
       if (!took && e.type === 'error' && !entry.process.everReady() && !req.signal?.aborted) {
-        fallBack = true;
+        fallBack = 'it failed before taking a turn';
         failedToStart();
         deps.log.info(
           `the warm ${req.engine.id} process failed before it took the turn (${e.message}); this turn runs per turn, and so do the next ones until the configuration changes`,
         );
+        break;
+      }
+      if (!took && endedUnasked(e) && !req.signal?.aborted) {
+        fallBack = 'it ended by itself';
+        deps.log.info(`the warm ${req.engine.id} process ended by itself before it took the turn (${e.message}); this turn runs per turn`);
         break;
       }
       if (!took && PRELUDE.has(e.type)) {
@@ -128,11 +133,19 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
   } finally {
     moveFiles(entry.outbox.dir, req.outboxDir);
     entry.asking.ask = undefined;
-    if (fallBack) deps.pool.retire(entry, 'it failed before taking a turn');
+    if (fallBack) deps.pool.retire(entry, fallBack);
     else deps.pool.checkin(entry);
   }
   if (fallBack) yield* req.cold();
 }
+
+/**
+ * The process had ended, or ended cleanly without a word, as the turn reached it: an engine that
+ * was on its way out (it exits after a turn, or stdin closed), not one that crashed on the prompt.
+ * The turn never reached the engine, so it runs per turn; a crash (another exit code, a signal)
+ * fails the turn with its own error instead.
+ */
+const endedUnasked = (e: AgentEvent): e is Extract<AgentEvent, { type: 'error' }> => e.type === 'error' && (e.code === 'spawn_failed' || e.exitCode === 0);
 
 async function startEntry(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMode, fingerprint: string): Promise<Held | { error: string }> {
   await deps.ready;
