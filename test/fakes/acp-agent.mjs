@@ -24,6 +24,7 @@
 //   REFUSE        answer with stopReason refusal
 //   LINGER        after answering, ignore the end of stdin and stay alive
 //   QUIT-ON-NEXT  answer, then exit 0 without a word when the next prompt comes (an engine on its way out)
+//   QUIT-AFTER    answer, then exit 0 (a program that ignores being kept resident)
 //   SAY:<text>    answer exactly <text>
 // Otherwise the answer is `ECHO: <first line of the prompt>` and `TURN: <n>` (n-th prompt of the session),
 // sent in chunks, with a usage _meta on the last chunk.
@@ -194,6 +195,7 @@ async function prompt(id, sessionId, text) {
   fs.writeFileSync(sessionFile(sessionId), JSON.stringify([...turns, { prompt: text, answer }]));
   if (has('LINGER')) lingering = true;
   write({ id, result: { stopReason: 'end_turn' } });
+  if (has('QUIT-AFTER')) process.exit(0);
 }
 
 async function handle(msg) {

@@ -112,6 +112,19 @@ describe('warm engine processes (stand-in ACP agent)', () => {
     expect(pids(t)).not.toEqual([pid]);
   });
 
+  it('a program whose resident processes end by themselves after one turn, twice in a row, runs per turn from then on', async () => {
+    const t = open();
+    for (const prompt of ['one QUIT-AFTER', 'two QUIT-AFTER']) {
+      expect(completionOf(await turn(t, prompt)).status).toBe('completed');
+      await until(() => pids(t).length === 0, undefined, 'the process that quit to leave the pool');
+    }
+    expect(starts(t)).toBe(2);
+    // Per turn now: the turn starts the agent, and nothing stays behind to be handed the next one.
+    expect(completionOf(await turn(t, 'three')).finalText).toBe('ECHO: three\nTURN: 3');
+    expect(starts(t)).toBe(3);
+    expect(pids(t)).toEqual([]);
+  });
+
   it('an idle process ends after warm.idleSeconds; the next turn starts another on the same session', async () => {
     const t = open('warm:\n  idleSeconds: 0.2\n');
     await turn(t, 'one');

@@ -41,7 +41,12 @@ export function createWarmEngines(deps: WarmEnginesDeps) {
   let settings = DEFAULT_WARM;
   let configStamp: string | undefined;
   const log = deps.log.child('warm');
-  const pool = createWarmPool({ settings: () => settings, log, ...(deps.clock ? { clock: deps.clock } : {}) });
+  const pool = createWarmPool({
+    settings: () => settings,
+    log,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    endedByItself: (entry, exit) => turns.endedByItself(entry, exit),
+  });
   const reaped = reapWarmLeftovers(deps.stateDir)
     .then((n) => {
       if (n > 0) log.warn(`ended ${n} warm engine process(es) left running when this assistant last stopped`);
@@ -97,6 +102,10 @@ const NOT_ENGINE_FIELDS = new Set([
   'inbox',
   'historyFetch',
   'store',
+  'maxTasksPerChat',
+  'replyRetryHours',
+  'transcription',
+  'metrics',
 ]);
 
 function configStampOf(config: ServiceConfig): string {

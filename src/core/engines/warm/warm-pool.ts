@@ -1,6 +1,7 @@
 import type { Logger } from '../../logger.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import type { ProcessIdentity } from '../../store/types.js';
+import type { ExitInfo } from '../runner.js';
 import type { ResidentProcess } from './resident-process.js';
 
 /**
@@ -70,6 +71,8 @@ export interface WarmPoolDeps {
   settings: () => WarmSettings;
   log: Logger;
   clock?: Clock;
+  /** A process ended without being stopped (its exit, whether or not a turn was running). */
+  endedByItself?: (entry: WarmEntry, exit: ExitInfo) => void;
 }
 
 export function createWarmPool(deps: WarmPoolDeps): WarmPool {
@@ -144,8 +147,10 @@ export function createWarmPool(deps: WarmPoolDeps): WarmPool {
       if (old && old !== entry) retire(old, 'replaced by a new process for the conversation');
       entries.set(entry.key, entry);
       // A process that ends between turns (a crash, the OOM killer) leaves its slot at once.
-      void entry.process.ended.then(() => {
-        if (entries.get(entry.key) === entry && !entry.busy) retire(entry, 'it ended by itself');
+      void entry.process.ended.then((exit) => {
+        if (entries.get(entry.key) !== entry) return; // retired first: we stopped it
+        deps.endedByItself?.(entry, exit);
+        if (!entry.busy) retire(entry, 'it ended by itself');
       });
     },
     checkin(entry) {

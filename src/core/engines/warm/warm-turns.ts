@@ -7,6 +7,7 @@ import type { AgentEvent } from '../../events.js';
 import { openOutbox, type Outbox } from '../../files/outbox.js';
 import type { Logger } from '../../logger.js';
 import type { ProcessIdentity } from '../../store/types.js';
+import type { ExitInfo } from '../runner.js';
 import type { EngineDefinition, EngineTurn } from '../types.js';
 import type { WarmMode } from './protocol.js';
 import { startResidentProcess } from './resident-process.js';
@@ -52,14 +53,23 @@ export interface WarmTurnsDeps {
 
 /** A pool entry with what this module keeps beside the process. */
 interface Held extends WarmEntry {
+  /** The program it runs (a resident mode that does not work is remembered per program). */
+  binary: string;
+  /** Turns the engine took (answered or started to): a process that ends after one did not stay. */
+  served: number;
   outbox: Outbox;
   /** The current turn's way to ask the person (the helper endpoint asks through it). */
   asking: { ask?: (request: ApprovalAsk) => Promise<ApprovalVerdict> };
 }
 
+/** Resident processes of one program that ended by themselves after one turn, in a row, before it runs per turn. */
+const QUITS_BEFORE_PER_TURN = 2;
+
 export function createWarmTurns(deps: WarmTurnsDeps) {
-  /** Programs whose resident mode failed to start: not tried again until the configuration changes. */
+  /** Programs whose resident mode failed to start or does not stay: per turn until the configuration changes. */
   const failed = new Set<string>();
+  /** Per program: its resident processes in a row that ended by themselves after their first turn. */
+  const quits = new Map<string, number>();
   return {
     /** The turn's events, warm where it can be, per turn where not. */
     run(req: WarmTurnRequest): AsyncIterable<AgentEvent> {
@@ -67,10 +77,30 @@ export function createWarmTurns(deps: WarmTurnsDeps) {
       const settings = deps.pool.settings();
       if (!warm || !settings.enabled || settings.maxProcesses < 1 || warm.accepts?.(req.turn) === false) return req.cold();
       if (failed.has(req.binary)) return req.cold();
-      return runWarm(deps, req, warm, () => failed.add(req.binary));
+      return runWarm(deps, req, warm, {
+        failedToStart: () => failed.add(req.binary),
+        stayed: () => quits.delete(req.binary),
+      });
+    },
+    /**
+     * A process ended without being stopped. One that exits cleanly after a single turn each time
+     * (an engine, or a wrapper, that ignores the resident mode's input) would cost a start per turn
+     * plus a resident start: after two in a row its program runs per turn.
+     */
+    endedByItself(entry: WarmEntry, exit: ExitInfo): void {
+      const { binary, served } = entry as Held;
+      if (exit.code !== 0 || served > 1) return void quits.delete(binary);
+      const n = (quits.get(binary) ?? 0) + 1;
+      quits.set(binary, n);
+      if (n < QUITS_BEFORE_PER_TURN || failed.has(binary)) return;
+      failed.add(binary);
+      deps.log.info(`warm ${entry.engine} processes end by themselves after each turn (${n} in a row); its turns run per turn until the configuration changes`);
     },
     /** The configuration changed: a resident mode that failed may start now. */
-    forgetFailures: () => failed.clear(),
+    forgetFailures: () => {
+      failed.clear();
+      quits.clear();
+    },
   };
 }
 
@@ -79,7 +109,13 @@ export function createWarmTurns(deps: WarmTurnsDeps) {
 /** Events that say nothing about whether the engine took the turn: held until one that does. */
 const PRELUDE = new Set<AgentEvent['type']>(['session', 'warning', 'usage']);
 
-async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMode, failedToStart: () => void): AsyncIterable<AgentEvent> {
+interface WarmMarks {
+  failedToStart(): void;
+  /** A process took its second turn: the program's resident mode stays. */
+  stayed(): void;
+}
+
+async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMode, marks: WarmMarks): AsyncIterable<AgentEvent> {
   const helperShape = usesHelper(req) ? { url: '', token: '' } : undefined;
   // Without the session: that is the conversation's, matched apart (a resumed start names it).
   const { sessionId: _session, ...unresumed } = req.turn;
@@ -90,7 +126,7 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
     if (!deps.pool.makeRoom(req.conversation)) return yield* req.cold();
     const started = await startEntry(deps, req, warm, fingerprint);
     if ('error' in started) {
-      failedToStart();
+      marks.failedToStart();
       deps.log.info(`could not start a warm ${req.engine.id} process (${started.error}); this turn runs per turn`);
       return yield* req.cold();
     }
@@ -109,7 +145,7 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
       if (e.type === 'session') entry.sessionId = e.sessionId;
       if (!took && e.type === 'error' && !entry.process.everReady() && !req.signal?.aborted) {
         fallBack = 'it failed before taking a turn';
-        failedToStart();
+        marks.failedToStart();
         deps.log.info(
           `the warm ${req.engine.id} process failed before it took the turn (${e.message}); this turn runs per turn, and so do the next ones until the configuration changes`,
         );
@@ -126,6 +162,7 @@ async function* runWarm(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmMod
       }
       if (!took) {
         took = true;
+        if (++entry.served === 2) marks.stayed();
         yield* held;
       }
       yield e;
@@ -185,6 +222,8 @@ async function startEntry(deps: WarmTurnsDeps, req: WarmTurnRequest, warm: WarmM
   return {
     key: req.conversation,
     engine: req.engine.id,
+    binary: req.binary,
+    served: 0,
     fingerprint,
     process: started.process,
     startedAt: t,
