@@ -22,6 +22,7 @@ export interface OutboxAttemptDeps {
   sent: SentLedger;
   config: ConfigSource;
   log: Logger;
+  /** This process's identity as the owner of its claims. */
   runId: string;
   claimMs: number;
   now: () => number;

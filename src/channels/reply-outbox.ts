@@ -1,12 +1,8 @@
 import type { SendOutcome } from '../core/channel-hub.js';
-import type { ConfigSource } from '../core/config/source.js';
 import { errorMessage } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
-import type { ActivityStore, OutboxKind, ReplyOutboxStore } from '../core/store/types.js';
+import type { OutboxKind } from '../core/store/types.js';
 import { withTimeout } from '../core/util/timeout.js';
-import { createOutboxAttempts, sendOrKeep } from './outbox-delivery.js';
-import type { RunningAdapters } from './running-adapters.js';
-import type { SentLedger } from './sent-ledger.js';
+import { createOutboxAttempts, type OutboxAttemptDeps, sendOrKeep } from './outbox-delivery.js';
 import { ChannelError } from './types.js';
 
 export { conversationOf, isPermanentRefusal } from './outbox-delivery.js';
@@ -23,14 +19,7 @@ export { conversationOf, isPermanentRefusal } from './outbox-delivery.js';
  * it is recorded as "in doubt" and not sent again. A conversation's replies go out in order:
  * while one of its replies waits, its later ones wait behind it.
  */
-export interface ReplyOutboxDeps {
-  store: ReplyOutboxStore & Pick<ActivityStore, 'recordActivity'>;
-  adapters: RunningAdapters;
-  sent: SentLedger;
-  config: ConfigSource;
-  log: Logger;
-  /** This process's identity as the owner of its claims. */
-  runId: string;
+export interface ReplyOutboxDeps extends Pick<OutboxAttemptDeps, 'store' | 'adapters' | 'sent' | 'config' | 'log' | 'runId'> {
   /** Waits after a refusal, by attempt (the last one repeated); a platform's `retry_after` wins. */
   backoffMs?: readonly number[];
   /** How long a claim lasts (an attempt is cut off before it ends). */

@@ -206,25 +206,13 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
     emit({ type: 'error', code: 'spawn_failed', message: spawned.message });
     return;
   }
-  const { child, pid } = spawned;
+  const { child } = spawned;
   if (!parser.conversation && spec.stdin !== undefined) child.stdin?.end(spec.stdin);
 
-  const stderr = createTail();
-  // Lines are split here rather than by execa's line-wise transforms: those grow a line without
-  // bound, and an engine printing one endless line must not take the gateway's memory.
-  const splitter = createLineSplitter((line) => output.parse(() => parser.parseLine(line)), {
-    onOverflow: (n) => emit({ type: 'warning', message: `dropped an output line longer than ${n} characters` }),
+  const watched = watchChild(spawned, spec, {
+    line: (line) => output.parse(() => parser.parseLine(line)),
+    overflow: (n) => emit({ type: 'warning', message: `dropped an output line longer than ${n} characters` }),
   });
-  child.stdout?.setEncoding('utf8');
-  child.stderr?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
-  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
-
-  const tree = createProcessTree(pid);
-  const untrack = trackTree(tree);
-  // Snapshots while the engine runs: a tool shell re-parented after its parent died is still found.
-  spec.onProcesses?.(tree.tracked());
-  const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
 
   let stopReason: 'aborted' | 'failed' | undefined;
   const timers: NodeJS.Timeout[] = [];
@@ -262,18 +250,10 @@ async function supervise(spec: ProcessSpec, parser: LineParser, emit: (e: AgentE
   for (const t of timers) clearTimeout(t);
   spec.signal?.removeEventListener('abort', onAbort);
 
-  // The engine is gone; give its pipe a moment to drain, then clear out anything it left running:
-  // processes started by a turn do not outlive it.
-  unwatch();
-  await waitForEnd(child.stdout, spec.drainMs ?? 1_000);
-  await tree.terminate(graceMs);
-  child.stdout?.destroy();
-  child.stderr?.destroy();
-  const { timedOut } = await child;
-  untrack();
-  splitter.flush();
+  // The engine is gone: processes started by a turn do not outlive it.
+  const { timedOut } = await watched.finish(spec.drainMs ?? 1_000, graceMs);
 
-  const exitInfo: ExitInfo = { ...exit, stderrTail: stderr.text() };
+  const exitInfo: ExitInfo = { ...exit, stderrTail: watched.stderr.text() };
   if (!stopReason && !timedOut) output.parse(() => parser.finish(exitInfo));
   emit(output.end({ exit, exitInfo, stopReason, timedOut, conversationEnded: ended, durationMs: Date.now() - started }));
 }
@@ -291,29 +271,13 @@ export async function startResident(spec: ResidentSpec, out: ResidentOutput): Pr
   const spawned = await spawnInGroup(spec, { stdin: true, graceMs, cancel: cancel.signal });
   if (!spawned.ok) return spawned;
   const { child, pid } = spawned;
-  const stderr = createTail();
-  const splitter = createLineSplitter(out.line, { onOverflow: out.overflow });
-  child.stdout?.setEncoding('utf8');
-  child.stderr?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
-  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
-  const tree = createProcessTree(pid);
-  const untrack = trackTree(tree);
-  spec.onProcesses?.(tree.tracked());
-  const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
+  const { tree, stderr, finish } = watchChild(spawned, spec, out);
   let running = true;
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const ended = (async (): Promise<ExitInfo> => {
     const exit = await exited;
     running = false;
-    unwatch();
-    await waitForEnd(child.stdout, 1_000);
-    await tree.terminate(graceMs);
-    child.stdout?.destroy();
-    child.stderr?.destroy();
-    await child;
-    untrack();
-    splitter.flush();
+    await finish(1_000, graceMs);
     return { ...exit, stderrTail: stderr.text() };
   })();
   return {
@@ -332,6 +296,44 @@ export async function startResident(spec: ResidentSpec, out: ResidentOutput): Pr
         cancel.abort();
         return ended;
       },
+    },
+  };
+}
+
+type Spawned = Extract<Awaited<ReturnType<typeof spawnInGroup>>, { ok: true }>;
+
+/**
+ * A started engine's output and process tree, read and watched the same way per turn and
+ * resident. Lines are split here rather than by execa's line-wise transforms: those grow a line
+ * without bound, and an engine printing one endless line must not take the gateway's memory.
+ * The tree is watched while the engine runs, so a tool shell re-parented after its parent died is
+ * still found.
+ */
+function watchChild({ child, pid }: Spawned, spec: Pick<ProcessSpec, 'onProcesses'>, out: ResidentOutput) {
+  const stderr = createTail();
+  const splitter = createLineSplitter(out.line, { onOverflow: out.overflow });
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
+  child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
+  const tree = createProcessTree(pid);
+  const untrack = trackTree(tree);
+  spec.onProcesses?.(tree.tracked());
+  const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));
+  return {
+    stderr,
+    tree,
+    /** Once the root exited: its pipe drained for up to `drainMs`, what it left running ended, execa's result. */
+    async finish(drainMs: number, graceMs: number) {
+      unwatch();
+      await waitForEnd(child.stdout, drainMs);
+      await tree.terminate(graceMs);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      const result = await child;
+      untrack();
+      splitter.flush();
+      return result;
     },
   };
 }
