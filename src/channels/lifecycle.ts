@@ -35,6 +35,11 @@ export interface Lifecycle {
   isStarted(): boolean;
   /** Throws the contract's `not_connected` ChannelError unless started; `what` names the call. */
   assertStarted(what: string): void;
+  /**
+   * What the connection holds for outbound calls (a client, an API, the bot's identity), for the
+   * call `what`: the contract's `not_connected` ChannelError unless started and `value` is there.
+   */
+  connected<T>(what: string, value: T | undefined): T;
 }
 
 /** How long stop() waits for a pending connect to settle after release(); only a hang reaches it. */
@@ -125,14 +130,21 @@ export function createLifecycle(channel: string, steps: LifecycleSteps): Lifecyc
     return stopping;
   };
 
+  const assertStarted = (what: string) => {
+    if (phase !== 'started') throw new ChannelError(channel, 'not_connected', `${what}: not connected (${NOT_CONNECTED[phase]})`);
+  };
+
   return {
     start,
     stop,
     signal: abort.signal,
     phase: () => phase,
     isStarted: () => phase === 'started',
-    assertStarted(what) {
-      if (phase !== 'started') throw new ChannelError(channel, 'not_connected', `${what}: not connected (${NOT_CONNECTED[phase]})`);
+    assertStarted,
+    connected(what, value) {
+      assertStarted(what);
+      if (value === undefined) throw new ChannelError(channel, 'not_connected', `${what}: not connected`);
+      return value;
     },
   };
 }

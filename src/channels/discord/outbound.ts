@@ -40,7 +40,7 @@ export interface DiscordOutboundDeps {
   name: string;
   link: DiscordLink;
   /** The adapter's lifecycle: every call below needs a started adapter. */
-  started: Pick<Lifecycle, 'assertStarted' | 'isStarted'>;
+  started: Pick<Lifecycle, 'assertStarted' | 'isStarted' | 'connected'>;
 }
 
 /**
@@ -163,10 +163,7 @@ export class DiscordOutbound {
   // --- internal ---
 
   private live(what: string): Client {
-    this.d.started.assertStarted(what);
-    const client = this.d.link.client;
-    if (!client) throw new ChannelError(this.d.name, 'not_connected', `${what}: not connected`);
-    return client;
+    return this.d.started.connected(what, this.d.link.client);
   }
 
   private fail(what: string, err: unknown): ChannelError {

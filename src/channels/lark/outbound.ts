@@ -77,7 +77,7 @@ export interface LarkOutboundDeps {
   name: string;
   link: LarkLink;
   /** The adapter's lifecycle: every call below needs a started adapter. */
-  started: Pick<Lifecycle, 'assertStarted'>;
+  started: Pick<Lifecycle, 'assertStarted' | 'connected'>;
   /** Where each approval card went (written here, read by the connection when a button is pressed). */
   prompts: Map<string, LarkPromptPlace>;
 }
@@ -247,10 +247,7 @@ export class LarkOutbound {
 
   /** The bot's identity, once started (set before start() resolves). */
   private identity(what: string): LarkSelf {
-    this.d.started.assertStarted(what);
-    const self = this.d.link.self;
-    if (!self) throw new ChannelError(this.d.name, 'not_connected', `${what}: not connected`);
-    return self;
+    return this.d.started.connected(what, this.d.link.self);
   }
 
   private fail(what: string, err: unknown): ChannelError {

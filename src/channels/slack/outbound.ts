@@ -2,16 +2,7 @@ import type { webApi } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
 import type { ApprovalPrompt } from '../approval-prompt.js';
 import type { Lifecycle } from '../lifecycle.js';
-import {
-  ChannelError,
-  type InboundFile,
-  type InboundImage,
-  type InboundMessage,
-  type MessageLimit,
-  type OutboundFile,
-  type ReplyTarget,
-  type SentMessage,
-} from '../types.js';
+import type { InboundFile, InboundImage, InboundMessage, MessageLimit, OutboundFile, ReplyTarget, SentMessage } from '../types.js';
 import { formatSlackApprovalBlocks } from './approval.js';
 import { describe, slackErrorCode, toSlackChannelError } from './errors.js';
 import { downloadSlackFile, uploadSlackFile } from './files.js';
@@ -42,7 +33,7 @@ export interface SlackOutboundDeps {
   opts: { botToken: string; apiUrl?: string | undefined };
   link: SlackLink;
   /** The adapter's lifecycle: every call below needs a started adapter. */
-  started: Pick<Lifecycle, 'assertStarted' | 'isStarted'>;
+  started: Pick<Lifecycle, 'assertStarted' | 'isStarted' | 'connected'>;
 }
 
 /**
@@ -160,10 +151,7 @@ export class SlackOutbound {
   // --- internal ---
 
   private api(what: string): webApi.WebClient {
-    this.d.started.assertStarted(what);
-    const web = this.d.link.web;
-    if (!web) throw new ChannelError(this.d.name, 'not_connected', `${what}: not connected`);
-    return web;
+    return this.d.started.connected(what, this.d.link.web);
   }
 
   private async post(

@@ -5,16 +5,16 @@ import type { ApprovalPrompt } from '../approval-prompt.js';
 import { openLiveReply } from '../delivery/live-reply.js';
 import { createChatPacer } from '../delivery/pacer.js';
 import type { Lifecycle } from '../lifecycle.js';
-import {
+import type {
   ChannelError,
-  type InboundFile,
-  type InboundImage,
-  type MessageLimit,
-  type OpenStreamOptions,
-  type OutboundFile,
-  type ReplyStream,
-  type ReplyTarget,
-  type SentMessage,
+  InboundFile,
+  InboundImage,
+  MessageLimit,
+  OpenStreamOptions,
+  OutboundFile,
+  ReplyStream,
+  ReplyTarget,
+  SentMessage,
 } from '../types.js';
 import { formatTelegramApprovalKeyboard } from './approval.js';
 import { openDraftReply } from './draft-reply.js';
@@ -45,7 +45,7 @@ export interface TelegramOutboundDeps {
   endpoint: TelegramEndpoint;
   link: TelegramLink;
   /** The adapter's lifecycle: every call below needs a started adapter. */
-  started: Pick<Lifecycle, 'assertStarted' | 'isStarted'>;
+  started: Pick<Lifecycle, 'assertStarted' | 'isStarted' | 'connected'>;
   /** Grow replies in private chats as drafts (sendMessageDraft) rather than by edits. */
   drafts: boolean;
 }
@@ -167,10 +167,7 @@ export class TelegramOutbound {
   // --- internal ---
 
   private api(what: string): Bot['api'] {
-    this.d.started.assertStarted(what);
-    const api = this.d.link.api;
-    if (!api) throw new ChannelError(this.d.name, 'not_connected', `${what}: not connected`);
-    return api;
+    return this.d.started.connected(what, this.d.link.api);
   }
 
   private async sendText(what: 'reply' | 'send' | 'askApproval', chatId: string, markdown: string, extra: Sendable): Promise<SentMessage | undefined> {
