@@ -62,7 +62,12 @@ export function createWarmEngines(deps: WarmEnginesDeps) {
     ready: reaped,
   });
 
+  let configured: ServiceConfig | undefined;
   const configure = (config: ServiceConfig) => {
+    // Every turn passes the configuration it runs under: a snapshot, replaced (never changed) on a
+    // reload, so the same object needs no second look (its stamp is a hash of all of it).
+    if (config === configured) return;
+    configured = config;
     settings = config.warm;
     const stamp = configStampOf(config);
     // Every process running now was started under the previous configuration.
