@@ -556,6 +556,21 @@ describe('dashboard in chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('the status panel shows the warm engine processes: how many of warm.maxProcesses run, and each one', async () => {
+    s = await startTestServer({ engine: 'acp' });
+    const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
+    await page.locator('#f-warm').filter({ hasText: '0 of 4 running, ended after 600 s idle' }).waitFor();
+    // One turn on a conversation leaves its engine process running for the next one.
+    const res = await s.api('/chat', { json: { message: 'hello', sessionKey: 'warm-k' } });
+    expect(await res.text()).toContain('"status":"completed"');
+    const [p] = s.assistant.engine.warm.processes();
+    expect(p).toBeDefined();
+    await page.reload();
+    await page.locator('#f-warm').filter({ hasText: '1 of 4 running, ended after 600 s idle' }).waitFor();
+    expect(await text(page, `#warm-processes li[data-pid="${p!.pid}"]`)).toMatch(new RegExp(`^pid ${p!.pid}\\s+acp · warm-k · 1 turn\\(s\\) · \\d+ MiB\\s*idle$`));
+    expect(problems).toEqual([]);
+  });
+
   it('the status panel shows the replies waiting in the outbox, and since when', async () => {
     s = await startTestServer();
     const { page, problems } = await open(`${s.url}/#token=${TEST_TOKEN}`);
