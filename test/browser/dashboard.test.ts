@@ -567,7 +567,9 @@ describe('dashboard in chromium', () => {
     expect(p).toBeDefined();
     await page.reload();
     await page.locator('#f-warm').filter({ hasText: '1 of 4 running, ended after 600 s idle' }).waitFor();
-    expect(await text(page, `#warm-processes li[data-pid="${p!.pid}"]`)).toMatch(new RegExp(`^pid ${p!.pid}\\s+acp · warm-k · 1 turn\\(s\\) · \\d+ MiB\\s*idle$`));
+    expect(await text(page, `#warm-processes li[data-pid="${p!.pid}"]`)).toMatch(
+      new RegExp(`^pid ${p!.pid}\\s+acp · warm-k · 1 turn\\(s\\) · \\d+ MiB\\s*idle$`),
+    );
     expect(problems).toEqual([]);
   });
 
