@@ -26,12 +26,19 @@ const log = createSilentLogger();
 const byTitle = (title: string) => LIVE_PLATFORMS.find((p) => p.title.startsWith(title)) as LivePlatform;
 const typings = (live: { fake: { outbound: Array<{ kind: string }> } }) => live.fake.outbound.filter((o) => o.kind === 'typing').length;
 
+/** Slack shows a bot "typing" only as the status of an assistant thread: a message in one. */
+const slackThread: LivePlatform = {
+  ...byTitle('Slack'),
+  inbound: { chatType: 'direct', userId: 'U0ALICE', text: 'hello', threadId: '1700000000.000100' },
+} as LivePlatform;
+
 describe('buffered: typing kept alive for the whole turn', () => {
   it.each([
-    ['Telegram group', 4_000],
-    ['Discord', 8_000],
-  ])('%s: again every %i ms, before the indicator lapses, until the turn ends', async (title, every) => {
-    const live = await startLive(byTitle(title), defer);
+    ['Telegram group', 4_000, byTitle('Telegram group')],
+    ['Discord', 8_000, byTitle('Discord')],
+    ['Slack (assistant thread status)', 4_000, slackThread],
+  ])('%s: again every %i ms, before the indicator lapses, until the turn ends', async (_title, every, platform) => {
+    const live = await startLive(platform, defer);
     const clock = createFakeClock(Date.now());
     const script = createScript();
     const done = deliverTurn(live.adapter, live.to, script.events, { mode: 'buffered', showToolCalls: false, log, clock });
