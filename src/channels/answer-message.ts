@@ -159,8 +159,8 @@ async function answerWithTurn(deps: AnswerDeps, turn: TurnContext): Promise<void
   const images = await downloadImages(turn.inbound, msg, deps.log);
   // Documents go into the workspace for the turn; one that cannot be taken is named to the sender.
   const { files, notices, sources } = await downloadFiles(turn.inbound, msg, deps.log);
-  // Voice notes are also read out to the engine as text (with `transcription` configured).
-  const voice = await transcribeVoiceNotes(msg.text, files, sources, cfg.transcription, deps.log);
+  // Voice notes are also read out to the engine as text (`transcription`, or the platform's own transcript).
+  const voice = await transcribeVoiceNotes(msg.text, files, sources, cfg.transcription, deps.log, msg.files ?? []);
   const text = voice ? voice.text : msg.text;
   if (notices.length + (voice?.notices.length ?? 0) > 0) await turn.say([...notices, ...(voice?.notices ?? [])].join('\n'));
   if (text.trim() === '' && images.length === 0 && files.length === 0 && msg.files?.length) return;

@@ -171,6 +171,11 @@ export interface InboundFile {
    * when `transcription` is configured (voice/voice-notes.ts).
    */
   kind?: 'voice' | 'audio';
+  /**
+   * The platform's own transcript of a recording (DingTalk's `recognition`): what the engine reads
+   * when `transcription` is off or fails.
+   */
+  transcript?: string;
 }
 
 /** A file to send (the agent's outbox). */

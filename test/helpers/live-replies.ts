@@ -28,7 +28,7 @@ export interface LivePlatform {
   start(): Promise<FakePlatform>;
   definition: ChannelDefinition;
   /** The message the reply answers. */
-  inbound: { chatType: 'direct' | 'group'; chatId?: string; userId: string; text: string; mentionBot?: boolean };
+  inbound: { chatType: 'direct' | 'group'; chatId?: string; userId: string; text: string; mentionBot?: boolean; threadId?: string };
   /** The text as sent on the wire (the platform's markup), for exact comparison with render(). */
   raw(o: FakeOutbound): string;
   /** The next edit (or draft) is refused for rate, asking to wait `seconds`. */

@@ -14,12 +14,14 @@ export interface RobotPayload {
   msgtype?: string;
   text?: { content?: string };
   /**
-   * audio: recognition; richText: text parts and pictures; picture: downloadCode; file (one-to-one
-   * chats only): downloadCode and fileName. A downloadCode becomes a URL through
+   * audio (one-to-one chats only): the recording's downloadCode and DingTalk's own transcript
+   * (recognition); richText: text parts and pictures; picture: downloadCode; file (one-to-one chats
+   * only): downloadCode and fileName. A downloadCode becomes a URL through
    * /v1.0/robot/messageFiles/download.
    */
   content?: {
     recognition?: string;
+    duration?: number;
     richText?: Array<{ text?: string; type?: string; downloadCode?: string; pictureDownloadCode?: string }>;
     downloadCode?: string;
     pictureDownloadCode?: string;
@@ -96,7 +98,8 @@ function textOf(p: RobotPayload): string | undefined {
     case 'file':
       return p.content?.downloadCode ? '' : undefined;
     case 'audio':
-      return p.content?.recognition || undefined; // DingTalk's own speech-to-text
+      // The recording is a file (its transcript with it); without one, DingTalk's own speech-to-text is the text.
+      return p.content?.downloadCode ? '' : p.content?.recognition || undefined;
     default:
       return undefined;
   }
@@ -108,9 +111,12 @@ function mediaOf(p: RobotPayload): { images: InboundImage[]; files: InboundFile[
   const code = (x: { downloadCode?: string; pictureDownloadCode?: string } | undefined) => x?.downloadCode || x?.pictureDownloadCode;
   const pictures = p.msgtype === 'picture' ? [code(c)] : p.msgtype === 'richText' ? (c?.richText ?? []).filter((r) => r.type === 'picture').map(code) : [];
   const fileCode = p.msgtype === 'file' ? c?.downloadCode : undefined;
+  const voiceCode = p.msgtype === 'audio' ? c?.downloadCode : undefined;
+  // A voice message's file is named once downloaded (its type says which recording format it is).
+  const voice: InboundFile | undefined = voiceCode ? { ref: voiceCode, kind: 'voice', ...(c?.recognition ? { transcript: c.recognition } : {}) } : undefined;
   return {
     images: pictures.filter((x): x is string => !!x).map((ref) => ({ ref })),
-    files: fileCode ? [{ ref: fileCode, ...(c?.fileName ? { fileName: c.fileName } : {}) }] : [],
+    files: fileCode ? [{ ref: fileCode, ...(c?.fileName ? { fileName: c.fileName } : {}) }] : voice ? [voice] : [],
   };
 }
 

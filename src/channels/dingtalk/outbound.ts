@@ -43,6 +43,20 @@ export interface DingtalkOutboundDeps {
  * streams are AI cards (cards.ts), approvals interactive cards, files a media upload and a
  * template message.
  */
+/** File extensions of the recording types a voice message may be served as. */
+const RECORDING_EXTENSIONS: Record<string, string> = {
+  'audio/amr': 'amr',
+  'audio/ogg': 'ogg',
+  'audio/opus': 'opus',
+  'audio/mpeg': 'mp3',
+  'audio/mp4': 'm4a',
+  'audio/x-m4a': 'm4a',
+  'audio/aac': 'aac',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/webm': 'webm',
+};
+
 export class DingtalkOutbound {
   private readonly d: DingtalkOutboundDeps;
 
@@ -80,6 +94,11 @@ export class DingtalkOutbound {
   async downloadFile(file: InboundFile, { maxBytes }: { maxBytes: number }): Promise<{ data: Buffer; mimeType: string }> {
     this.d.started.assertStarted('downloadFile');
     const { data, mimeType } = await this.download(file.ref, maxBytes);
+    if (file.kind === 'voice' && !file.fileName) {
+      // A voice message has no name: its type says which recording it is (DingTalk records AMR).
+      file.fileName = `voice.${RECORDING_EXTENSIONS[mimeType ?? ''] ?? 'amr'}`;
+      return { data, mimeType: mimeType && mimeType !== 'application/octet-stream' ? mimeType : 'audio/amr' };
+    }
     // DingTalk serves some files as application/octet-stream (or with a ".file" name): the name says more.
     const named = file.fileName ? mimeTypeOf(file.fileName) : 'application/octet-stream';
     return { data, mimeType: named !== 'application/octet-stream' ? named : (mimeType ?? named) };

@@ -10,7 +10,9 @@ import { TranscriptionError, type TranscriptionSettings, transcribeAudio } from 
  * `audio/*` type or a recording's extension. Each is transcribed on its own; the engine reads
  * the transcripts first, each marked as a transcribed recording, then what was typed, and still
  * gets the recordings as files. A recording that cannot be transcribed is named in a short notice
- * for the sender and goes to the engine as a file only.
+ * for the sender and goes to the engine as a file only, or with the platform's own transcript where
+ * the platform made one (DingTalk): that transcript is also what the engine reads with
+ * `transcription` off.
  */
 export interface VoiceNotes {
   /** The message's text for the engine: the marked transcripts, then the typed text. */
@@ -30,37 +32,56 @@ export function isRecording(file: Pick<FileInput, 'name' | 'mimeType'>, source?:
   return (type === '' || type === 'application/octet-stream') && RECORDING_NAME.test(file.name);
 }
 
-/** Undefined when transcription is off or the message carries no recording. */
+/**
+ * Undefined when the message carries no recording, or only recordings nothing can be read from
+ * (transcription off and no transcript of the platform's own). `inbound` is the message's files
+ * as the platform gave them: a recording that could not be downloaded is still read out from the
+ * platform's transcript when it has one (DingTalk's).
+ */
 export async function transcribeVoiceNotes(
   typed: string,
   files: readonly FileInput[],
   sources: readonly InboundFile[],
   settings: TranscriptionSettings | undefined,
   log: Logger,
+  inbound: readonly InboundFile[] = sources,
 ): Promise<VoiceNotes | undefined> {
-  if (!settings) return undefined;
   const recordings = files.map((file, i) => ({ file, source: sources[i] })).filter(({ file, source }) => isRecording(file, source));
-  if (recordings.length === 0) return undefined;
+  const unsaved = inbound.filter((f) => f.transcript && !sources.includes(f));
+  if (!settings && !recordings.some(({ source }) => source?.transcript) && unsaved.length === 0) return undefined;
   const marked: string[] = [];
   const heard: string[] = [];
   const notices: string[] = [];
+  const platformHeard = (name: string, kind: InboundFile['kind'], transcript: string) => {
+    heard.push(transcript);
+    marked.push(`[${describeRecording(name, kind).label} ${name}, transcribed by the platform]: ${transcript}`);
+  };
   for (const { file, source } of recordings) {
     const { label, what } = describeRecording(file.name, source?.kind);
+    const fallback = source?.transcript?.trim();
+    if (!settings) {
+      if (fallback) platformHeard(file.name, source?.kind, fallback);
+      continue;
+    }
+    const alsoSaid = fallback ? ", with the platform's own transcript" : '';
     try {
       const data = typeof file.data === 'string' ? Buffer.from(file.data, 'base64') : file.data;
       const text = await transcribeAudio(settings, { name: file.name, data, mimeType: file.mimeType ?? 'application/octet-stream' });
-      if (!text) {
-        notices.push(`I could not hear any words in ${what}; it is passed on as a file.`);
+      if (text) {
+        heard.push(text);
+        marked.push(`[${label} ${file.name}, transcribed]: ${text}`);
         continue;
       }
-      heard.push(text);
-      marked.push(`[${label} ${file.name}, transcribed]: ${text}`);
+      notices.push(`I could not hear any words in ${what}; it is passed on as a file${alsoSaid}.`);
     } catch (err) {
       const reason = err instanceof TranscriptionError ? err.message : 'the transcription failed';
       log.warn(`transcription of ${file.name} failed: ${err instanceof TranscriptionError ? err.detail : String(err)}`);
-      notices.push(`I could not transcribe ${what} (${reason}); it is passed on as a file.`);
+      notices.push(`I could not transcribe ${what} (${reason}); it is passed on as a file${alsoSaid}.`);
     }
+    if (fallback) platformHeard(file.name, source?.kind, fallback);
   }
+  for (const f of unsaved) platformHeard(f.fileName ?? 'voice message', f.kind, (f.transcript ?? '').trim());
+  if (recordings.length === 0 && unsaved.length === 0) return undefined;
   return {
     text: [...marked, typed.trim()].filter(Boolean).join('\n\n'),
     ...(heard.length > 0 ? { preface: `🎤 "${escapeMarkdown(singleLine(heard.join(' ')))}"` } : {}),

@@ -19,7 +19,8 @@
  * by default). Text is used verbatim; mentionUsers only fills atUsers. No history API: addHistory is a no-op.
  * Files: see channel-b-dingtalk-media.ts (messageFiles/download, GET /download/<id>, POST /media/upload; the fake is
  * also the `oapiBaseUrl` host). A delivered message with files is a `file` message (one-to-one chats only, one file
- * each); pictures alone are `picture`, with text `richText`.
+ * each); pictures alone are `picture`, with text `richText`; a voice note is an `audio` message (one-to-one chats
+ * only: content {downloadCode, duration, recognition}, the recording served like a file).
  * Approval cards: channelConfig names APPROVAL_CARD_TEMPLATE as `approvalCardTemplateId`; the fake models that
  * template as the operator builds it in the card builder (see docs/channels.md): card data markdown, allowLabel,
  * allowCommand, denyLabel, denyCommand, alwaysLabel, alwaysCommand (all required). createAndDeliver with it is
@@ -193,7 +194,8 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   async function deliver(msg: FakeInbound): Promise<{ messageId: string }> {
     const msgId = msg.messageId ?? randomId('msg');
     const isGroup = msg.chatType === 'group';
-    if (msg.files?.length && (isGroup || msg.files.length > 1)) throw new Error('fake dingtalk: files reach robots one per message, in one-to-one chats');
+    if ((msg.files?.length || msg.voice) && (isGroup || (msg.files?.length ?? 0) + (msg.voice ? 1 : 0) > 1))
+      throw new Error('fake dingtalk: files and voice messages reach robots one per message, in one-to-one chats');
     if (isGroup && !msg.chatId) throw new Error('fake dingtalk: a group message needs chatId');
     if (isGroup && !msg.mentionBot) return { messageId: msgId }; // robots only receive @-messages
     const ts = msg.ts ?? Date.now();
@@ -228,8 +230,16 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
     return { messageId: msgId };
   }
 
-  /** The message's content fields: text, a file, a picture, or text with pictures (richText). */
+  /** The message's content fields: text, a voice message, a file, a picture, or text with pictures (richText). */
   function content(text: string, msg: FakeInbound): Json {
+    if (msg.voice) {
+      // The recording by its downloadCode, with DingTalk's own transcript of it.
+      const { data, mimeType, durationSeconds, recognition } = msg.voice;
+      return {
+        msgtype: 'audio',
+        content: { downloadCode: media.serve(data, mimeType), duration: (durationSeconds ?? 3) * 1000, recognition: recognition ?? '' },
+      };
+    }
     const file = msg.files?.[0];
     if (file)
       return {

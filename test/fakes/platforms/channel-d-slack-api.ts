@@ -70,6 +70,8 @@ export interface SlackState {
   tickets: Set<string>;
   connectionsOpened: number;
   failures: Map<string, { error?: string; retryAfter?: number }>;
+  /** Unix ms until which a method refused with a Retry-After stays refused (429 with the time left). */
+  holds: Map<string, number>;
   calls: Array<{ method: string; params: Record<string, unknown>; at: number }>;
   recorder: Recorder;
   newTs(ms?: number): string;
@@ -159,10 +161,16 @@ export function handleSlackApi(s: SlackState, method: string, p: Record<string, 
     s.recorder.addRejection(method, error, p);
     return { status: 200, body: { ok: false, error, ...extra } };
   };
+  const held = (s.holds.get(method) ?? 0) - Date.now();
+  if (held > 0) {
+    s.recorder.addRejection(method, 'ratelimited', p);
+    return { status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': String(Math.ceil(held / 1000)) } };
+  }
   const injected = s.failures.get(method);
   if (injected) {
     s.failures.delete(method);
     if (injected.retryAfter !== undefined) {
+      s.holds.set(method, Date.now() + injected.retryAfter * 1000);
       s.recorder.addRejection(method, 'ratelimited', p);
       return { status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': String(injected.retryAfter) } };
     }

@@ -70,7 +70,10 @@ export interface SlackExtras {
   setEchoBotMessages(on: boolean): void;
   /** Graceful server-initiated refresh: the client reconnects through apps.connections.open. */
   sendDisconnect(reason?: string): void;
-  /** Make the next call of `method` fail: `{error}` gives `{ok:false,error}`, `{retryAfter}` gives HTTP 429. */
+  /**
+   * Make the next call of `method` fail: `{error}` gives `{ok:false,error}`, `{retryAfter}` gives HTTP 429, and
+   * the method stays refused (429) until that many seconds have passed, as Slack does.
+   */
   failNext(method: string, failure: { error?: string; retryAfter?: number }): void;
   /** Stored messages of a channel (history, delivered and bot messages), in insertion order. */
   history(channel: string): SlackMessage[];
@@ -119,6 +122,7 @@ export async function startFakeSlack(opts: SlackFakeOptions = {}): Promise<FakeP
     tickets: new Set(),
     connectionsOpened: 0,
     failures: new Map(),
+    holds: new Map(),
     calls: [],
     recorder,
     newTs(ms?: number): string {

@@ -39,8 +39,9 @@
  * else 400 "BUTTON_DATA_INVALID") are recorded as `buttons`; `press()` delivers the `callback_query`
  * a click makes, and `answerCallbackQuery` calls are recorded in `callbackAnswers` (an unknown or
  * twice-answered query id is 400 "query is too old ... or query ID is invalid").
- * Rate limits: failNext with retry_after for one 429, or paceChats for Telegram's per-chat flood
- * control. Voice notes (FakeInbound.voice) arrive as `voice` messages (audio/ogg, getFile path
+ * Rate limits: failNext with retry_after for one 429, after which the method is refused (429 with
+ * the time left) until retry_after has passed, as Telegram does; or paceChats for Telegram's
+ * per-chat flood control. A call made too early is thus a rejection the test can see. Voice notes (FakeInbound.voice) arrive as `voice` messages (audio/ogg, getFile path
  * voice/…). Not modelled: webhooks, inline mode.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -144,6 +145,8 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
   const delivered = new Map<string, TgMessage[]>();
   const files = new Map<string, { path: string; unique: string; data: Buffer }>();
   const failures = new Map<string, Failure & { left: number }>();
+  /** Unix ms until which a method refused with retry_after stays refused. */
+  const holds = new Map<string, number>();
   const calls: TelegramExtras['calls'] = [];
   let expired = 0;
   const deleted: string[] = [];
@@ -259,9 +262,15 @@ export async function startFakeTelegram(opts: FakePlatformOptions = {}): Promise
       return { status: error_code, body: { ok: false, error_code, description, ...(parameters ? { parameters } : {}) } };
     };
     const ok = (result: unknown) => ({ status: 200, body: { ok: true, result } });
+    const held = (holds.get(method) ?? 0) - Date.now();
+    if (held > 0) {
+      const after = Math.ceil(held / 1000);
+      return fail(429, `Too Many Requests: retry after ${after}`, { retry_after: after });
+    }
     const injected = failures.get(method);
     if (injected) {
       if (--injected.left <= 0) failures.delete(method);
+      if (injected.retry_after !== undefined) holds.set(method, Date.now() + injected.retry_after * 1000);
       return fail(injected.error_code, injected.description, injected.retry_after !== undefined ? { retry_after: injected.retry_after } : undefined);
     }
     const chatId = int(p.chat_id);

@@ -39,7 +39,7 @@ export interface RestContext {
 /**
  * A refusal for the next matching request. With `retryAfter` (seconds) it is Discord's 429: body
  * `{message, retry_after, global}` and the `Retry-After`, `X-RateLimit-Scope` headers, which
- * @discordjs/rest waits out before it sends the request again.
+ * @discordjs/rest waits out before it sends the request again; the route stays refused until then.
  */
 export interface RestFailure {
   method: string;

@@ -110,6 +110,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
 
   const openInteractions = new Map<string, string>();
   const failures: RestFailure[] = [];
+  /** Unix ms until which a method and route refused with retry_after stay refused. */
+  const holds = new Map<string, number>();
   const interactionAnswers: DiscordExtras['interactionAnswers'] = [];
   const world = createWorld(baseUrl);
   const gateway = createGateway({
@@ -150,8 +152,13 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     },
     echo,
     takeFailure(method, route) {
+      // A route refused with retry_after stays refused for the time left, as Discord's buckets do.
+      const held = (holds.get(`${method} ${route}`) ?? 0) - Date.now();
+      if (held > 0) return { method, route, retryAfter: Math.ceil(held / 100) / 10 };
       const i = failures.findIndex((f) => f.method === method && (typeof f.route === 'string' ? f.route === route : f.route.test(route)));
-      return i < 0 ? undefined : failures.splice(i, 1)[0];
+      const failure = i < 0 ? undefined : failures.splice(i, 1)[0];
+      if (failure?.retryAfter !== undefined) holds.set(`${method} ${route}`, Date.now() + failure.retryAfter * 1000);
+      return failure;
     },
     interactionCallback(id, interactionToken, body) {
       if (openInteractions.get(id) !== interactionToken) return { status: 404, body: { message: 'Unknown interaction', code: 10062 } };

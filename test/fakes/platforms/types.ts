@@ -36,9 +36,10 @@ export interface FakeInbound {
   files?: FakeImage[];
   /**
    * A voice note recorded in the app, sent the platform's way for one (Telegram `voice`, a Slack
-   * audio clip, a Discord voice message, a Lark `audio` message), where the fake models it.
+   * audio clip, a Discord voice message, a Lark `audio` message, a DingTalk `audio` message), where
+   * the fake models it. `recognition`: the platform's own transcript, where it makes one (DingTalk).
    */
-  voice?: FakeImage & { durationSeconds?: number };
+  voice?: FakeImage & { durationSeconds?: number; recognition?: string };
 }
 
 /** A file the bot sent, as the platform stored it. */

@@ -7,14 +7,19 @@
 import { describe, expect, it } from 'vitest';
 import { PROGRESS_NOTE } from '../../../src/channels/delivery/buffered.js';
 import { deliverTurn } from '../../../src/channels/delivery.js';
+import { dingtalk } from '../../../src/channels/dingtalk/index.js';
 import { lark } from '../../../src/channels/lark/index.js';
+import { wecom } from '../../../src/channels/wecom/index.js';
 import type { ChannelDefinition } from '../../../src/channels/types.js';
 import { createSilentLogger } from '../../../src/core/logger.js';
 import { createFakeClock } from '../../fakes/fake-clock.mjs';
 import { startFakeLark } from '../../fakes/platforms/channel-a-lark.js';
+import { startFakeDingtalk } from '../../fakes/platforms/channel-b-dingtalk.js';
+import { startFakeWecom } from '../../fakes/platforms/channel-c-wecom.js';
 import type { startFakeSlack } from '../../fakes/platforms/channel-d-slack.js';
 import type { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { startFakeDiscord } from '../../fakes/platforms/channel-f-discord.js';
+import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { createScript, LIVE_PLATFORMS, type LivePlatform, startLive } from '../../helpers/live-replies.js';
 import { createRecordingContext } from '../../helpers/recording-context.js';
 import { cleanupAfterEach, failOnLeaksAfterAll } from '../../helpers/resources.js';
@@ -26,12 +31,19 @@ const log = createSilentLogger();
 const byTitle = (title: string) => LIVE_PLATFORMS.find((p) => p.title.startsWith(title)) as LivePlatform;
 const typings = (live: { fake: { outbound: Array<{ kind: string }> } }) => live.fake.outbound.filter((o) => o.kind === 'typing').length;
 
+/** Slack shows a bot "typing" only as the status of an assistant thread: a message in one. */
+const slackThread: LivePlatform = {
+  ...byTitle('Slack'),
+  inbound: { chatType: 'direct', userId: 'U0ALICE', text: 'hello', threadId: '1700000000.000100' },
+} as LivePlatform;
+
 describe('buffered: typing kept alive for the whole turn', () => {
   it.each([
-    ['Telegram group', 4_000],
-    ['Discord', 8_000],
-  ])('%s: again every %i ms, before the indicator lapses, until the turn ends', async (title, every) => {
-    const live = await startLive(byTitle(title), defer);
+    ['Telegram group', 4_000, byTitle('Telegram group')],
+    ['Discord', 8_000, byTitle('Discord')],
+    ['Slack (assistant thread status)', 4_000, slackThread],
+  ])('%s: again every %i ms, before the indicator lapses, until the turn ends', async (_title, every, platform) => {
+    const live = await startLive(platform, defer);
     const clock = createFakeClock(Date.now());
     const script = createScript();
     const done = deliverTurn(live.adapter, live.to, script.events, { mode: 'buffered', showToolCalls: false, log, clock });
@@ -47,6 +59,21 @@ describe('buffered: typing kept alive for the whole turn', () => {
     expect(clock.pending()).toBe(0); // no typing after the turn
   });
 });
+
+/** An adapter (its SDK) started against its fake, and the direct message it will answer. */
+async function startOn(definition: unknown, start: () => Promise<FakePlatform>, name: string, userId: string) {
+  const fake = await start();
+  defer(() => fake.close());
+  const def = definition as ChannelDefinition;
+  const adapter = await def.create(def.options.parse(fake.channelConfig), { log, dir: '/tmp', name });
+  const rec = createRecordingContext();
+  await adapter.start(rec);
+  defer(() => adapter.stop());
+  await fake.waitForConnection();
+  await fake.deliver({ chatType: 'direct', userId, text: 'hello' });
+  const to = (await rec.waitForMessage(() => true)).replyTarget;
+  return { fake, adapter, to };
+}
 
 describe('buffered: a long turn gets one "working on it" note', () => {
   const deleted: Record<string, (fake: unknown, id: string) => boolean> = {
@@ -87,16 +114,7 @@ describe('buffered: a long turn gets one "working on it" note', () => {
   });
 
   it('Lark (messages can be edited, not deleted by the bot here): the note becomes the answer', async () => {
-    const fake = await startFakeLark();
-    defer(() => fake.close());
-    const def = lark as unknown as ChannelDefinition;
-    const adapter = await def.create(def.options.parse(fake.channelConfig), { log, dir: '/tmp', name: 'channel_a' });
-    const rec = createRecordingContext();
-    await adapter.start(rec);
-    defer(() => adapter.stop());
-    await fake.waitForConnection();
-    await fake.deliver({ chatType: 'direct', userId: 'ou_alice', text: 'hello' });
-    const to = (await rec.waitForMessage(() => true)).replyTarget;
+    const { fake, adapter, to } = await startOn(lark, startFakeLark, 'channel_a', 'ou_alice');
     const clock = createFakeClock(Date.now());
     const script = createScript();
     const done = deliverTurn(adapter, to, script.events, { mode: 'buffered', showToolCalls: false, log, clock, progressAfterSeconds: 20 });
@@ -107,5 +125,24 @@ describe('buffered: a long turn gets one "working on it" note', () => {
     const edit = await fake.waitForOutbound((o) => o.kind === 'edit' && o.text.includes('The answer.'));
     expect(edit.messageId).toBe(note.messageId);
     expect(fake.outbound.filter((o) => o.kind !== 'typing' && o.kind !== 'edit' && o.text.trim() !== '').map((o) => o.text)).toEqual([PROGRESS_NOTE]);
+  });
+
+  it.each([
+    ['WeCom (the reply bubble)', wecom, startFakeWecom, 'channel_c', 'alice'],
+    ['DingTalk (an AI card)', dingtalk, startFakeDingtalk, 'channel_b', 'staff-alice'],
+  ] as const)('%s: the note is the reply updated in place, and the answer its last version', async (_title, definition, start, name, userId) => {
+    const { fake, adapter, to } = await startOn(definition, start, name, userId);
+    const clock = createFakeClock(Date.now());
+    const script = createScript();
+    const done = deliverTurn(adapter, to, script.events, { mode: 'buffered', showToolCalls: false, log, clock, progressAfterSeconds: 20 });
+    await clock.advance(20_000);
+    const note = await fake.waitForOutbound((o) => o.text.includes('Working on it'));
+    expect(note.kind).toBe('stream');
+    script.end('The answer.');
+    await done;
+    const answer = await fake.waitForOutbound((o) => o.text === 'The answer.');
+    expect(answer).toMatchObject({ kind: 'stream', messageId: note.messageId, finished: true });
+    // Nothing else was posted: the note and the answer are one reply.
+    expect(fake.outbound.filter((o) => o.kind !== 'typing' && o.kind !== 'stream' && o.text.trim() !== '')).toEqual([]);
   });
 });

@@ -39,12 +39,10 @@ async function turnWithRefusal(p: LivePlatform, between: (live: Awaited<ReturnTy
 describe.each(LIVE_PLATFORMS)('$title: refusals', (p) => {
   it('a 429 on an edit is tried again after its retry_after, and the final text arrives', async () => {
     const live = await turnWithRefusal(p, (l) => p.rateLimitNext(l.fake, 2));
-    const refused = live.fake.rejections.find((r) => /too many requests|ratelimited|rate limited/i.test(r.reason));
-    expect(refused).toBeDefined();
-    const after = live.shown().filter((o) => o.at >= (refused?.at ?? 0));
-    expect(after.length).toBeGreaterThanOrEqual(1);
-    // Not before the platform said: the next call on the message waited retry_after (2 s, longer than the pace of 1 s).
-    expect((after[0]?.at ?? 0) - (refused?.at ?? 0)).toBeGreaterThanOrEqual(1950);
+    // The fake keeps refusing the call until retry_after (2 s, longer than the pace of 1 s) has
+    // passed: a try made before then would be a second rejection. There is only the first.
+    expect(live.fake.rejections).toHaveLength(1);
+    expect(live.fake.rejections[0]?.reason).toMatch(/too many requests|ratelimited|rate limited/i);
     const last = live.shown().at(-1);
     expect(seen(last ?? { text: '' })).toBe(FINAL);
     expect(p.raw(last as never)).toBe(live.adapter.render(FINAL));
@@ -86,10 +84,10 @@ describe('Telegram specifics', () => {
     const final = Array.from({ length: 6 }, (_, i) => `Step ${i}.`).join('\n\n');
     script.end(final);
     await done;
+    // The fake refuses (429) any message or edit in the chat within a second of the last one.
     expect(fake.rejections).toEqual([]);
     const writes = fake.calls.filter((c) => ['sendmessage', 'editmessagetext'].includes(c.method) && String(c.params.chat_id) === live.to.chatId);
     expect(writes.length).toBeGreaterThanOrEqual(4);
-    for (let i = 1; i < writes.length; i++) expect((writes[i]?.at ?? 0) - (writes[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(990);
     expect(live.shown().at(-1)?.text).toBe(final);
   });
 

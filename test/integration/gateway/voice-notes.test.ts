@@ -1,9 +1,11 @@
 /**
- * Voice notes become text: a voice message on Telegram, Slack, Discord and Lark (the channels whose
- * SDK delivers the recording) goes through the real gateway, the platform's real SDK and its fake,
- * is transcribed by a fake OpenAI-compatible endpoint, and reaches the engine as a marked
- * transcript with the recording still attached. A failed transcription is told to the sender and
- * the recording still reaches the engine; `streaming` shows what was heard first.
+ * Voice notes become text: a voice message on Telegram, Slack, Discord, Lark and DingTalk (the
+ * channels whose SDK delivers the recording; WeCom's delivers only its own transcript) goes through
+ * the real gateway, the platform's real SDK and its fake, is transcribed by a fake
+ * OpenAI-compatible endpoint, and reaches the engine as a marked transcript with the recording
+ * still attached. A failed transcription is told to the sender and the recording still reaches the
+ * engine; `streaming` shows what was heard first. DingTalk's own transcript stands in when
+ * transcription is off or fails.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +24,7 @@ const VOICE: Record<string, { mimeType: string; name: RegExp }> = {
   channel_d: { mimeType: 'audio/webm', name: /^audio_message\.webm$/ },
   channel_f: { mimeType: 'audio/ogg', name: /^voice-message\.ogg$/ },
   channel_a: { mimeType: 'audio/ogg', name: /^audio\.opus$/ },
+  channel_b: { mimeType: 'audio/amr', name: /^voice\.amr$/ },
 };
 const SPECS = Object.keys(VOICE).map((k) => PLATFORMS[k] as PlatformSpec);
 const RECORDING = Buffer.from('OggS fake opus frames of a voice note');
@@ -35,8 +38,14 @@ async function withTranscription(): Promise<{ stt: FakeTranscription; yaml: stri
   return { stt, yaml };
 }
 
-const sendVoice = (f: FakePlatform, spec: PlatformSpec) =>
-  f.deliver({ chatType: 'direct', userId: spec.users[0], text: '', voice: { mimeType: VOICE[spec.key]?.mimeType ?? 'audio/ogg', data: RECORDING } });
+/** `recognition`: the platform's own transcript, where it makes one (DingTalk; the other fakes ignore it). */
+const sendVoice = (f: FakePlatform, spec: PlatformSpec, recognition?: string) =>
+  f.deliver({
+    chatType: 'direct',
+    userId: spec.users[0],
+    text: '',
+    voice: { mimeType: VOICE[spec.key]?.mimeType ?? 'audio/ogg', data: RECORDING, ...(recognition ? { recognition } : {}) },
+  });
 
 const promptOf = (runs: Array<Record<string, unknown>>) => String(runs[0]?.prompt ?? '');
 
@@ -46,13 +55,14 @@ describe.each(SPECS)('$key: voice notes', (spec) => {
   it('reach the engine as a marked transcript, with the recording attached', async () => {
     const { stt, yaml } = await withTranscription();
     const { fake: f, gw: g } = await setup(yaml);
-    await sendVoice(f, spec);
+    await sendVoice(f, spec, 'as the platform heard it');
     await f.waitForOutbound((o) => o.text.includes('ECHO:'), HANG_MS);
     expect(stt.requests).toHaveLength(1);
     expect(stt.requests[0]).toMatchObject({ model: 'whisper-large-v3', bytes: RECORDING.length, authorization: `Bearer ${stt.apiKey}` });
     expect(stt.requests[0]?.fileName).toMatch(VOICE[spec.key]?.name ?? /./);
     const prompt = promptOf(g.standIn.runs());
     expect(prompt).toMatch(/^\[Voice message [^\]]+, transcribed\]: hello from the phone/);
+    expect(prompt).not.toContain('as the platform heard it'); // the configured service's transcript, not the platform's
     // The recording is in the workspace, named in the prompt, as any file sent is.
     const saved = [...prompt.matchAll(/inbox\/[^\s)]+/g)].map((m) => m[0]);
     expect(saved).toHaveLength(1);
@@ -74,18 +84,56 @@ describe.each(SPECS)('$key: voice notes', (spec) => {
   });
 });
 
+describe.each(SPECS)('$key: voice notes in streaming mode', (spec) => {
+  const setup = usePlatformGateway(spec);
+
+  it('the growing reply starts with what was heard, and ends as the whole reply under it', async () => {
+    const { yaml } = await withTranscription();
+    const { fake: f, gw: g } = await setup(`${yaml}streaming:\n  mode: streaming\n`);
+    await sendVoice(f, spec);
+    await f.waitForOutbound((o) => o.text.includes('ECHO:') && (o.kind !== 'stream' || o.finished !== false), HANG_MS);
+    await g.processed(1);
+    const shown = replies(f).map((o) => o.text.replace(/\\/g, ''));
+    // Every version of the reply starts with the transcript (Lark's card first shows a placeholder).
+    for (const t of shown.filter((x) => x !== '…')) expect(t.split('\n')[0]).toBe('🎤 "hello from the phone"');
+    expect(shown.at(-1)).toMatch(/^🎤 "hello from the phone"\n\nECHO: \[Voice message \S+, transcribed\]: hello from the phone/);
+  });
+});
+
+describe('DingTalk: its own transcript of a voice message', () => {
+  const spec = PLATFORMS.channel_b as PlatformSpec;
+  const setup = usePlatformGateway(spec);
+
+  it('transcription off: the engine reads the platform transcript, marked, with the recording attached', async () => {
+    const { fake: f, gw: g } = await setup();
+    await sendVoice(f, spec, '明天的日程');
+    await f.waitForOutbound((o) => o.text.includes('ECHO:'), HANG_MS);
+    const prompt = promptOf(g.standIn.runs());
+    expect(prompt).toMatch(/^\[Voice message voice\.amr, transcribed by the platform\]: 明天的日程/);
+    const saved = [...prompt.matchAll(/inbox\/[^\s)]+/g)].map((m) => m[0]);
+    expect(saved).toHaveLength(1);
+    expect(fs.readFileSync(path.join(g.dir, saved[0] ?? ''))).toEqual(RECORDING);
+  });
+
+  it('a failed transcription: the sender is told, the engine reads the platform transcript and gets the recording', async () => {
+    const { stt, yaml } = await withTranscription();
+    stt.failNext(500);
+    const { fake: f, gw: g } = await setup(yaml);
+    await sendVoice(f, spec, '明天的日程');
+    const notice = await f.waitForOutbound((o) => o.text.includes('could not transcribe'), HANG_MS);
+    expect(notice.text).toBe(
+      "I could not transcribe your voice message (the transcription service answered 500); it is passed on as a file, with the platform's own transcript.",
+    );
+    await f.waitForOutbound((o) => o.text.includes('ECHO:'), HANG_MS);
+    const prompt = promptOf(g.standIn.runs());
+    expect(prompt).toMatch(/^\[Voice message voice\.amr, transcribed by the platform\]: 明天的日程/);
+    expect(prompt).toMatch(/inbox\/\S+voice\.amr/);
+  });
+});
+
 describe('voice notes, one platform', () => {
   const spec = PLATFORMS.channel_e as PlatformSpec;
   const setup = usePlatformGateway(spec);
-
-  it('streaming: the growing reply starts with what was heard', async () => {
-    const { yaml } = await withTranscription();
-    const { fake: f } = await setup(`${yaml}streaming:\n  mode: streaming\n`);
-    await sendVoice(f, spec);
-    const final = await f.waitForOutbound((o) => o.kind === 'reply' && o.text.includes('ECHO:'), HANG_MS);
-    expect(final.text.split('\n')[0]).toBe('🎤 "hello from the phone"');
-    expect(final.text).toMatch(/^🎤 "hello from the phone"\n\nECHO: \[Voice message voice\.ogg, transcribed\]: hello from the phone/);
-  });
 
   it('without `transcription` the recording goes to the engine as a file, as before', async () => {
     const stt = await startFakeTranscription();

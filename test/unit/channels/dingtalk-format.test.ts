@@ -109,6 +109,13 @@ describe('DingTalk robot callbacks and chat ids', () => {
   it('reads rich text and voice; pictures and files by their downloadCode; drops what has none', () => {
     expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'richText', content: { richText: [{ text: 'a' }, {}, { text: 'b' }] } })?.text).toBe('ab');
     expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'audio', content: { recognition: '语音' } })?.text).toBe('语音');
+    // A voice message with its recording: the recording is a voice file carrying DingTalk's transcript.
+    expect(
+      normalizeRobotMessage('channel_b', { ...base, msgtype: 'audio', content: { downloadCode: 'v1', recognition: '语音', duration: 3000 } }),
+    ).toMatchObject({
+      text: '',
+      files: [{ ref: 'v1', kind: 'voice', transcript: '语音' }],
+    });
     expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'picture' })).toBeUndefined();
     expect(normalizeRobotMessage('channel_b', { ...base, msgtype: 'picture', content: { downloadCode: 'd1', pictureDownloadCode: 'p1' } })).toMatchObject({
       text: '',
