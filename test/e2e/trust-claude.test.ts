@@ -24,6 +24,7 @@ import { startFakeTelegram } from '../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../fakes/platforms/types.js';
 import { type ApprovalChat, startApprovalChat } from '../helpers/approval-chat.js';
 import { replies } from '../helpers/channel-gateway.js';
+import { isAlive } from '../helpers/stand-in.js';
 import { HIDDEN_COMMANDS } from '../helpers/hidden-commands.js';
 import { createRealEngineRoot, fakeProviderYaml, type RealEngineRoot } from '../helpers/real-engine.js';
 import { until } from '../helpers/wait.js';
@@ -104,6 +105,19 @@ describe('engine_b (real Claude Code): the admin boundary and the engine token',
     expect(gateway.directory.config.current().config.access.admins).toEqual([`channel_e:${ADMIN}`]);
     const refused = await turn(MEMBER, '/model sonnet', 'admin');
     expect(refused).toMatch(/changes the assistant's configuration/);
+  });
+
+  it("a member's background job, meant to write after the turn's check, dies with the turn on the warm process", async () => {
+    // A session of its own, its tool shell gone at once: only the run's marker relates it.
+    const late = `setsid sh -c 'echo $$ > late.pid; sleep 300; ${addAdmin(MEMBER)}' > /dev/null 2>&1 & until [ -s late.pid ]; do sleep 0.05; done`;
+    await turn(MEMBER, run(late), 'FAKE-LLM-REPLY');
+    // The turn ran on the conversation's resident Claude Code (warm engines are on by default).
+    expect(gateway.directory.assistant.engine.warm.processes().map((p) => p.sessionKey)).toContainEqual(expect.stringContaining(MEMBER));
+    const pid = Number(fs.readFileSync(path.join(root.dir, 'late.pid'), 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    const survived = isAlive(pid);
+    if (survived) process.kill(pid, 'SIGKILL');
+    expect(survived).toBe(false);
   });
 
   it("the same write in an admin's turn is applied", async () => {

@@ -1,5 +1,5 @@
 import type { ProcessIdentity } from '../store/types.js';
-import { listPids, type ProcStat, readLastPid, readPidMax, readProcStat } from '../util/proc.js';
+import { environHas, listPids, type ProcStat, readLastPid, readPidMax, readProcStat } from '../util/proc.js';
 
 /**
  * Everything an engine run started. The engine runs in its own process group, but the CLIs run
@@ -39,6 +39,13 @@ export interface ProcessTreeOptions {
    * than this process knows, so its snapshots read every process.
    */
   known?: readonly ProcessIdentity[];
+  /**
+   * An environment entry (`NAME=value`) only this run's processes carry: a new process that holds
+   * it belongs to the tree even when nothing else relates it (a background job whose shell exited
+   * between two snapshots, re-parented away, in a session nobody tracked). A process that clears
+   * its environment (`env -i`) is not found this way.
+   */
+  marker?: string;
 }
 
 /** Processes read by one snapshot: the pids created since a tree's last one (or every process). */
@@ -97,12 +104,19 @@ function createTree(rootPid: number, opts: ProcessTreeOptions): TreeInternals {
       if (!parents.has(ppid)) parents.set(ppid, (table.get(ppid) ?? readProcStat(ppid))?.start);
       return parents.get(ppid) === start;
     };
+    // Read once per refresh, only for processes nothing else relates.
+    const marked = new Map<number, boolean>();
+    const carriesMarker = (pid: number) => {
+      if (!opts.marker) return false;
+      if (!marked.has(pid)) marked.set(pid, environHas(pid, opts.marker));
+      return marked.get(pid) === true;
+    };
     let grew = true;
     while (grew) {
       grew = false;
       for (const p of table.values()) {
         if (tracked.has(p.pid) || p.zombie || p.thread) continue;
-        const related = (ownGroup && p.pgrp === rootPid) || parentIsTracked(p.ppid) || tracked.has(p.session) || tracked.has(p.pgrp);
+        const related = (ownGroup && p.pgrp === rootPid) || parentIsTracked(p.ppid) || tracked.has(p.session) || tracked.has(p.pgrp) || carriesMarker(p.pid);
         if (related) {
           tracked.set(p.pid, p.start);
           grew = true;

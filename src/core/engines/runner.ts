@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { errorMessage } from '../errors.js';
@@ -137,9 +138,12 @@ export async function runCapture(spec: Omit<ProcessSpec, 'signal'>): Promise<{ o
  */
 async function spawnInGroup(spec: SpawnTarget, o: { stdin: boolean; timeoutMs?: number; graceMs: number; cancel: AbortSignal }) {
   const { execa } = await loadExeca();
+  // Every process the engine starts inherits this unless it clears its environment: the tree finds
+  // what escaped it (process-tree.ts), so a member's background job cannot outlive the turn's check.
+  const marker = `${RUN_MARKER}=${randomUUID()}`;
   const child = execa(spec.binary, spec.args, {
     cwd: spec.cwd,
-    env: spec.env,
+    env: { ...spec.env, [RUN_MARKER]: marker.slice(RUN_MARKER.length + 1) },
     extendEnv: false,
     detached: true,
     stdin: o.stdin ? 'pipe' : 'ignore',
@@ -162,8 +166,11 @@ async function spawnInGroup(spec: SpawnTarget, o: { stdin: boolean; timeoutMs?: 
   child.stdin?.on('error', () => undefined);
   child.stdout?.on('error', () => undefined);
   child.stderr?.on('error', () => undefined);
-  return { ok: true as const, child, pid: child.pid };
+  return { ok: true as const, child, pid: child.pid, marker };
 }
+
+/** The environment variable that marks one engine run's processes. */
+const RUN_MARKER = 'SERVICE_RUN_ID';
 
 /** execa is loaded by the first run, not at start: `service --help` or an idle gateway never pays for it. */
 let execaModule: Promise<typeof import('execa')> | undefined;
@@ -309,14 +316,14 @@ type Spawned = Extract<Awaited<ReturnType<typeof spawnInGroup>>, { ok: true }>;
  * The tree is watched while the engine runs, so a tool shell re-parented after its parent died is
  * still found.
  */
-function watchChild({ child, pid }: Spawned, spec: Pick<ProcessSpec, 'onProcesses'>, out: ResidentOutput) {
+function watchChild({ child, pid, marker }: Spawned, spec: Pick<ProcessSpec, 'onProcesses'>, out: ResidentOutput) {
   const stderr = createTail();
   const splitter = createLineSplitter(out.line, { onOverflow: out.overflow });
   child.stdout?.setEncoding('utf8');
   child.stderr?.setEncoding('utf8');
   child.stdout?.on('data', (chunk: string) => splitter.push(chunk));
   child.stderr?.on('data', (chunk: string) => stderr.push(chunk));
-  const tree = createProcessTree(pid);
+  const tree = createProcessTree(pid, { marker });
   const untrack = trackTree(tree);
   spec.onProcesses?.(tree.tracked());
   const unwatch = watchTree(tree, () => spec.onProcesses?.(tree.tracked()));

@@ -37,6 +37,18 @@ export function readProcText(file: string): string | undefined {
   }
 }
 
+/**
+ * Whether the process's environment holds `entry` (`NAME=value`). Read whole (an environment can
+ * be far past the stat buffer); false when it cannot be read (gone, or another user's).
+ */
+export function environHas(pid: number, entry: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry);
+  } catch {
+    return false;
+  }
+}
+
 /** /proc/<pid>/stat parsed, or undefined when there is no such process (or no /proc). */
 export function readProcStat(pid: number): ProcStat | undefined {
   const file = `/proc/${pid}/stat`;

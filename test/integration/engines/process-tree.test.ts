@@ -42,6 +42,22 @@ describe('the process tree', () => {
     expect(isAlive(job)).toBe(false);
   });
 
+  it('a job that left for a session of its own, whose parent exited before any snapshot, still dies with the run (its environment marks it)', async () => {
+    // What a member's `(sleep 60; sed … service.yaml) &` becomes under a tool shell that exits at
+    // once: not in the engine's group or session, its parent gone, re-parented away. Only the
+    // run's marker in its environment relates it; without it the write outlives the turn's check.
+    const dir = testdir();
+    const pidFile = path.join(dir, 'job.pid');
+    const engine = script(dir, `sh -c 'setsid sleep 300 & echo $! > ${pidFile}'\n${RESULT}\nexit 0`);
+    const all = await collect(runProcess({ binary: engine, args: [], cwd: dir, env: process.env, timeoutMs: HANG_MS, drainMs: 300 }, createClaudeParser()));
+    expect(all.at(-1)).toMatchObject({ type: 'done', text: 'ok' });
+    const job = Number(fs.readFileSync(pidFile, 'utf8'));
+    expect(job).toBeGreaterThan(0);
+    const survived = isAlive(job);
+    if (survived) process.kill(job, 'SIGKILL');
+    expect(survived).toBe(false);
+  });
+
   it('records processes, never the threads of one (a threaded engine: the node stand-in)', async () => {
     const s = createStandIn();
     const seen: ProcessIdentity[][] = [];

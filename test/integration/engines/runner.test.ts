@@ -132,13 +132,14 @@ describe('the subprocess runner', () => {
   });
 
   it('stdout held open by an escaped grandchild does not hang the run', async () => {
-    // A shell that backgrounds a sleeper in a new session (outside the group) holding stdout, then exits.
+    // A shell that backgrounds a sleeper in a new session (outside the group) holding stdout, then
+    // exits. Its environment cleared (`env -i`), it carries no run marker: the tree cannot find it.
     const dir = testdir();
     const script = path.join(dir, 'escape.sh');
     const pidFile = path.join(dir, 'sleeper.pid');
     fs.writeFileSync(
       script,
-      `#!/bin/sh\necho '{"type":"result","is_error":false,"result":"ok","session_id":"s"}'\nsetsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' &\nwhile [ ! -s ${pidFile} ]; do sleep 0.05; done\nexit 0\n`,
+      `#!/bin/sh\necho '{"type":"result","is_error":false,"result":"ok","session_id":"s"}'\nsetsid env -i PATH=/usr/bin:/bin sh -c 'echo $$ > ${pidFile}; exec sleep 300' &\nwhile [ ! -s ${pidFile} ]; do sleep 0.05; done\nexit 0\n`,
       { mode: 0o755 },
     );
     const all = await collect(runProcess({ binary: script, args: [], cwd: dir, env: process.env, timeoutMs: HANG_MS, drainMs: 300 }, createClaudeParser()));

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { type ChannelGateway, replies, startChannelGateway } from '../../helpers/channel-gateway.js';
+import { isAlive } from '../../helpers/stand-in.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
 /**
@@ -75,6 +76,20 @@ describe('the check after a non-admin turn (stand-in engine)', () => {
     expect(g.config.current().config.access.admins).toEqual([`channel_e:${ADMIN}`]);
     expect(adopted.flat()).not.toContain(`channel_e:${MEMBER}`);
     expect(await ask(f, MEMBER, '/model other', 'admin')).toMatch(/changes the assistant's configuration/);
+  });
+
+  it("a member's background job meant to write service.yaml after the turn's check dies with the turn", async () => {
+    // In a session of its own, its shell gone at once: nothing but the run's marker in its
+    // environment ties it to the turn. Alive after the reply, it would write once the check had
+    // passed, and the file watcher would adopt the member as an admin.
+    const { f, g } = await start();
+    const late = `setsid sh -c 'echo $$ > late.pid; sleep 300; ${promote(MEMBER).slice('RUN-SH:'.length).replace(/'/g, `'"'"'`)}' > /dev/null 2>&1 & until [ -s late.pid ]; do sleep 0.05; done`;
+    await ask(f, MEMBER, `RUN-SH:${late}\nSAY:done late`, 'done late');
+    const pid = Number(fs.readFileSync(path.join(g.dir, 'late.pid'), 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    const survived = isAlive(pid);
+    if (survived) process.kill(pid, 'SIGKILL');
+    expect(survived).toBe(false);
   });
 
   it("an admin's turn changes service.yaml: applied; a PATCH made while a member's turn runs stays", async () => {

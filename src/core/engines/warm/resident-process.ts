@@ -107,10 +107,11 @@ export async function startResidentProcess(
       turn = createTurnState(opts, queue, {
         interrupt: () => protocol.interrupt(),
         stop: () => void stopProcess(),
-        settled: (keep) => {
+        // The turn's end is told once what it left running is gone, as a per-turn run's is: the
+        // check after a member's turn must not race a background job still writing.
+        settled: async (keep) => {
           turn = undefined;
-          if (!keep) void stopProcess();
-          else void handle.endStrays().catch(() => undefined);
+          await (keep ? handle.endStrays() : stopProcess()).catch(() => undefined);
         },
       });
       guarded('start the turn', () => protocol.startTurn(engineTurn));
@@ -133,7 +134,7 @@ interface TurnControl {
   interrupt(): void;
   stop(): void;
   /** The turn is over; `keep`: the process can take the next one. */
-  settled(keep: boolean): void;
+  settled(keep: boolean): Promise<void>;
 }
 
 function createTurnState(opts: TurnOptions, queue: ReturnType<typeof createAsyncQueue<AgentEvent>>, control: TurnControl): TurnState {
@@ -150,9 +151,10 @@ function createTurnState(opts: TurnOptions, queue: ReturnType<typeof createAsync
     over = true;
     for (const t of timers) clearTimeout(t);
     opts.signal?.removeEventListener('abort', onAbort);
-    control.settled(keep);
-    queue.push(terminal);
-    queue.end();
+    void control.settled(keep).then(() => {
+      queue.push(terminal);
+      queue.end();
+    });
   };
   /** The engine ended the turn itself (its answer, its failure, or the end of an interrupted turn). */
   const endByEngine = () => {
