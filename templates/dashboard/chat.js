@@ -23,6 +23,8 @@ export function createChatView() {
   let key;
   let pinned = true;
   let started = false;
+  /** approvalTimeoutSeconds from service.yaml (its default unless set), for the approval cards' wording. */
+  let approvalTimeoutSeconds = 300;
 
   const conversations = createConversations({
     list: $('chat-list'),
@@ -100,7 +102,11 @@ export function createChatView() {
 
   /** One streamed turn (POST /chat, or POST /command for an engine's command) into the thread. */
   async function runTurn(k, t, path, body) {
-    const turn = assistantTurn({ state: t.turns.length > 0 ? 'queued' : 'running', onApprove: (id, decision) => answerApproval(k, id, decision) });
+    const turn = assistantTurn({
+      state: t.turns.length > 0 ? 'queued' : 'running',
+      onApprove: (id, decision) => answerApproval(k, id, decision),
+      approvalTimeoutSeconds,
+    });
     t.list.append(turn.node);
     t.turns.push(turn);
     if (k === key) syncRunning();
@@ -130,6 +136,8 @@ export function createChatView() {
       answer = { text: err.message, error: 'request_failed' };
     }
     const line = systemLine(answer.text ?? JSON.stringify(answer), answer.error ? 'failed' : '');
+    // A typed /allow, /deny or /allow always answered a request: its card says so.
+    if (answer.approval && answer.decision) for (const turn of t.turns) turn.answered(answer.approval, answer.decision, answer.text);
     if (answer.error === 'unknown_command') {
       const body = commandBody(text, k);
       const button = el('button', {
@@ -189,6 +197,12 @@ export function createChatView() {
     /** The view is shown (also after the token was given): the list is refreshed; the first time, a conversation opens. */
     async enter() {
       const listed = conversations.refresh().catch((err) => console.warn(`sessions: ${err.message}`));
+      void api('/api/config')
+        .then(({ config }) => {
+          const seconds = Number(config?.approvalTimeoutSeconds ?? 300);
+          if (Number.isFinite(seconds) && seconds >= 0) approvalTimeoutSeconds = seconds;
+        })
+        .catch((err) => console.warn(`config: ${err.message}`));
       if (started) return listed;
       started = true;
       await show(conversations.current ?? conversations.create());

@@ -86,6 +86,38 @@ describe('chat view: approvals', () => {
   });
 });
 
+describe('chat view: approvals as a chat channel words them', () => {
+  it('a long request is shown whole (not the cut summary), with the time a person has; an answer typed in the box settles its card', async () => {
+    const { s, w } = await chat.open({ yaml: 'skipPermissions: false\napprovalTimeoutSeconds: 90\n' });
+    const { page } = w;
+    // Longer than the 500 characters of a summary: a channel's prompt cuts it, the card does not.
+    const command = `echo ${'x'.repeat(700)} > LONG-SIDE-EFFECT.txt; echo END-OF-COMMAND`;
+    await send(page, `ASK:${command}`);
+    const card = turn(page).locator('.approval');
+    await card.waitFor();
+    expect(await card.locator('.approval-summary').innerText()).toBe(command);
+    expect(await card.locator('.approval-rules').innerText()).toMatch(/^Or type \/allow, \/deny or \/allow always\. No answer within 90 s means no\. \(request [a-z2-9]{5}\)$/);
+
+    // Typed instead of pressed: the card shows the command's answer, not "ended without an answer".
+    await send(page, '/allow');
+    await expect.poll(() => card.getAttribute('data-answer')).toBe('allow');
+    expect(await card.locator('.approval-note').innerText()).toMatch(/^Allowed Bash: echo x+/);
+    expect(await card.locator('button:enabled').count()).toBe(0);
+    await turnState(turn(page), 'completed');
+    expect(await card.getAttribute('data-answer')).toBe('allow');
+    expect(fs.existsSync(path.join(s.dir, 'LONG-SIDE-EFFECT.txt'))).toBe(true);
+
+    await send(page, 'ASK:touch TYPED-DENY.txt');
+    const second = turn(page).locator('.approval');
+    await second.waitFor();
+    await send(page, '/deny');
+    await expect.poll(() => second.getAttribute('data-answer')).toBe('deny');
+    await turnState(turn(page), 'completed');
+    expect(fs.existsSync(path.join(s.dir, 'TYPED-DENY.txt'))).toBe(false);
+    expect(w.problems).toEqual([]);
+  });
+});
+
 describe('chat view: files', () => {
   it('an attached image and file reach the engine; a file the agent sends is a link that downloads it; limits are checked before sending', async () => {
     const { s, w } = await chat.open();
