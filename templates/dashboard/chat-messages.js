@@ -88,7 +88,10 @@ function approvalCard(e, onApprove, timeoutSeconds) {
     el('p', {}, [el('strong', { text: 'Approval needed: ' }), document.createTextNode('the assistant wants to use '), el('code', { text: e.tool })]),
     el('pre', { class: 'approval-summary', text: e.detail ?? e.summary }),
     el('div', { class: 'actions' }, buttons),
-    el('p', { class: 'muted small approval-rules', text: `Or type /allow, /deny or /allow always. No answer within ${formatWait(timeoutSeconds)} means no. (request ${e.id})` }),
+    el('p', {
+      class: 'muted small approval-rules',
+      text: `Or type /allow, /deny or /allow always. No answer within ${formatWait(timeoutSeconds)} means no. (request ${e.id})`,
+    }),
     note,
   ]);
   const settle = (state, text) => {

@@ -96,7 +96,9 @@ describe('chat view: approvals as a chat channel words them', () => {
     const card = turn(page).locator('.approval');
     await card.waitFor();
     expect(await card.locator('.approval-summary').innerText()).toBe(command);
-    expect(await card.locator('.approval-rules').innerText()).toMatch(/^Or type \/allow, \/deny or \/allow always\. No answer within 90 s means no\. \(request [a-z2-9]{5}\)$/);
+    expect(await card.locator('.approval-rules').innerText()).toMatch(
+      /^Or type \/allow, \/deny or \/allow always\. No answer within 90 s means no\. \(request [a-z2-9]{5}\)$/,
+    );
 
     // Typed instead of pressed: the card shows the command's answer, not "ended without an answer".
     await send(page, '/allow');
