@@ -216,6 +216,14 @@ export function assistantTurn({ onApprove, state = 'running', approvalTimeoutSec
       card?.answered(decision, text);
       return card !== undefined;
     },
+    /** A turn this page has no stream of ended: its stored reply (undefined: none was stored). */
+    ended(stored) {
+      text = stored ?? '';
+      paint();
+      setState('stored');
+      if (stored === undefined) error.textContent = 'It ended without a stored reply (stopped before any text, failed or silent).';
+      meta.replaceChildren(el('span', { class: 'status-ended', text: 'ended' }), when(Date.now()));
+    },
     /** The stream ended without a completion (`lost`: the gateway went away), or the request was refused (`failed`). */
     lost(message, state = 'lost') {
       paint();

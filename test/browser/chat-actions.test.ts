@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatLocalDay } from '../../src/core/util/local-day.js';
-import { send, shot, turn, turnState, useChatView } from '../helpers/chat-page.js';
+import { send, shot, turn, turnState, useChatView, waitForChat } from '../helpers/chat-page.js';
 
 /**
  * The Chat view's actions in headless Chromium against the real app and the stand-in engine:
@@ -39,6 +39,38 @@ describe('chat view: Stop and the queue', () => {
     // The gateway recorded the first turn as aborted (it is listed among the escalations).
     const escalations = (await (await s.api('/api/escalations')).json()) as { escalations: Array<{ kind: string; messagePreview: string }> };
     expect(escalations.escalations).toEqual([expect.objectContaining({ kind: 'aborted', messagePreview: 'GATE:never-opened take your time' })]);
+    expect(w.problems).toEqual([]);
+  });
+});
+
+describe('chat view: a turn running across a reload', () => {
+  it('after a reload mid-turn the turn is shown running with Stop, and its stored reply comes when it ends; Stop stops such a turn', async () => {
+    const { s, w } = await chat.open();
+    const { page } = w;
+    await send(page, 'GATE:reload-gate slow work');
+    await expect.poll(() => turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    await page.reload();
+    await waitForChat(page);
+    const earlier = turn(page);
+    await turnState(earlier, 'running');
+    expect(await page.locator('#chat-transcript .msg.system').last().innerText()).toContain('started before this page was loaded');
+    expect(await page.locator('#chat-stop').isVisible()).toBe(true);
+    fs.writeFileSync(path.join(s.dir, 'reload-gate'), '');
+    await turnState(earlier, 'stored');
+    expect(await earlier.locator('.reply').innerText()).toMatch(/^Before the gate\.\s*ECHO: GATE:reload-gate slow work/);
+    expect(await page.locator('#chat-stop').isVisible()).toBe(false);
+
+    // Stopped from the reloaded page: the turn ends on the gateway, keeping what it had said.
+    await send(page, 'GATE:never-opened stop me after a reload');
+    await expect.poll(() => turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    await page.reload();
+    await waitForChat(page);
+    await turnState(turn(page), 'running');
+    await page.click('#chat-stop');
+    await turnState(turn(page), 'stored');
+    expect(await turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    const escalations = (await (await s.api('/api/escalations')).json()) as { escalations: Array<{ kind: string; messagePreview: string }> };
+    expect(escalations.escalations).toEqual([expect.objectContaining({ kind: 'aborted', messagePreview: 'GATE:never-opened stop me after a reload' })]);
     expect(w.problems).toEqual([]);
   });
 });
