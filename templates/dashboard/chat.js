@@ -91,7 +91,7 @@ export function createChatView() {
   async function followEarlier(k, t, prompt) {
     t.list.append(
       systemLine(
-        'A turn of this conversation is running on the gateway (it started before this page was loaded): its reply is shown here when it ends. Stop ends it; an approval it asks for is answered with /allow or /deny.',
+        'A turn of this conversation was running on the gateway when this page was loaded: its reply shows below once it ends. Stop ends it; an approval it asks for is answered with /allow or /deny.',
       ),
     );
     const turn = assistantTurn({ state: 'running', onApprove: (id, decision) => answerApproval(k, id, decision), approvalTimeoutSeconds });

@@ -53,7 +53,7 @@ describe('chat view: a turn running across a reload', () => {
     await waitForChat(page);
     const earlier = turn(page);
     await turnState(earlier, 'running');
-    expect(await page.locator('#chat-transcript .msg.system').last().innerText()).toContain('started before this page was loaded');
+    expect(await page.locator('#chat-transcript .msg.system').last().innerText()).toContain('was running on the gateway when this page was loaded');
     expect(await page.locator('#chat-stop').isVisible()).toBe(true);
     fs.writeFileSync(path.join(s.dir, 'reload-gate'), '');
     await turnState(earlier, 'stored');
