@@ -9,6 +9,8 @@ import { renderMarkdown } from './chat-markdown.js';
 const RESULT_SHOWN = 4_000;
 const STATES = { queued: 'queued: starts when the turn before it ends', running: 'working…' };
 const ANSWERED = { allow: 'Allowed.', deny: 'Denied.' };
+/** A card still waiting when its turn ends: this page did not answer it, and cannot tell who did. */
+const CLOSED = 'No longer waiting: the turn ended without an answer from this page (answered elsewhere, timed out, or the turn stopped).';
 
 const when = (ts) => (ts ? el('time', { class: 'muted', text: formatTime(ts), attrs: { datetime: new Date(ts).toISOString() } }) : null);
 
@@ -66,8 +68,13 @@ function toolLine(e) {
   };
 }
 
-/** An approval request: the whole request as text, answered with a button (POST /approve). */
-function approvalCard(e, onApprove) {
+/**
+ * An approval request, with the rules a chat channel's prompt follows: the tool and the whole
+ * request (`detail`, where core already wrote what would not show as escapes) as text, the
+ * buttons a channel offers, the time a person has, and that the same answers can be typed.
+ * (A request only an admin may allow never reaches this page: the token holder is the owner.)
+ */
+function approvalCard(e, onApprove, timeoutSeconds) {
   const note = el('p', { class: 'approval-note', attrs: { 'aria-live': 'polite' } });
   const choices = [
     ['allow', 'Allow', ''],
@@ -79,9 +86,12 @@ function approvalCard(e, onApprove) {
   );
   const card = el('div', { class: 'approval', attrs: { 'data-approval': e.id, 'data-answer': 'waiting' } }, [
     el('p', {}, [el('strong', { text: 'Approval needed: ' }), document.createTextNode('the assistant wants to use '), el('code', { text: e.tool })]),
-    el('pre', { class: 'approval-summary', text: e.summary }),
+    el('pre', { class: 'approval-summary', text: e.detail ?? e.summary }),
     el('div', { class: 'actions' }, buttons),
-    el('p', { class: 'muted small', text: `No answer in time means no. (request ${e.id})` }),
+    el('p', {
+      class: 'muted small approval-rules',
+      text: `Or type /allow, /deny or /allow always. No answer within ${formatWait(timeoutSeconds)} means no. (request ${e.id})`,
+    }),
     note,
   ]);
   const settle = (state, text) => {
@@ -103,7 +113,18 @@ function approvalCard(e, onApprove) {
       }
     }
   };
-  return { card, close: () => card.dataset.answer === 'waiting' && settle('closed', 'The turn ended before an answer.') };
+  return {
+    card,
+    id: e.id,
+    /** Answered by a typed `/allow`, `/deny` or `/allow always` in this page: the command's answer. */
+    answered: (decision, text) => settle(decision, text),
+    close: () => card.dataset.answer === 'waiting' && settle('closed', CLOSED),
+  };
+}
+
+/** The channels' wording of the time a person has (approval-prompt.ts). */
+function formatWait(seconds) {
+  return seconds < 120 ? `${Math.round(seconds)} s` : `${Math.round(seconds / 60)} min`;
 }
 
 function fileLine(e) {
@@ -121,7 +142,7 @@ function fileLine(e) {
  * answers an approval request. It starts `queued` (another turn of the conversation runs) or
  * `running`, and ends in the completion's status, or `lost` when the stream was cut.
  */
-export function assistantTurn({ onApprove, state = 'running' }) {
+export function assistantTurn({ onApprove, state = 'running', approvalTimeoutSeconds = 300 }) {
   const pill = el('span', { class: 'pill turn-state' });
   const tools = el('ul', { class: 'tool-lines' });
   const approvals = el('div', { class: 'approvals' });
@@ -181,13 +202,27 @@ export function assistantTurn({ onApprove, state = 'running' }) {
         }
         lastTool.setResult(e.content);
       } else if (e.type === 'approval_request') {
-        const a = approvalCard(e, onApprove);
+        const a = approvalCard(e, onApprove, approvalTimeoutSeconds);
         cards.push(a);
         approvals.append(a.card);
       } else if (e.type === 'file') files.append(fileLine(e));
       else if (e.type === 'error') error.textContent = e.message;
       else if (e.type === 'done') done = e;
       else if (e.type === 'completion') finish(e);
+    },
+    /** A typed `/allow`, `/deny` or `/allow always` answered request `id`; true when it is one of this turn's. */
+    answered(id, decision, text) {
+      const card = cards.find((c) => c.id === id);
+      card?.answered(decision, text);
+      return card !== undefined;
+    },
+    /** A turn this page has no stream of ended: its stored reply (undefined: none was stored). */
+    ended(stored) {
+      text = stored ?? '';
+      paint();
+      setState('stored');
+      if (stored === undefined) error.textContent = 'It ended without a stored reply (stopped before any text, failed or silent).';
+      meta.replaceChildren(el('span', { class: 'status-ended', text: 'ended' }), when(Date.now()));
     },
     /** The stream ended without a completion (`lost`: the gateway went away), or the request was refused (`failed`). */
     lost(message, state = 'lost') {

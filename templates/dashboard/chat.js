@@ -12,6 +12,8 @@ import { assistantTurn, storedReply, systemLine, userMessage } from './chat-mess
 import { abortTurn, answerApproval, commandBody, postTurn } from './chat-stream.js';
 
 const HISTORY = 200;
+/** How often a turn that started before the page was loaded is looked at, until it ends. */
+const FOLLOW_MS = 2000;
 /** How close to the end the transcript counts as "at the end", so new text keeps it there. */
 const PINNED_PX = 48;
 const LOST = 'The connection to the gateway was lost before the turn ended. The turn goes on there; its reply is stored when it ends (reload to see it).';
@@ -23,6 +25,8 @@ export function createChatView() {
   let key;
   let pinned = true;
   let started = false;
+  /** approvalTimeoutSeconds from service.yaml (its default unless set), for the approval cards' wording. */
+  let approvalTimeoutSeconds = 300;
 
   const conversations = createConversations({
     list: $('chat-list'),
@@ -63,15 +67,57 @@ export function createChatView() {
 
   const load = async (k, t) => {
     try {
-      const { messages, more } = await api(`/api/sessions/${encodeURIComponent(k)}/history?limit=${HISTORY}`);
+      const { messages, more, running } = await api(history(k));
       const nodes = messages.map((m) => (m.role === 'user' ? userMessage(m.text, { ts: m.ts }) : storedReply(m.text, m.ts)));
       if (more) nodes.unshift(systemLine(`Older messages are not shown here (the newest ${HISTORY} are).`));
       t.list.prepend(...nodes);
+      if (running)
+        void followEarlier(
+          k,
+          t,
+          messages.findLast((m) => m.role === 'user'),
+        );
     } catch (err) {
       t.loaded = undefined; // tried again when the conversation is next opened
       t.list.prepend(systemLine(`The earlier messages could not be loaded: ${err.message}`, 'failed'));
     }
   };
+
+  /**
+   * A turn that was running when the history was read (the page was reloaded, or opened elsewhere,
+   * mid-turn): its stream is another page's, so it is shown running, Stop reaches it, and when it
+   * ends (or a turn sent from here starts after it) its stored reply is shown in its place.
+   */
+  async function followEarlier(k, t, prompt) {
+    t.list.append(
+      systemLine(
+        'A turn of this conversation was running on the gateway when this page was loaded: its reply shows below once it ends. Stop ends it; an approval it asks for is answered with /allow or /deny.',
+      ),
+    );
+    const turn = assistantTurn({ state: 'running', onApprove: (id, decision) => answerApproval(k, id, decision), approvalTimeoutSeconds });
+    t.list.append(turn.node);
+    t.turns.push(turn);
+    if (k === key) syncRunning();
+    let stored;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_MS));
+      try {
+        const h = await api(history(k));
+        if (h.running && !t.turns.some((x) => x !== turn && x.state !== 'queued')) continue;
+        const at = prompt ? h.messages.findIndex((m) => m.role === 'user' && m.ts === prompt.ts && m.text === prompt.text) : -1;
+        stored = at >= 0 && h.messages[at + 1]?.role === 'assistant' ? h.messages[at + 1].text : undefined;
+        break;
+      } catch {
+        // The gateway did not answer (restarting): looked at again.
+      }
+    }
+    t.turns = t.turns.filter((x) => x !== turn);
+    turn.ended(stored);
+    if (k === key) syncRunning();
+    void conversations.refresh().catch(() => {});
+  }
+
+  const history = (k) => `/api/sessions/${encodeURIComponent(k)}/history?limit=${HISTORY}`;
 
   const showTitle = () => {
     $('chat-title').textContent = conversations.titleOf(key);
@@ -100,7 +146,11 @@ export function createChatView() {
 
   /** One streamed turn (POST /chat, or POST /command for an engine's command) into the thread. */
   async function runTurn(k, t, path, body) {
-    const turn = assistantTurn({ state: t.turns.length > 0 ? 'queued' : 'running', onApprove: (id, decision) => answerApproval(k, id, decision) });
+    const turn = assistantTurn({
+      state: t.turns.length > 0 ? 'queued' : 'running',
+      onApprove: (id, decision) => answerApproval(k, id, decision),
+      approvalTimeoutSeconds,
+    });
     t.list.append(turn.node);
     t.turns.push(turn);
     if (k === key) syncRunning();
@@ -130,6 +180,8 @@ export function createChatView() {
       answer = { text: err.message, error: 'request_failed' };
     }
     const line = systemLine(answer.text ?? JSON.stringify(answer), answer.error ? 'failed' : '');
+    // A typed /allow, /deny or /allow always answered a request: its card says so.
+    if (answer.approval && answer.decision) for (const turn of t.turns) turn.answered(answer.approval, answer.decision, answer.text);
     if (answer.error === 'unknown_command') {
       const body = commandBody(text, k);
       const button = el('button', {
@@ -189,6 +241,12 @@ export function createChatView() {
     /** The view is shown (also after the token was given): the list is refreshed; the first time, a conversation opens. */
     async enter() {
       const listed = conversations.refresh().catch((err) => console.warn(`sessions: ${err.message}`));
+      void api('/api/config')
+        .then(({ config }) => {
+          const seconds = Number(config?.approvalTimeoutSeconds ?? 300);
+          if (Number.isFinite(seconds) && seconds >= 0) approvalTimeoutSeconds = seconds;
+        })
+        .catch((err) => console.warn(`config: ${err.message}`));
       if (started) return listed;
       started = true;
       await show(conversations.current ?? conversations.create());

@@ -42,6 +42,7 @@ function start() {
   const chat = createChatView();
   const access = createAccessPanel({ labelOf: labels.of, onChange: () => void refreshStatus().catch(report('status')) });
   let unlocked = false;
+  let unlocking = false;
   let samplesShown = false;
 
   const refreshStatus = async () => {
@@ -69,7 +70,8 @@ function start() {
   }
 
   const unlock = async () => {
-    if (!token.get()) return;
+    if (!token.get() || unlocking) return;
+    unlocking = true;
     try {
       const s = await refreshStatus();
       unlocked = true;
@@ -86,6 +88,8 @@ function start() {
       }
       $('token-error').textContent = err.status === 401 ? 'The token was not accepted.' : err.message;
       $('token-error').hidden = false;
+    } finally {
+      unlocking = false;
     }
   };
 
@@ -125,6 +129,8 @@ function start() {
     } catch {
       setPill('offline', 'bad');
     }
+    // A token the gateway could not check (it was restarting, the network dropped) is tried again.
+    if (!unlocked && token.get()) void unlock();
     if (unlocked) await Promise.all([refreshStatus(), loadFleet(), access.load(), router.view === 'tasks' ? tasks.load() : null]).catch(report('refresh'));
   };
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatLocalDay } from '../../src/core/util/local-day.js';
-import { send, shot, turn, turnState, useChatView } from '../helpers/chat-page.js';
+import { send, shot, turn, turnState, useChatView, waitForChat } from '../helpers/chat-page.js';
 
 /**
  * The Chat view's actions in headless Chromium against the real app and the stand-in engine:
@@ -39,6 +39,38 @@ describe('chat view: Stop and the queue', () => {
     // The gateway recorded the first turn as aborted (it is listed among the escalations).
     const escalations = (await (await s.api('/api/escalations')).json()) as { escalations: Array<{ kind: string; messagePreview: string }> };
     expect(escalations.escalations).toEqual([expect.objectContaining({ kind: 'aborted', messagePreview: 'GATE:never-opened take your time' })]);
+    expect(w.problems).toEqual([]);
+  });
+});
+
+describe('chat view: a turn running across a reload', () => {
+  it('after a reload mid-turn the turn is shown running with Stop, and its stored reply comes when it ends; Stop stops such a turn', async () => {
+    const { s, w } = await chat.open();
+    const { page } = w;
+    await send(page, 'GATE:reload-gate slow work');
+    await expect.poll(() => turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    await page.reload();
+    await waitForChat(page);
+    const earlier = turn(page);
+    await turnState(earlier, 'running');
+    expect(await page.locator('#chat-transcript .msg.system').last().innerText()).toContain('was running on the gateway when this page was loaded');
+    expect(await page.locator('#chat-stop').isVisible()).toBe(true);
+    fs.writeFileSync(path.join(s.dir, 'reload-gate'), '');
+    await turnState(earlier, 'stored');
+    expect(await earlier.locator('.reply').innerText()).toMatch(/^Before the gate\.\s*ECHO: GATE:reload-gate slow work/);
+    expect(await page.locator('#chat-stop').isVisible()).toBe(false);
+
+    // Stopped from the reloaded page: the turn ends on the gateway, keeping what it had said.
+    await send(page, 'GATE:never-opened stop me after a reload');
+    await expect.poll(() => turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    await page.reload();
+    await waitForChat(page);
+    await turnState(turn(page), 'running');
+    await page.click('#chat-stop');
+    await turnState(turn(page), 'stored');
+    expect(await turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    const escalations = (await (await s.api('/api/escalations')).json()) as { escalations: Array<{ kind: string; messagePreview: string }> };
+    expect(escalations.escalations).toEqual([expect.objectContaining({ kind: 'aborted', messagePreview: 'GATE:never-opened stop me after a reload' })]);
     expect(w.problems).toEqual([]);
   });
 });
@@ -82,6 +114,40 @@ describe('chat view: approvals', () => {
     expect(await turn(page).locator('.approval-note').innerText()).toBe('Denied.');
     expect(await turn(page).locator('.reply').innerText()).toMatch(/^DENIED/);
     expect(fs.existsSync(path.join(dir, 'DENIED-SIDE-EFFECT.txt'))).toBe(false);
+    expect(w.problems).toEqual([]);
+  });
+});
+
+describe('chat view: approvals as a chat channel words them', () => {
+  it('a long request is shown whole (not the cut summary), with the time a person has; an answer typed in the box settles its card', async () => {
+    const { s, w } = await chat.open({ yaml: 'skipPermissions: false\napprovalTimeoutSeconds: 90\n' });
+    const { page } = w;
+    // Longer than the 500 characters of a summary: a channel's prompt cuts it, the card does not.
+    const command = `echo ${'x'.repeat(700)} > LONG-SIDE-EFFECT.txt; echo END-OF-COMMAND`;
+    await send(page, `ASK:${command}`);
+    const card = turn(page).locator('.approval');
+    await card.waitFor();
+    expect(await card.locator('.approval-summary').innerText()).toBe(command);
+    expect(await card.locator('.approval-rules').innerText()).toMatch(
+      /^Or type \/allow, \/deny or \/allow always\. No answer within 90 s means no\. \(request [a-z2-9]{5}\)$/,
+    );
+
+    // Typed instead of pressed: the card shows the command's answer, not "ended without an answer".
+    await send(page, '/allow');
+    await expect.poll(() => card.getAttribute('data-answer')).toBe('allow');
+    expect(await card.locator('.approval-note').innerText()).toMatch(/^Allowed Bash: echo x+/);
+    expect(await card.locator('button:enabled').count()).toBe(0);
+    await turnState(turn(page), 'completed');
+    expect(await card.getAttribute('data-answer')).toBe('allow');
+    expect(fs.existsSync(path.join(s.dir, 'LONG-SIDE-EFFECT.txt'))).toBe(true);
+
+    await send(page, 'ASK:touch TYPED-DENY.txt');
+    const second = turn(page).locator('.approval');
+    await second.waitFor();
+    await send(page, '/deny');
+    await expect.poll(() => second.getAttribute('data-answer')).toBe('deny');
+    await turnState(turn(page), 'completed');
+    expect(fs.existsSync(path.join(s.dir, 'TYPED-DENY.txt'))).toBe(false);
     expect(w.problems).toEqual([]);
   });
 });

@@ -110,8 +110,19 @@ describe('chat view on a phone', () => {
     ].join('\n');
     const { w } = await chat.open({ yaml: 'skipPermissions: false\n', files: { 'deploy.md': reply } });
     const { page } = w;
+    // An earlier conversation in the list, and the shown one named by a rename (its first message
+    // carries the stand-in's directives).
+    await send(page, 'Summarise the open support tickets');
+    await turnState(turn(page), 'completed');
+    await page.click('#chat-new');
+    await expect.poll(() => page.locator('#chat-transcript .msg').count()).toBe(0);
     await send(page, 'How did the deploy go? TOOL:Bash REPLY-FILE:deploy.md MAKE-FILE:deploy-notes.md:2048');
     await turnState(turn(page), 'completed');
+    const row = page.locator('#chat-list li').first();
+    await row.locator('[data-action="rename"]').click();
+    await row.locator('input').fill('Deploy of the worker');
+    await row.locator('input').press('Enter');
+    await expect.poll(() => page.locator('#chat-title').innerText()).toBe('Deploy of the worker');
     await send(page, 'Restart the worker once more. ASK:echo restarted worker');
     await turn(page).locator('.approval').waitFor();
     await page.evaluate('document.querySelector("#chat-transcript").scrollTop = 1e6');

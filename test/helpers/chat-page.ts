@@ -67,7 +67,9 @@ export async function openChat(browser: Browser, url: string, viewport = { width
   const page = await context.newPage();
   const w: ChatPage = { context, page, problems: [], dialogs: [], requests: [] };
   page.on('console', (m) => {
-    if (m.type() === 'error') w.problems.push(`console: ${m.text()} ${m.location().url}`);
+    // Chromium fails requests in flight with ERR_NETWORK_CHANGED when the machine's network
+    // interfaces change (containers starting beside the tests): the machine's doing, not the page's.
+    if (m.type() === 'error' && !m.text().includes('net::ERR_NETWORK_CHANGED')) w.problems.push(`console: ${m.text()} ${m.location().url}`);
   });
   page.on('pageerror', (e) => w.problems.push(`pageerror: ${e.message}`));
   page.on('dialog', (d) => {

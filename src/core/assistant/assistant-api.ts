@@ -23,6 +23,8 @@ export interface Assistant {
   reset(key: string): Promise<void>;
   /** Cancel the running turn of a key; true when one was running. History is kept. */
   abort(key: string): boolean;
+  /** Whether a turn of the key is running now (a client that reloads follows it: the history says so). */
+  isRunning(key: string): boolean;
   /** Answer an approval request of a running turn (POST /approve, /allow, /deny, the terminal). */
   answerApproval(answer: AnswerRequest): AnswerOutcome;
   /** Whether a slash command line is answered at once (/stop, /allow, /deny), not queued behind the session's turn. */

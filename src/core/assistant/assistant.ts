@@ -169,6 +169,7 @@ export function createAssistantCore(deps: AssistantCoreDeps): Assistant {
     },
     reset: parts.reset,
     abort: (key) => table.abort(key),
+    isRunning: (key) => table.isRunning(key),
     answerApproval: (answer) => approvals.answer(answer),
     runsAtOnce: (line) => deps.commands.runsAtOnce(line),
     status,

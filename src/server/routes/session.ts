@@ -13,7 +13,8 @@ const approveBody = z.strictObject({ sessionKey: sessionKey.optional(), id: z.st
  * who may answer any request) and GET /api/sessions: every session key with its last activity,
  * newest first, and for the named sessions of a chat (/new in a channel or the terminal) the chat,
  * name and whether it is the chat's current one; GET /api/sessions/:key/history: the key's stored
- * messages (what a client shows again after a reload), the newest `limit`, oldest first.
+ * messages (what a client shows again after a reload), the newest `limit`, oldest first, and
+ * whether a turn of the key runs now (a reloaded page waits for its reply).
  */
 export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void {
   table.add('GET', '/api/sessions', async (event) => {
@@ -44,6 +45,7 @@ export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void
       key: key.data,
       messages: kept.map((m) => ({ role: m.role, text: m.text, ts: new Date(m.ts).toISOString() })),
       more: entries.length > kept.length,
+      running: deps.assistant.isRunning(key.data),
     };
   });
 

@@ -20,6 +20,34 @@ async function chat(srv: TestServer, message: string, sessionKey: string): Promi
   expect(await res.text()).toContain('"type":"completion"');
 }
 
+/**
+ * A turn's stream read as it arrives: `until(done)` resolves once `done(reply, types)` holds for
+ * the reply text so far and the event types seen (throws if the body ends first).
+ */
+function readTurn(res: Response): { until(done: (reply: string, types: string[]) => boolean): Promise<void> } {
+  const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let reply = '';
+  const types: string[] = [];
+  return {
+    async until(done) {
+      while (!done(reply, types)) {
+        const next = await reader?.read();
+        if (!next || next.done) throw new Error(`the stream ended first (${types.join(', ')})`);
+        buffer += next.value;
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          if (!block.startsWith('data: ')) continue;
+          const event = JSON.parse(block.slice(6)) as { type: string; content?: string };
+          types.push(event.type);
+          if (event.type === 'text') reply += event.content;
+        }
+      }
+    },
+  };
+}
+
 const history = (srv: TestServer, key: string, query = '') => srv.api(`/api/sessions/${encodeURIComponent(key)}/history${query}`);
 
 describe('GET /api/sessions/:key/history', () => {
@@ -52,11 +80,28 @@ describe('GET /api/sessions/:key/history', () => {
     expect(((await (await history(s, key, '?limit=4')).json()) as typeof body).more).toBe(false);
 
     // A key nothing was said on has no messages (it is not an error: a new conversation).
-    expect(await (await history(s, 'never-used')).json()).toEqual({ key: 'never-used', messages: [], more: false });
+    expect(await (await history(s, 'never-used')).json()).toEqual({ key: 'never-used', messages: [], more: false, running: false });
     // HEAD is answered like the GET, without a body.
     const head = await s.api(`/api/sessions/other/history`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
+  });
+
+  it('`running` says whether a turn of the key runs now: a page reloaded mid-turn follows it', async () => {
+    s = await startTestServer();
+    const srv = s;
+    const res = await srv.api('/chat', { json: { message: 'GATE:history-gate slow', sessionKey: 'busy' } });
+    const stream = readTurn(res);
+    await stream.until((reply) => reply === 'Before the gate.');
+    const during = (await (await history(srv, 'busy')).json()) as { messages: Array<{ role: string; text: string }>; running: boolean };
+    expect(during.running).toBe(true);
+    expect(during.messages.map((m) => m.role)).toEqual(['user']);
+    expect(((await (await history(srv, 'idle')).json()) as { running: boolean }).running).toBe(false);
+    fs.writeFileSync(`${srv.dir}/history-gate`, '');
+    await stream.until((_, types) => types.includes('completion'));
+    const after = (await (await history(srv, 'busy')).json()) as typeof during;
+    expect(after.running).toBe(false);
+    expect(after.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
   });
 
   it('bad limits, keys and encodings are 400s naming the problem; the token is required; a reset empties it', async () => {
@@ -81,7 +126,7 @@ describe('GET /api/sessions/:key/history', () => {
 
     expect(((await (await history(s, 'k')).json()) as { messages: unknown[] }).messages).toHaveLength(2);
     expect((await s.api('/reset', { json: { sessionKey: 'k' } })).status).toBe(200);
-    expect(await (await history(s, 'k')).json()).toEqual({ key: 'k', messages: [], more: false });
+    expect(await (await history(s, 'k')).json()).toEqual({ key: 'k', messages: [], more: false, running: false });
   });
 
   it('secret values in stored messages are masked, as in every JSON reply', async () => {
