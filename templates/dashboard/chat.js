@@ -171,7 +171,8 @@ export function createChatView() {
 
   /** A slash command: its answer is one JSON object, shown as a system line. */
   async function command(k, t, text, attached) {
-    t.list.append(userMessage(text, { ts: Date.now() }));
+    const typed = userMessage(text, { ts: Date.now() });
+    t.list.append(typed);
     if (attached.length) t.list.append(systemLine('A slash command takes no attachments: they were not sent.'));
     let answer;
     try {
@@ -180,6 +181,12 @@ export function createChatView() {
       answer = { text: err.message, error: 'request_failed' };
     }
     const line = systemLine(answer.text ?? JSON.stringify(answer), answer.error ? 'failed' : '');
+    // /reset forgot the conversation (the store's history too): the page forgets what it showed of it,
+    // as a reload would, but keeps the turns still running or queued.
+    if (!answer.error && /^\/reset\s*$/.test(text.trim())) {
+      t.list.replaceChildren(...t.turns.map((x) => x.node), typed);
+      void conversations.refresh().catch(() => {});
+    }
     // A typed /allow, /deny or /allow always answered a request: its card says so.
     if (answer.approval && answer.decision) for (const turn of t.turns) turn.answered(answer.approval, answer.decision, answer.text);
     if (answer.error === 'unknown_command') {

@@ -181,4 +181,20 @@ describe('chat view: conversations', () => {
     expect(w.requests).toContain(`POST ${s.url}/command`);
     expect(w.problems).toEqual([]);
   });
+
+  it('/reset clears the conversation on the page as in the store: nothing of it comes back after a reload', async () => {
+    const { w } = await chat.open();
+    const { page } = w;
+    await send(page, 'remember this');
+    await turnState(turn(page), 'completed');
+    await send(page, '/reset');
+    await expect.poll(() => page.locator('#chat-transcript .msg.system').last().innerText()).toContain('Session reset');
+    expect(await page.locator('#chat-transcript .msg.assistant').count()).toBe(0);
+    expect(await page.locator('#chat-transcript .msg.user').allInnerTexts()).toEqual([expect.stringContaining('/reset')]);
+    await page.reload();
+    await waitForChat(page);
+    expect(await page.locator('#chat-transcript .msg.assistant').count()).toBe(0);
+    expect(await page.locator('#chat-transcript').innerText()).not.toContain('remember this');
+    expect(w.problems).toEqual([]);
+  });
 });
