@@ -158,6 +158,32 @@ describe('service gateway --tunnel (untun, with a stand-in cloudflared)', () => 
     expect(line).toContain(`serving locally only, at ${g.url}`);
     expect((await fetch(`${g.url}/health`)).status).toBe(200);
     expect(g.child.exitCode).toBe(null);
+    // untun's own words come through our log (no colour codes), not printed beside it.
+    expect(g.output()).toContain(`tunnel: Starting cloudflared tunnel to ${g.url}\n`);
+    expect(g.output()).not.toContain('\x1b');
+  });
+
+  it("offline with --log-format json: every line of the output, untun's included, is one JSON object", async () => {
+    const cf = withCloudflared('offline');
+    gw = await startGatewayProcess(assistant(), ['--tunnel', '--log-format', 'json'], cf.env);
+    const g = gw;
+    await until(() => g.output().includes('tunnel: cannot open'));
+    await g.stop();
+    gw = undefined;
+    const lines = g.output().trim().split('\n');
+    const records = lines.map((l) => {
+      try {
+        return JSON.parse(l) as { level: string; message: string };
+      } catch {
+        throw new Error(`not a JSON record: ${JSON.stringify(l)}`);
+      }
+    });
+    expect(records).toContainEqual(expect.objectContaining({ level: 'info', message: `tunnel: Starting cloudflared tunnel to ${g.url}` }));
+    expect(records.filter((r) => r.level === 'error')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^tunnel: cannot open a public URL \(.*failed to request quick Tunnel.*\); serving locally only/),
+      }),
+    ]);
   });
 
   it('online: prints the public URL with a warning, and stops cloudflared on shutdown', async () => {
