@@ -64,6 +64,7 @@ describe('HEAD on the streaming routes', () => {
     ['/chat', 'POST'],
     ['/command', 'POST'],
     ['/api/tasks/daily/run', 'POST'],
+    ['/v1/chat/completions', 'POST'],
   ])('HEAD %s (a %s route that streams) answers 405 at once, starts no turn, and the next request is answered', async (path, allow) => {
     s = await startTestServer({ yaml: 'tasks:\n  - id: daily\n    name: Daily\n    schedule: "0 9 * * *"\n    prompt: hello\n' });
     const raw = await twoOnOneSocket(s.server.port, head(path), health);
