@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
@@ -87,6 +87,29 @@ describe('service gateway --https', () => {
     expect(fs.existsSync(path.join(dir, '.service', 'tls'))).toBe(false);
     const health = await getTrusting(`${gw.url}/health`, fs.readFileSync(path.join(own, 'cert.pem')));
     expect(health.status).toBe(200);
+  });
+
+  it('a --cert or --key that is not one, or a key of another certificate, is one line naming the file and exit 1', async () => {
+    const made = await certificateMadeByGateway();
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const own = testdir({ 'cert.pem': made.cert.toString(), 'key.pem': made.key.toString(), 'junk.pem': 'not a pem file\n', 'other-key.pem': other });
+    const f = (name: string) => path.join(own, name);
+    const run = (cert: string, key: string) =>
+      runCli(['gateway', '-d', assistant(), '--port', '0', '--cert', f(cert), '--key', f(key)], { env: { SERVICE_TOKEN: '', SERVICE_FLEET_DIR: testdir() } });
+    for (const [cert, key, line] of [
+      ['junk.pem', 'key.pem', `error: ${f('junk.pem')} is not a certificate in PEM form (-----BEGIN CERTIFICATE-----); check --cert`],
+      ['cert.pem', 'junk.pem', `error: ${f('junk.pem')} is not an unencrypted private key in PEM form (-----BEGIN PRIVATE KEY-----); check --key`],
+      ['cert.pem', 'other-key.pem', `error: the key in ${f('other-key.pem')} does not belong to the certificate in ${f('cert.pem')}; check --cert and --key`],
+    ]) {
+      const r = await run(cert ?? '', key ?? '');
+      expect(r.code).toBe(1);
+      expect(
+        r.stderr
+          .trim()
+          .split('\n')
+          .filter((l) => !l.startsWith('warn: ')),
+      ).toEqual([line]);
+    }
   });
 
   it('--cert without --key is one clear line and exit 1', async () => {
