@@ -133,6 +133,28 @@ describe('service gateway --qr', () => {
     const withToken = await poll(() => decodePrintedQr(gw?.output() ?? ''));
     expect(withToken).toBe(`${gw.url}/#token=${TOKEN}`);
   });
+
+  it('with --log-format json: no drawing among the records, a warning with the link instead', async () => {
+    gw = await startGatewayProcess(assistant(), ['--qr', '--log-format', 'json'], { SERVICE_TOKEN: '' });
+    const g = gw;
+    await until(() => g.output().includes('--qr draws no QR code'));
+    await g.stop();
+    gw = undefined;
+    const records = g
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => {
+        try {
+          return JSON.parse(l) as { level: string; message: string };
+        } catch {
+          throw new Error(`not a JSON record: ${JSON.stringify(l)}`);
+        }
+      });
+    expect(records).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: `--qr draws no QR code with --log-format json (one JSON object per line); the dashboard: ${g.url}/` }),
+    );
+  });
 });
 
 describe('service gateway --public', () => {
