@@ -159,7 +159,7 @@ export async function launchGateway(opts: LaunchGatewayOptions): Promise<Gateway
     throw err;
   });
   // Loaded only with --tunnel (untun and what it brings).
-  const tunnel = opts.tunnel ? (await import('./server/tunnel.js')).startTunnel(server.url) : undefined;
+  const tunnel = opts.tunnel ? (await import('./server/tunnel.js')).startTunnel(server.url, (line) => log.info(`tunnel: ${line}`)) : undefined;
   held.lock.describe({ url: server.url });
   engineApi.describe({ host: server.host, port: server.port, ...(tls ? { tls: { certFile: tls.certFile } } : {}) });
   // Registered only now: the entry carries the port actually bound (port 0 picks one).

@@ -81,7 +81,7 @@ export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Pr
     `dashboard: ${gateway.url}/${fragment}`,
     ...(await describeReach(gateway, opts, log)),
   ]);
-  void announceExtras(gateway, opts, print, log);
+  void announceExtras(gateway, { ...opts, logFormat: format }, print, log);
   return closed;
 }
 
@@ -130,6 +130,11 @@ async function announceExtras(gateway: Gateway, opts: GatewayCommandOptions, pri
   const network = (await gateway.urls()).find((u) => u.type === 'network');
   const base = publicUrl ?? network?.url ?? gateway.url;
   if (!publicUrl && !network) log.warn(`the QR code points at ${gateway.url}, which a phone cannot reach: add --public (same network) or --tunnel`);
+  if (opts.logFormat === 'json') {
+    // A drawing is not a log record: with one JSON object per line, the link alone.
+    log.warn(`--qr draws no QR code with --log-format json (one JSON object per line); the dashboard: ${base}/`);
+    return;
+  }
   await gateway.showQr(`${base}/${opts.qrToken ? `#token=${gateway.token}` : ''}`);
   if (!opts.qrToken) print(['(the QR code carries no token: the dashboard asks for it; --qr-token puts it in the link)']);
 }

@@ -83,8 +83,11 @@ export function createServerApp(deps: ServerDeps): ServerApp {
       paths.set(path, methods);
       const answer = async (event: H3Event) => redactResult(await handler(event), redact);
       app.on(method, path, answer);
-      // HEAD is its GET without the body (h3 drops it); a stream's HEAD is only its head.
-      if (method === 'GET') app.on('HEAD', path, opts.stream ? () => new HTTPResponse(null, { status: 200, statusText: 'OK', headers: SSE_HEADERS }) : answer);
+      // HEAD is its GET without the body (h3 drops it) but with its length; a stream's HEAD is only its head.
+      if (method === 'GET') {
+        const head = async (event: H3Event) => withLength(await answer(event));
+        app.on('HEAD', path, opts.stream ? () => new HTTPResponse(null, { status: 200, statusText: 'OK', headers: SSE_HEADERS }) : head);
+      }
     },
   };
 
@@ -148,8 +151,10 @@ function createTokenCheck(deps: ServerDeps, metricsPublic: boolean): Middleware 
     if (isPublic(method, pathname)) return;
     if (metricsPublic && (method === 'GET' || method === 'HEAD') && pathname === '/metrics') return;
     // A sent file's URL carries its own token (routes/files.ts checks it, or the Bearer header).
-    if (method === 'GET' && pathname.startsWith(FILES_PATH)) return;
-    const token = presentedToken(event.req.headers.get('authorization') ?? undefined, event.url, method === 'GET' && pathname === '/api/events');
+    const reads = method === 'GET' || method === 'HEAD';
+    if (reads && pathname.startsWith(FILES_PATH)) return;
+    // EventSource cannot send headers: the feed takes the token in its query, for GET and its HEAD alike.
+    const token = presentedToken(event.req.headers.get('authorization') ?? undefined, event.url, reads && pathname === '/api/events');
     const holder = token === undefined ? undefined : identifyToken(token, { gateway: deps.token, engine: deps.engineToken });
     if (holder === 'owner') return;
     if (holder === 'engine') {
@@ -193,6 +198,18 @@ function createRedactor(deps: ServerDeps): <T>(value: T) => T {
     }
     return maskSecretValues(value, values);
   };
+}
+
+/**
+ * The length a GET's body would have, on its HEAD answer: h3 leaves the body out of a HEAD before
+ * srvx counts it, and a client checking a download or a health probe reads the length.
+ */
+function withLength(out: unknown): unknown {
+  if (!(out instanceof HTTPResponse) || out.headers.has('content-length')) return out;
+  const body: unknown = out.body;
+  if (typeof body === 'string') out.headers.set('content-length', String(Buffer.byteLength(body)));
+  else if (body instanceof Uint8Array) out.headers.set('content-length', String(body.byteLength));
+  return out;
 }
 
 /** Objects become JSON with secrets masked; JSON replies are re-read and masked; other replies (streams mask per event, files) go as they are. */

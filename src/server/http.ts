@@ -37,7 +37,10 @@ export function errorBody(err: HTTPError): Record<string, unknown> {
 
 /** JSON with a status other than 200, or with headers of its own. */
 export function jsonReply(status: number, body: unknown, headers: Record<string, string> = {}): HTTPResponse {
-  return new HTTPResponse(JSON.stringify(body), { status, statusText: reasonPhrase(status), headers: { 'content-type': JSON_TYPE, ...headers } });
+  const text: string | undefined = JSON.stringify(body);
+  // Counted here, not by srvx: a HEAD answer (its body left out by h3) carries it too.
+  const length: Record<string, string> = text === undefined ? {} : { 'content-length': String(Buffer.byteLength(text)) };
+  return new HTTPResponse(text, { status, statusText: reasonPhrase(status), headers: { 'content-type': JSON_TYPE, ...headers, ...length } });
 }
 
 /**

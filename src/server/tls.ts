@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,7 @@ export function resolveTlsFiles(opts: { stateDir: string; cert?: string | undefi
         throw new AppError('tls_files', `cannot read ${file}: --cert and --key name PEM files this user can read`);
       }
     }
+    checkPair(opts.cert, opts.key);
     return { certFile: path.resolve(opts.cert), keyFile: path.resolve(opts.key) };
   }
   const dir = path.join(opts.stateDir, 'tls');
@@ -46,6 +47,27 @@ export function keepSelfSigned(files: TlsFiles, made: { cert: string; key: strin
 }
 
 // --- internal ---
+
+/**
+ * The user's files read as TLS will read them, so a wrong file is one line naming it before the
+ * gateway listens (OpenSSL's own words, `ERR_OSSL_PEM_NO_START_LINE`, name neither file nor fix).
+ */
+function checkPair(certFile: string, keyFile: string): void {
+  let cert: X509Certificate;
+  let key: KeyObject;
+  try {
+    cert = new X509Certificate(fs.readFileSync(certFile));
+  } catch {
+    throw new AppError('tls_files', `${certFile} is not a certificate in PEM form (-----BEGIN CERTIFICATE-----); check --cert`);
+  }
+  try {
+    key = createPrivateKey(fs.readFileSync(keyFile));
+  } catch {
+    throw new AppError('tls_files', `${keyFile} is not an unencrypted private key in PEM form (-----BEGIN PRIVATE KEY-----); check --key`);
+  }
+  if (!cert.checkPrivateKey(key))
+    throw new AppError('tls_files', `the key in ${keyFile} does not belong to the certificate in ${certFile}; check --cert and --key`);
+}
 
 function isUsable(files: TlsFiles, now: number): boolean {
   try {

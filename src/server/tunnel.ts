@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
 
 /**
@@ -18,9 +19,12 @@ export interface OpeningTunnel {
   close(): Promise<void>;
 }
 
-export function startTunnel(localUrl: string): OpeningTunnel {
+/** untun's own messages (starting, Cloudflare's terms when it downloads cloudflared), one line each. */
+export type TunnelNotice = (line: string) => void;
+
+export function startTunnel(localUrl: string, notice: TunnelNotice): OpeningTunnel {
   let closed = false;
-  const opened = openTunnel(localUrl).then(async (t) => {
+  const opened = openTunnel(localUrl, notice).then(async (t) => {
     if (!closed) return t;
     await t.close();
     throw new Error('the gateway stopped before the tunnel opened');
@@ -41,9 +45,10 @@ export function startTunnel(localUrl: string): OpeningTunnel {
 const URL_DEADLINE_MS = 60_000;
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-export async function openTunnel(localUrl: string): Promise<Tunnel> {
+export async function openTunnel(localUrl: string, notice: TunnelNotice): Promise<Tunnel> {
   const { startTunnel } = await import('untun');
   ignoreUntunRejections();
+  const restoreConsole = routeUntunConsole(notice);
   // untun 0.2 installs SIGINT/SIGTERM/SIGHUP handlers that stop cloudflared and then exit the
   // process at once, which would cut the gateway's graceful shutdown short: they are taken off
   // again, and the gateway closes the tunnel in its own shutdown order.
@@ -52,6 +57,7 @@ export async function openTunnel(localUrl: string): Promise<Tunnel> {
   try {
     tunnel = await startTunnel({ url: localUrl, verifyTLS: false, acceptCloudflareNotice: true });
   } finally {
+    restoreConsole();
     for (const s of SIGNALS) for (const l of process.listeners(s)) if (!before.get(s)?.has(l)) process.off(s, l);
   }
   if (!tunnel) throw new Error('cloudflared was not installed');
@@ -74,6 +80,39 @@ export async function openTunnel(localUrl: string): Promise<Tunnel> {
 }
 
 // --- internal ---
+
+/**
+ * untun 0.2 prints with console.log, in colour whatever stdout is: on the gateway's stdout those
+ * lines broke `--log-format json` (one JSON object per line) and put escape codes in log files.
+ * While it starts, console.log calls made from untun's code go to `notice` as one plain line each
+ * (Cloudflare's terms, six lines with symbols, become one); anyone else's go on as before.
+ */
+function routeUntunConsole(notice: TunnelNotice): () => void {
+  const original = console.log;
+  console.log = (...args: unknown[]) => {
+    if (!new Error().stack?.includes(`${path.sep}untun${path.sep}`)) return original.apply(console, args);
+    const line = plainLine(args.map(String).join(' '));
+    if (line) notice(line);
+  };
+  return () => {
+    console.log = original;
+  };
+}
+
+/** Escape codes, decoration (emoji, arrows) at line starts and runs of spaces taken out; the lines joined. */
+function plainLine(text: string): string {
+  return text
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((l) =>
+      l
+        .replace(/^[^\p{L}\p{N}]+/u, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter(Boolean)
+    .join(' ');
+}
 
 let ignoring = false;
 

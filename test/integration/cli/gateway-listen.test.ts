@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
@@ -89,6 +89,29 @@ describe('service gateway --https', () => {
     expect(health.status).toBe(200);
   });
 
+  it('a --cert or --key that is not one, or a key of another certificate, is one line naming the file and exit 1', async () => {
+    const made = await certificateMadeByGateway();
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const own = testdir({ 'cert.pem': made.cert.toString(), 'key.pem': made.key.toString(), 'junk.pem': 'not a pem file\n', 'other-key.pem': other });
+    const f = (name: string) => path.join(own, name);
+    const run = (cert: string, key: string) =>
+      runCli(['gateway', '-d', assistant(), '--port', '0', '--cert', f(cert), '--key', f(key)], { env: { SERVICE_TOKEN: '', SERVICE_FLEET_DIR: testdir() } });
+    for (const [cert, key, line] of [
+      ['junk.pem', 'key.pem', `error: ${f('junk.pem')} is not a certificate in PEM form (-----BEGIN CERTIFICATE-----); check --cert`],
+      ['cert.pem', 'junk.pem', `error: ${f('junk.pem')} is not an unencrypted private key in PEM form (-----BEGIN PRIVATE KEY-----); check --key`],
+      ['cert.pem', 'other-key.pem', `error: the key in ${f('other-key.pem')} does not belong to the certificate in ${f('cert.pem')}; check --cert and --key`],
+    ]) {
+      const r = await run(cert ?? '', key ?? '');
+      expect(r.code).toBe(1);
+      expect(
+        r.stderr
+          .trim()
+          .split('\n')
+          .filter((l) => !l.startsWith('warn: ')),
+      ).toEqual([line]);
+    }
+  });
+
   it('--cert without --key is one clear line and exit 1', async () => {
     const r = await runCli(['gateway', '-d', assistant(), '--port', '0', '--cert', '/nonexistent.pem'], {
       env: { SERVICE_TOKEN: '', SERVICE_FLEET_DIR: testdir() },
@@ -109,6 +132,28 @@ describe('service gateway --qr', () => {
     gw = await startGatewayProcess(assistant(), ['--qr', '--qr-token'], { SERVICE_TOKEN: '' });
     const withToken = await poll(() => decodePrintedQr(gw?.output() ?? ''));
     expect(withToken).toBe(`${gw.url}/#token=${TOKEN}`);
+  });
+
+  it('with --log-format json: no drawing among the records, a warning with the link instead', async () => {
+    gw = await startGatewayProcess(assistant(), ['--qr', '--log-format', 'json'], { SERVICE_TOKEN: '' });
+    const g = gw;
+    await until(() => g.output().includes('--qr draws no QR code'));
+    await g.stop();
+    gw = undefined;
+    const records = g
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => {
+        try {
+          return JSON.parse(l) as { level: string; message: string };
+        } catch {
+          throw new Error(`not a JSON record: ${JSON.stringify(l)}`);
+        }
+      });
+    expect(records).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: `--qr draws no QR code with --log-format json (one JSON object per line); the dashboard: ${g.url}/` }),
+    );
   });
 });
 
@@ -158,6 +203,32 @@ describe('service gateway --tunnel (untun, with a stand-in cloudflared)', () => 
     expect(line).toContain(`serving locally only, at ${g.url}`);
     expect((await fetch(`${g.url}/health`)).status).toBe(200);
     expect(g.child.exitCode).toBe(null);
+    // untun's own words come through our log (no colour codes), not printed beside it.
+    expect(g.output()).toContain(`tunnel: Starting cloudflared tunnel to ${g.url}\n`);
+    expect(g.output()).not.toContain('\x1b');
+  });
+
+  it("offline with --log-format json: every line of the output, untun's included, is one JSON object", async () => {
+    const cf = withCloudflared('offline');
+    gw = await startGatewayProcess(assistant(), ['--tunnel', '--log-format', 'json'], cf.env);
+    const g = gw;
+    await until(() => g.output().includes('tunnel: cannot open'));
+    await g.stop();
+    gw = undefined;
+    const lines = g.output().trim().split('\n');
+    const records = lines.map((l) => {
+      try {
+        return JSON.parse(l) as { level: string; message: string };
+      } catch {
+        throw new Error(`not a JSON record: ${JSON.stringify(l)}`);
+      }
+    });
+    expect(records).toContainEqual(expect.objectContaining({ level: 'info', message: `tunnel: Starting cloudflared tunnel to ${g.url}` }));
+    expect(records.filter((r) => r.level === 'error')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^tunnel: cannot open a public URL \(.*failed to request quick Tunnel.*\); serving locally only/),
+      }),
+    ]);
   });
 
   it('online: prints the public URL with a warning, and stops cloudflared on shutdown', async () => {

@@ -43,6 +43,10 @@ describe('HTTP: files both ways, and GET /api/sessions', () => {
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="report.pdf"; filename*=UTF-8''report.pdf`);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.alloc(1500, 0x61));
+    // Its HEAD (a download manager asking the size first) takes the same link.
+    const head = await fetch(`${s.url}${url}`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe('1500');
 
     // The gateway token as a Bearer header works too; nothing else does.
     const bare = url.split('?')[0] ?? '';

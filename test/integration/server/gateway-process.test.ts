@@ -151,6 +151,37 @@ describe('service gateway (spawned for real)', () => {
     await expect(fetch(`${g.url}/health`)).rejects.toThrow();
   });
 
+  it('SIGTERM: the listener stops accepting first, while the running turn goes on to finish on its open connection (issue 27: the order kept on listhen)', async () => {
+    const standIn = createStandIn();
+    const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });
+    const g = await startGatewayProcess(dir, [], { ...standIn.env, SERVICE_TOKEN: '' });
+    let ended = false;
+    const turn = fetch(`${g.url}/chat`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'SLEEP:5000 in flight' }),
+    })
+      .then((r) => r.text())
+      .finally(() => {
+        ended = true;
+      });
+    await until(() => standIn.runs().length > 0, HANG_MS, 'the turn to start');
+    const exit = g.stop('SIGTERM');
+    await until(
+      () =>
+        fetch(`${g.url}/health`).then(
+          () => false,
+          () => true,
+        ),
+      HANG_MS,
+      'new connections to be refused',
+    );
+    expect(ended).toBe(false); // refused while the turn still streams
+    const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
+    expect(await exit).toBe(0);
+  });
+
   it('after the grace period a turn still running, and one queued behind it, end aborted saying the gateway is shutting down; exit 0', async () => {
     const standIn = createStandIn();
     const dir = testdir({ 'service.yaml': minimalYaml('engine_b', 'gateway:\n  token: tok-1234567890\n') });

@@ -64,6 +64,7 @@ describe('HEAD on the streaming routes', () => {
     ['/chat', 'POST'],
     ['/command', 'POST'],
     ['/api/tasks/daily/run', 'POST'],
+    ['/v1/chat/completions', 'POST'],
   ])('HEAD %s (a %s route that streams) answers 405 at once, starts no turn, and the next request is answered', async (path, allow) => {
     s = await startTestServer({ yaml: 'tasks:\n  - id: daily\n    name: Daily\n    schedule: "0 9 * * *"\n    prompt: hello\n' });
     const raw = await twoOnOneSocket(s.server.port, head(path), health);
@@ -72,5 +73,39 @@ describe('HEAD on the streaming routes', () => {
     expect(first?.toLowerCase()).toContain(`allow: ${allow.toLowerCase()}`);
     expect(s.assistant.status()).toMatchObject({ running: 0, waiting: 0 });
     expect(await s.assistant.recentActivity(10)).toEqual([]);
+  });
+});
+
+describe('HEAD answers as its GET does', () => {
+  it('HEAD /api/events with the token in the query (as EventSource sends it) is its head, like the GET; without a token 401', async () => {
+    s = await startTestServer({ maxEventSubscribers: 1 });
+    const base = `http://127.0.0.1:${s.server.port}`;
+    const feed = new AbortController();
+    expect((await fetch(`${base}/api/events?token=${TEST_TOKEN}`, { signal: feed.signal })).status).toBe(200);
+    const head = await fetch(`${base}/api/events?token=${TEST_TOKEN}`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/event-stream');
+    expect((await fetch(`${base}/api/events`, { method: 'HEAD' })).status).toBe(401);
+    // The HEAD took no slot: the one subscriber is still the first GET.
+    expect((await s.api('/api/events')).status).toBe(503);
+    feed.abort();
+  });
+
+  it.each([
+    ['/api/config', true],
+    ['/v1/models', true],
+    ['/dashboard/api.js', false],
+    ['/index.html', false],
+    ['/api/config', false],
+  ])('HEAD %s (token: %s) carries the status and content-length of its GET', async (path, withToken) => {
+    s = await startTestServer();
+    const init = (method: string): RequestInit => ({ method, headers: withToken ? { authorization: `Bearer ${TEST_TOKEN}` } : {} });
+    const url = `http://127.0.0.1:${s.server.port}${path}`;
+    const get = await fetch(url, init('GET'));
+    const body = Buffer.from(await get.arrayBuffer());
+    const head = await fetch(url, init('HEAD'));
+    expect(head.status).toBe(get.status);
+    expect(head.headers.get('content-length')).toBe(String(body.length));
+    expect(get.headers.get('content-length')).toBe(String(body.length));
   });
 });
