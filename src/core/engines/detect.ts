@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ServiceConfig } from '../config/schema.js';
+import { formatCliCommand } from '../invocation.js';
 import { packageRoot } from '../paths.js';
 import { findOnPath } from '../util/find-on-path.js';
 import type { EngineDefinition } from './types.js';
@@ -97,7 +98,7 @@ export function describeMissingEngine(missing: { engine: string; problem: string
 export function describeEngineSource(def: EngineDefinition, location: EngineLocation): string {
   if (!location.found) return describeMissingEngine(location);
   const bundled = location.bundled
-    ? ': the copy this package bundles, which npm scripts put on PATH and a shell does not (`service doctor` there says how to reach it)'
+    ? `: the copy this package bundles, which npm scripts put on PATH and a shell does not (\`${formatCliCommand('doctor')}\` there says how to reach it)`
     : '';
   return `engine ${def.id} (${def.title}): ${location.binary}${bundled}`;
 }
