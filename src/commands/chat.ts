@@ -2,7 +2,7 @@ import readline from 'node:readline';
 import type { Assistant } from '../core/assistant/assistant.js';
 import { commandResult, isSlashCommand } from '../core/commands/command-table.js';
 import { createLogger } from '../core/logger.js';
-import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
+import { type AssistantDirectory, addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { FileInput } from '../core/files/incoming.js';
 import { formatFileLine, readLocalAttachment, saveDownload } from './chat-files.js';
 import type { ApprovalRequest } from '../core/approvals/approvals.js';
@@ -27,9 +27,12 @@ interface Terminal {
   attached: FileInput[];
 }
 
+/** How a shell reports a command ended by these signals (128 + the signal's number). */
+const SIGNAL_EXIT = { SIGINT: 130, SIGHUP: 129, SIGTERM: 143 } as const;
+
 /**
  * `service chat`: a terminal chat on the same core as the gateway. `-m` runs one turn and exits
- * (1 when it failed); otherwise a REPL: a line ending in `\` continues on the next line, Ctrl-C
+ * (1 when it failed, 130 when Ctrl-C stopped it); otherwise a REPL: a line ending in `\` continues on the next line, Ctrl-C
  * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits. An engine's permission
  * request (skipPermissions false) is answered by the next line of input (chat-approvals.ts).
  */
@@ -58,6 +61,7 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
       return commandResult(`Attached ${file.name}: it goes with your next message.`);
     },
   });
+  const unwatch = stopTurnsOnHangup(opened);
   try {
     if (opts.message !== undefined) {
       for (const f of opts.files ?? []) term.attached.push(readLocalAttachment(f));
@@ -65,9 +69,35 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
     }
     return await repl(term, io, opts);
   } finally {
+    unwatch();
     await opened.assistant.drain(0);
     await opened.close();
   }
+}
+
+/**
+ * A closed terminal (SIGHUP) or a `kill` (SIGTERM) would end node at once, and the running engine,
+ * in a process group of its own, would go on working with nobody reading it. So the turns are
+ * stopped first (the engine's whole process tree, as Ctrl-C stops a turn), then the chat exits as
+ * the signal would have ended it.
+ */
+function stopTurnsOnHangup(opened: AssistantDirectory): () => void {
+  const signals = ['SIGHUP', 'SIGTERM'] as const;
+  const handlers = signals.map((signal) => {
+    const handler = () => {
+      // The terminal may be gone: a write to it must not end the process before the engine is stopped.
+      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+      void opened.assistant
+        .drain(0, `${signal}: the chat was closed`)
+        .then(() => opened.close())
+        .finally(() => process.exit(SIGNAL_EXIT[signal]));
+    };
+    process.once(signal, handler);
+    return () => process.removeListener(signal, handler);
+  });
+  return () => {
+    for (const off of handlers) off();
+  };
 }
 
 // --- internal ---
@@ -116,7 +146,11 @@ async function send(
 async function oneTurn(term: Terminal, io: CommandIO, message: string, sessionKey: string, json: boolean): Promise<number> {
   const { assistant, renderer } = term;
   const ctl = new AbortController();
-  const onSigint = () => ctl.abort();
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    ctl.abort();
+  };
   process.once('SIGINT', onSigint);
   // stdin is only read when the engine asks for a permission: the answer is its next line.
   let rl: readline.Interface | undefined;
@@ -136,7 +170,9 @@ async function oneTurn(term: Terminal, io: CommandIO, message: string, sessionKe
     say: (text) => renderer.note(text),
   });
   try {
-    return (await send(term, message, sessionKey, ctl.signal, (r) => approvals.request(r))) ? 0 : 1;
+    const ok = await send(term, message, sessionKey, ctl.signal, (r) => approvals.request(r));
+    // Stopped by Ctrl-C: the user's choice, not a failure; the shell sees what it sees for SIGINT.
+    return interrupted ? SIGNAL_EXIT.SIGINT : ok ? 0 : 1;
   } finally {
     approvals.turnEnded();
     rl?.close();
