@@ -106,6 +106,19 @@ describe('the system `service` first on PATH', () => {
 });
 
 describe('hints the CLI prints outside `init` and `doctor`', () => {
+  it('--help and a usage error name the command as `agent-service`, the name that runs this CLI here', async () => {
+    const PATH = [system, linked, nodeDir, '/usr/bin', '/bin'].join(':');
+    const help = await bash('agent-service chat --help', PATH);
+    expect(help.stdout).toMatch(/^Usage: agent-service chat \[options\]\n/);
+    const wrong = await bash('agent-service chat --nope', PATH);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("error: unknown option '--nope'");
+    expect(wrong.stderr).toContain('Usage: agent-service chat [options]');
+    // npm's bin directory first: `service` is this CLI, and the usage says so.
+    const first = await bash('service --help', [linked, system, nodeDir, '/usr/bin', '/bin'].join(':'));
+    expect(first.stdout).toMatch(/^Usage: service \[options\] \[command\]\n/);
+  });
+
   it("a second gateway on the directory: the hint names `agent-service chat` and `agent-service cron run`, not the system's `service`", async () => {
     const PATH = [system, linked, nodeDir, '/usr/bin', '/bin'].join(':');
     expect((await bash('agent-service init busy-bot --yes', PATH)).code).toBe(0);
