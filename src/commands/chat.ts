@@ -2,13 +2,14 @@ import readline from 'node:readline';
 import type { Assistant } from '../core/assistant/assistant.js';
 import { commandResult, isSlashCommand } from '../core/commands/command-table.js';
 import { createLogger } from '../core/logger.js';
-import { type AssistantDirectory, addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
+import { addTaskRunner, openAssistantDirectory } from '../assistant-directory.js';
 import type { FileInput } from '../core/files/incoming.js';
 import { formatFileLine, readLocalAttachment, saveDownload } from './chat-files.js';
 import type { ApprovalRequest } from '../core/approvals/approvals.js';
 import { APPROVAL_QUESTION, createInlineApprovals, type InlineApprovals } from './chat-approvals.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
+import { SIGNAL_EXIT, stopTurnsOn } from './stop-signals.js';
 
 export interface ChatCommandOptions {
   dir: string;
@@ -26,9 +27,6 @@ interface Terminal {
   dir: string;
   attached: FileInput[];
 }
-
-/** How a shell reports a command ended by these signals (128 + the signal's number). */
-const SIGNAL_EXIT = { SIGINT: 130, SIGHUP: 129, SIGTERM: 143 } as const;
 
 /**
  * `service chat`: a terminal chat on the same core as the gateway. `-m` runs one turn and exits
@@ -61,7 +59,10 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
       return commandResult(`Attached ${file.name}: it goes with your next message.`);
     },
   });
-  const unwatch = stopTurnsOnHangup(opened);
+  // A closed terminal or a `kill`: the engine is stopped, then the chat ends as the signal would have ended it.
+  const hangup = stopTurnsOn(opened.assistant, ['SIGHUP', 'SIGTERM'], (signal) => {
+    void opened.close().finally(() => process.exit(SIGNAL_EXIT[signal]));
+  });
   try {
     if (opts.message !== undefined) {
       for (const f of opts.files ?? []) term.attached.push(readLocalAttachment(f));
@@ -69,35 +70,10 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
     }
     return await repl(term, io, opts);
   } finally {
-    unwatch();
+    hangup.off();
     await opened.assistant.drain(0);
     await opened.close();
   }
-}
-
-/**
- * A closed terminal (SIGHUP) or a `kill` (SIGTERM) would end node at once, and the running engine,
- * in a process group of its own, would go on working with nobody reading it. So the turns are
- * stopped first (the engine's whole process tree, as Ctrl-C stops a turn), then the chat exits as
- * the signal would have ended it.
- */
-function stopTurnsOnHangup(opened: AssistantDirectory): () => void {
-  const signals = ['SIGHUP', 'SIGTERM'] as const;
-  const handlers = signals.map((signal) => {
-    const handler = () => {
-      // The terminal may be gone: a write to it must not end the process before the engine is stopped.
-      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-      void opened.assistant
-        .drain(0, `${signal}: the chat was closed`)
-        .then(() => opened.close())
-        .finally(() => process.exit(SIGNAL_EXIT[signal]));
-    };
-    process.once(signal, handler);
-    return () => process.removeListener(signal, handler);
-  });
-  return () => {
-    for (const off of handlers) off();
-  };
 }
 
 // --- internal ---
