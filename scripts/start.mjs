@@ -65,7 +65,7 @@ async function noteEngineSource() {
   try {
     const { config } = loadServiceConfig(demo);
     const def = getEngine(config.engine);
-    console.log(describeEngineSource(def, locateEngine(def, process.env.PATH, { config, dir: demo })));
+    console.log(describeEngineSource(def, locateEngine(def, process.env.PATH, { config, dir: demo }), demo));
   } catch {
     // An invalid service.yaml: the gateway says what is wrong with it.
   }

@@ -59,8 +59,10 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
       return commandResult(`Attached ${file.name}: it goes with your next message.`);
     },
   });
-  // A closed terminal or a `kill`: the engine is stopped, then the chat ends as the signal would have ended it.
-  const hangup = stopTurnsOn(opened.assistant, ['SIGHUP', 'SIGTERM'], (signal) => {
+  // A closed terminal or a `kill`: the engine is stopped, then the chat ends as the signal would have
+  // ended it. So does Ctrl-C for a chat reading a pipe (no terminal's readline takes it, and no turn of `-m`).
+  const pipedRepl = opts.message === undefined && !io.isTTY;
+  const hangup = stopTurnsOn(opened.assistant, pipedRepl ? ['SIGINT', 'SIGHUP', 'SIGTERM'] : ['SIGHUP', 'SIGTERM'], (signal) => {
     void opened.close().finally(() => process.exit(SIGNAL_EXIT[signal]));
   });
   try {

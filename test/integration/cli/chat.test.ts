@@ -92,6 +92,32 @@ describe('service chat -m ended by a signal', () => {
   });
 });
 
+describe('service chat reading a pipe, ended by Ctrl-C', () => {
+  it('the running engine is stopped, then the chat exits 130', async () => {
+    const { dir, standIn } = setup();
+    const child = spawn(process.execPath, [cliPath, 'chat', '-d', dir], {
+      env: { ...process.env, NO_COLOR: '1', ...standIn.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+    child.stdin.write('HANG\n'); // the pipe stays open: more lines could follow
+    let pid: number | undefined;
+    try {
+      pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the HANG turn', 50);
+      child.kill('SIGINT');
+      expect(await exited, output).toBe(130);
+      expect(isAlive(pid), 'the engine outlived the chat').toBe(false);
+      expect(output).not.toMatch(/ {4}at |This is a bug/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL'); // a failed run must not leave it behind
+    }
+  });
+});
+
 describe('service chat REPL in a terminal (tmux)', () => {
   it('a turn, a slash command, Ctrl-C stops the running turn, Ctrl-C twice quits', async () => {
     const { dir, standIn } = setup();
