@@ -62,8 +62,11 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
   // A closed terminal or a `kill`: the engine is stopped, then the chat ends as the signal would have
   // ended it. So does Ctrl-C for a chat reading a pipe (no terminal's readline takes it, and no turn of `-m`).
   const pipedRepl = opts.message === undefined && !io.isTTY;
+  // Closed once: the signal's handler and the chat's own end may both get there.
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= opened.close());
   const hangup = stopTurnsOn(opened.assistant, pipedRepl ? ['SIGINT', 'SIGHUP', 'SIGTERM'] : ['SIGHUP', 'SIGTERM'], (signal) => {
-    void opened.close().finally(() => process.exit(SIGNAL_EXIT[signal]));
+    void close().finally(() => process.exit(SIGNAL_EXIT[signal]));
   });
   try {
     if (opts.message !== undefined) {
@@ -74,7 +77,7 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
   } finally {
     hangup.off();
     await opened.assistant.drain(0);
-    await opened.close();
+    await close();
   }
 }
 
