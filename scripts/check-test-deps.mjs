@@ -17,6 +17,12 @@ const SYSTEM_PACKAGES = [
   { name: 'tmux', needs: 'tmux', found: () => onPath('tmux') },
   // throwaway clusters for the PostgreSQL store tests (test/fakes/pg-cluster.mjs), run as `postgres` when root
   { name: 'postgresql', needs: 'initdb and pg_ctl', found: () => hasPgServer() },
+  // the README set-up test copies the working tree as a clone has it (git ls-files)
+  { name: 'git', needs: 'git', found: () => onPath('git') },
+  // the OpenAI-compatible endpoint is tried from curl, as its docs show it
+  { name: 'curl', needs: 'curl', found: () => onPath('curl') },
+  // an e2e test has the real Claude Code run a Python program in its shell
+  { name: 'python3', needs: 'python3', found: () => onPath('python3') },
 ];
 
 const missing = SYSTEM_PACKAGES.filter((p) => !p.found());

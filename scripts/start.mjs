@@ -30,11 +30,12 @@ if (!fs.existsSync(path.join(demo, 'service.yaml'))) {
   run([cli, 'init', demo, '--template', 'customer-support', '--name', 'demo-assistant', '--yes'], 'init');
 }
 
+// As if `service gateway --dir demo-assistant [args]` had been typed (argv[1] is the CLI, so its
+// hints, the notes below included, name a form of it that works from the user's shell).
+process.argv = [process.execPath, cli, 'gateway', '--dir', demo, ...process.argv.slice(2)];
 await noteCommandName();
 await noteEngineSource();
 exitWithParent();
-// As if `service gateway --dir demo-assistant [args]` had been typed (argv[1] is the CLI, so its hints name it).
-process.argv = [process.execPath, cli, 'gateway', '--dir', demo, ...process.argv.slice(2)];
 await import(pathToFileURL(path.join(root, 'dist', 'cli.js')).href);
 
 /**
@@ -64,7 +65,7 @@ async function noteEngineSource() {
   try {
     const { config } = loadServiceConfig(demo);
     const def = getEngine(config.engine);
-    console.log(describeEngineSource(def, locateEngine(def, process.env.PATH, { config, dir: demo })));
+    console.log(describeEngineSource(def, locateEngine(def, process.env.PATH, { config, dir: demo }), demo));
   } catch {
     // An invalid service.yaml: the gateway says what is wrong with it.
   }

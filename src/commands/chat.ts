@@ -9,6 +9,7 @@ import type { ApprovalRequest } from '../core/approvals/approvals.js';
 import { APPROVAL_QUESTION, createInlineApprovals, type InlineApprovals } from './chat-approvals.js';
 import { createChatRenderer, type ChatRenderer } from './chat-render.js';
 import type { CommandIO } from './io.js';
+import { SIGNAL_EXIT, stopTurnsOn } from './stop-signals.js';
 
 export interface ChatCommandOptions {
   dir: string;
@@ -29,7 +30,7 @@ interface Terminal {
 
 /**
  * `service chat`: a terminal chat on the same core as the gateway. `-m` runs one turn and exits
- * (1 when it failed); otherwise a REPL: a line ending in `\` continues on the next line, Ctrl-C
+ * (1 when it failed, 130 when Ctrl-C stopped it); otherwise a REPL: a line ending in `\` continues on the next line, Ctrl-C
  * stops the running turn, Ctrl-C twice at the prompt (or Ctrl-D) exits. An engine's permission
  * request (skipPermissions false) is answered by the next line of input (chat-approvals.ts).
  */
@@ -58,6 +59,15 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
       return commandResult(`Attached ${file.name}: it goes with your next message.`);
     },
   });
+  // A closed terminal or a `kill`: the engine is stopped, then the chat ends as the signal would have
+  // ended it. So does Ctrl-C for a chat reading a pipe (no terminal's readline takes it, and no turn of `-m`).
+  const pipedRepl = opts.message === undefined && !io.isTTY;
+  // Closed once: the signal's handler and the chat's own end may both get there.
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= opened.close());
+  const hangup = stopTurnsOn(opened.assistant, pipedRepl ? ['SIGINT', 'SIGHUP', 'SIGTERM'] : ['SIGHUP', 'SIGTERM'], (signal) => {
+    void close().finally(() => process.exit(SIGNAL_EXIT[signal]));
+  });
   try {
     if (opts.message !== undefined) {
       for (const f of opts.files ?? []) term.attached.push(readLocalAttachment(f));
@@ -65,8 +75,9 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
     }
     return await repl(term, io, opts);
   } finally {
+    hangup.off();
     await opened.assistant.drain(0);
-    await opened.close();
+    await close();
   }
 }
 
@@ -116,7 +127,11 @@ async function send(
 async function oneTurn(term: Terminal, io: CommandIO, message: string, sessionKey: string, json: boolean): Promise<number> {
   const { assistant, renderer } = term;
   const ctl = new AbortController();
-  const onSigint = () => ctl.abort();
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    ctl.abort();
+  };
   process.once('SIGINT', onSigint);
   // stdin is only read when the engine asks for a permission: the answer is its next line.
   let rl: readline.Interface | undefined;
@@ -136,7 +151,9 @@ async function oneTurn(term: Terminal, io: CommandIO, message: string, sessionKe
     say: (text) => renderer.note(text),
   });
   try {
-    return (await send(term, message, sessionKey, ctl.signal, (r) => approvals.request(r))) ? 0 : 1;
+    const ok = await send(term, message, sessionKey, ctl.signal, (r) => approvals.request(r));
+    // Stopped by Ctrl-C: the user's choice, not a failure; the shell sees what it sees for SIGINT.
+    return interrupted ? SIGNAL_EXIT.SIGINT : ok ? 0 : 1;
   } finally {
     approvals.turnEnded();
     rl?.close();

@@ -8,6 +8,7 @@ import type { TaskConfig } from '../core/config/schema.js';
 import { createCronDelivery } from './cron-delivery.js';
 import { formatRunHistory, formatTaskList } from '../core/scheduler/task-format.js';
 import type { CommandIO } from './io.js';
+import { SIGNAL_EXIT, stopTurnsOn } from './stop-signals.js';
 
 export interface CronOptions {
   action: 'list' | 'run' | 'enable' | 'disable' | 'del' | 'history';
@@ -40,13 +41,21 @@ export async function runCron(opts: CronOptions, io: CommandIO): Promise<number>
     const task = found;
     switch (opts.action) {
       case 'run': {
-        const outcome = await runner.run(task);
-        const { run } = outcome;
-        if (opts.json) io.out(JSON.stringify({ ...run, reply: outcome.reply }, null, 2));
-        else if (run.status === 'completed') io.out(outcome.reply);
-        else if (run.status === 'silent') io.out('(silent: the assistant replied [PASS]; nothing was sent)');
-        if (run.error && !opts.json) io.err(`error: ${run.error}`);
-        return (run.status === 'completed' || run.status === 'silent') && run.delivered !== false ? 0 : 1;
+        // Ctrl-C, a closed terminal or a `kill` stops the run's engine; the run is recorded as stopped.
+        const stop = stopTurnsOn(opened.assistant, ['SIGINT', 'SIGHUP', 'SIGTERM']);
+        try {
+          const outcome = await runner.run(task);
+          const { run } = outcome;
+          if (opts.json) io.out(JSON.stringify({ ...run, reply: outcome.reply }, null, 2));
+          else if (run.status === 'completed') io.out(outcome.reply);
+          else if (run.status === 'silent') io.out('(silent: the assistant replied [PASS]; nothing was sent)');
+          if (run.error && !opts.json) io.err(`error: ${run.error}`);
+          const signal = stop.received();
+          if (signal) return SIGNAL_EXIT[signal];
+          return (run.status === 'completed' || run.status === 'silent') && run.delivered !== false ? 0 : 1;
+        } finally {
+          stop.off();
+        }
       }
       case 'enable':
       case 'disable':

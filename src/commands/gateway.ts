@@ -40,8 +40,8 @@ const TOKEN_SOURCES: Record<TokenSource, string> = {
 };
 
 /**
- * `service gateway`: start the gateway (src/gateway.ts), say where it serves, and on SIGINT or
- * SIGTERM close it (running turns get the grace period) and exit 0.
+ * `service gateway`: start the gateway (src/gateway.ts), say where it serves, and on SIGINT,
+ * SIGTERM or SIGHUP close it (running turns get the grace period) and exit 0.
  */
 export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Promise<number> {
   const format = resolveLogFormat(opts.logFormat, opts.dir, process.env);
@@ -70,6 +70,12 @@ export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Pr
     };
     process.once('SIGINT', () => shutdown('SIGINT'));
     process.once('SIGTERM', () => shutdown('SIGTERM'));
+    // A closed terminal would end node at once: running engines left working, the directory's lock
+    // file and fleet entry left behind. The terminal is gone, so a write to it must not end the stop.
+    process.once('SIGHUP', () => {
+      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+      shutdown('SIGHUP');
+    });
   });
   const { name, engine } = gateway.assistant.status();
   const ours = gateway.tokenSource === 'generated' || gateway.tokenSource === 'stored';

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import type { CommandIO } from './io.js';
 import { addOperateCommands, addStoreBackupCommands } from './program-operate.js';
 import { AppError } from '../core/errors.js';
+import { formatCliPrefix } from '../core/invocation.js';
 import { packageRoot, templatesDir } from '../core/paths.js';
 
 /**
@@ -24,7 +25,8 @@ export function createProgram(io: CommandIO): CliProgram {
   const version = (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
   /** Exit code of the command that ran; commands return it instead of exiting. */
   let exitCode = 0;
-  const program = new Command('service')
+  // Named as the hints name it, so the "Usage:" lines of --help show what runs this CLI from the user's shell.
+  const program = new Command(formatCliPrefix())
     .description('Put a coding-agent CLI behind a chat API, a dashboard, IM channels and scheduled tasks.')
     .version(version, '-v, --version')
     .option('-d, --dir <path>', 'assistant directory (default: the current directory)')

@@ -46,7 +46,12 @@ export function resolveCliPrefix(facts: InvocationFacts): string {
 
 /** `formatCliCommand('doctor')` → the line a user can type to run `service doctor` from here. */
 export function formatCliCommand(args: string): string {
-  return `${resolveCliPrefix(currentFacts())} ${args}`;
+  return `${formatCliPrefix()} ${args}`;
+}
+
+/** The command alone, as `--help` names it in its "Usage:" lines. */
+export function formatCliPrefix(): string {
+  return resolveCliPrefix(currentFacts());
 }
 
 /** What `service` means in the user's shell: this CLI, another program, or nothing; with the fix when it is not this CLI. */

@@ -1,4 +1,5 @@
 import type { ServiceConfig } from '../config/schema.js';
+import { formatCliCommand } from '../invocation.js';
 
 /**
  * What the gateway says about access when it starts, for an owner who never read the docs: that
@@ -12,7 +13,7 @@ export function formatAccessNotices(opts: { raw: Record<string, unknown>; config
   const lines: string[] = [];
   if (!('access' in opts.raw)) {
     lines.push(
-      'service.yaml has no `access:` block, so the channels use the defaults (dm: pairing, groups: pairing): people and groups you have not approved get a pairing code, which you approve with `service access approve <CODE>`. See the Access section of docs/channels.md.',
+      `service.yaml has no \`access:\` block, so the channels use the defaults (dm: pairing, groups: pairing): people and groups you have not approved get a pairing code, which you approve with \`${formatCliCommand('access approve <CODE>')}\`. See the Access section of docs/channels.md.`,
     );
   }
   if (!skipPermissions) return lines;

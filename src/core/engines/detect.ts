@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ServiceConfig } from '../config/schema.js';
+import { formatCliCommand, formatShellWord } from '../invocation.js';
 import { packageRoot } from '../paths.js';
 import { findOnPath } from '../util/find-on-path.js';
 import type { EngineDefinition } from './types.js';
@@ -92,12 +93,14 @@ export function describeMissingEngine(missing: { engine: string; problem: string
 
 /**
  * Which program the engine runs and where it comes from, for `npm start` to print: a copy this
- * package bundles is on PATH there only because npm put it there, which a shell does not.
+ * package bundles is on PATH there only because npm put it there, which a shell does not; `dir`
+ * (the assistant directory) goes into the doctor command it names, so the line can be pasted anywhere.
  */
-export function describeEngineSource(def: EngineDefinition, location: EngineLocation): string {
+export function describeEngineSource(def: EngineDefinition, location: EngineLocation, dir?: string): string {
   if (!location.found) return describeMissingEngine(location);
+  const doctor = formatCliCommand(dir === undefined ? 'doctor' : `doctor -d ${formatShellWord(dir)}`);
   const bundled = location.bundled
-    ? ': the copy this package bundles, which npm scripts put on PATH and a shell does not (`service doctor` there says how to reach it)'
+    ? `: the copy this package bundles, which npm scripts put on PATH and a shell does not (\`${doctor}\` in a shell says how to reach it there)`
     : '';
   return `engine ${def.id} (${def.title}): ${location.binary}${bundled}`;
 }

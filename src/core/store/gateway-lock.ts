@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { writeFileAtomic } from '../atomic-write.js';
 import { AppError } from '../errors.js';
+import { formatCliCommand } from '../invocation.js';
 
 /**
  * One gateway per assistant directory. The lock is an exclusive SQLite transaction held open on
@@ -35,7 +36,7 @@ export function acquireGatewayLock(stateDir: string): GatewayLock {
     db.close();
     if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
     throw new AppError('gateway_running', `another gateway is already running on ${path.dirname(stateDir)}${describeHolder(infoFile)}`, {
-      hint: 'stop it first (SIGTERM lets its running turns finish), or use its URL; `service chat` and `service cron run` work beside it',
+      hint: `stop it first (SIGTERM lets its running turns finish), or use its URL; \`${formatCliCommand('chat')}\` and \`${formatCliCommand('cron run')}\` work beside it`,
     });
   }
   const write = (info: HolderInfo) => writeFileAtomic(infoFile, `${JSON.stringify(info)}\n`, { mode: 0o600 });

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { loadPg } from './pg-load.js';
 import { AppError } from '../errors.js';
 import { formatSafeUrl } from '../config/secrets.js';
+import { formatCliCommand } from '../invocation.js';
 import { migratePg, quoteIdent } from './pg-migrations.js';
 import type { Row } from './rows.js';
 
@@ -49,7 +50,7 @@ export function createPgConnection(opts: PgConnectionOptions): PgConnection {
   pool.on('error', (err) => opts.onIdleError?.(err));
   const fail = (err: unknown): never => {
     throw new AppError('store_unusable', `cannot use the PostgreSQL store at ${formatSafeUrl(opts.url)}: ${(err as Error).message}`, {
-      hint: 'check store.url (or SERVICE_STORE_URL) and that the server accepts connections; `service doctor` tests it',
+      hint: `check store.url (or SERVICE_STORE_URL) and that the server accepts connections; \`${formatCliCommand('doctor')}\` tests it`,
       cause: err,
     });
   };

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { cliPath, runCli } from '../../helpers/cli.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
@@ -59,6 +60,61 @@ describe('service chat -m / --json (spawned for real)', () => {
     expect(r.stdout).toMatch(/\/exit\s+leave the chat/);
     expect(r.stdout).toMatch(/\/reset\s/);
     expect(standIn.runs()).toHaveLength(0);
+  });
+});
+
+describe('service chat -m ended by a signal', () => {
+  it.each([
+    ['SIGINT', 'Ctrl-C', 130],
+    ['SIGHUP', 'a closed terminal', 129],
+    ['SIGTERM', 'a kill', 143],
+  ] as const)('%s (%s): the running engine is stopped, then the chat exits %i as the shell reports that signal', async (signal, _what, code) => {
+    const { dir, standIn } = setup();
+    const child = spawn(process.execPath, [cliPath, 'chat', '-d', dir, '-m', 'HANG'], {
+      env: { ...process.env, NO_COLOR: '1', ...standIn.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+    let pid: number | undefined;
+    try {
+      pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the HANG turn', 50);
+      child.kill(signal);
+      expect(await exited, output).toBe(code);
+      expect(isAlive(pid), 'the engine outlived the chat').toBe(false);
+      expect(output).not.toMatch(/ {4}at |This is a bug/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL'); // a failed run must not leave it behind
+    }
+  });
+});
+
+describe('service chat reading a pipe, ended by Ctrl-C', () => {
+  it('the running engine is stopped, then the chat exits 130', async () => {
+    const { dir, standIn } = setup();
+    const child = spawn(process.execPath, [cliPath, 'chat', '-d', dir], {
+      env: { ...process.env, NO_COLOR: '1', ...standIn.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+    child.stdin.write('HANG\n'); // the pipe stays open: more lines could follow
+    let pid: number | undefined;
+    try {
+      pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the HANG turn', 50);
+      child.kill('SIGINT');
+      expect(await exited, output).toBe(130);
+      expect(isAlive(pid), 'the engine outlived the chat').toBe(false);
+      expect(output).not.toMatch(/ {4}at |This is a bug/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL'); // a failed run must not leave it behind
+    }
   });
 });
 

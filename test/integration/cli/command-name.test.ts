@@ -104,3 +104,52 @@ describe('the system `service` first on PATH', () => {
     expect(doctor.stdout).toMatch(/^FAIL {2}engine_b/m);
   });
 });
+
+describe('hints the CLI prints outside `init` and `doctor`', () => {
+  it('--help and a usage error name the command as `agent-service`, the name that runs this CLI here', async () => {
+    const PATH = [system, linked, nodeDir, '/usr/bin', '/bin'].join(':');
+    const help = await bash('agent-service chat --help', PATH);
+    expect(help.stdout).toMatch(/^Usage: agent-service chat \[options\]\n/);
+    const wrong = await bash('agent-service chat --nope', PATH);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("error: unknown option '--nope'");
+    expect(wrong.stderr).toContain('Usage: agent-service chat [options]');
+    // npm's bin directory first: `service` is this CLI, and the usage says so.
+    const first = await bash('service --help', [linked, system, nodeDir, '/usr/bin', '/bin'].join(':'));
+    expect(first.stdout).toMatch(/^Usage: service \[options\] \[command\]\n/);
+  });
+
+  it("a second gateway on the directory: the hint names `agent-service chat` and `agent-service cron run`, not the system's `service`", async () => {
+    const PATH = [system, linked, nodeDir, '/usr/bin', '/bin'].join(':');
+    expect((await bash('agent-service init busy-bot --yes', PATH)).code).toBe(0);
+    const first = spawn(path.join(linked, 'agent-service'), ['gateway', '-d', 'busy-bot'], {
+      cwd: work,
+      env: { PATH, HOME: work, NO_COLOR: '1', SERVICE_FLEET_DIR: path.join(work, 'fleet'), SERVICE_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => first.once('exit', (code) => resolve(code)));
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the first gateway did not start:\n${out}`)), HANG_MS);
+        const seen = (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('is serving on')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        first.stdout.on('data', seen);
+        first.stderr.on('data', seen);
+      });
+      const second = await bash('agent-service gateway -d busy-bot', PATH);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toMatch(/^error: another gateway is already running on /m);
+      expect(second.stderr).toContain('`agent-service chat` and `agent-service cron run` work beside it');
+      expect(second.stderr).not.toMatch(/`service /);
+    } finally {
+      first.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+});

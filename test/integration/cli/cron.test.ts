@@ -1,13 +1,14 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { runCommand } from '../../helpers/cli.js';
+import { cliPath, runCommand } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
-import { createStandIn } from '../../helpers/stand-in.js';
+import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { HANG_MS, until } from '../../helpers/wait.js';
+import { HANG_MS, poll, until } from '../../helpers/wait.js';
 
 let fake: FakePlatform | undefined;
 afterEach(async () => {
@@ -166,6 +167,42 @@ describe('service cron (in-process, on the real engine stand-in and fake platfor
       await until(async () => /\breport\s+no\s/.test((await ask()).text), HANG_MS, 'the gateway to pick up the disable', 100);
     } finally {
       await g.stop();
+    }
+  });
+});
+
+describe('service cron run ended by a signal (spawned for real)', () => {
+  it.each([
+    ['SIGINT', 'Ctrl-C', 130],
+    ['SIGHUP', 'a closed terminal', 129],
+    ['SIGTERM', 'a kill', 143],
+  ] as const)("%s (%s): the run's engine is stopped, the run recorded, and it exits %i", async (signal, _what, code) => {
+    const standIn = createStandIn();
+    const dir = testdir({
+      'service.yaml': 'name: cron-stop\nengine: engine_b\ntasks:\n  - { id: long, name: Long, schedule: "0 0 1 1 *", prompt: "HANG" }\n',
+    });
+    const child = spawn(process.execPath, [cliPath, 'cron', 'run', 'long', '-d', dir], {
+      env: { ...process.env, NO_COLOR: '1', ...standIn.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+    let pid: number | undefined;
+    try {
+      pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the task turn', 50);
+      child.kill(signal);
+      expect(await exited, output).toBe(code);
+      expect(isAlive(pid), 'the engine outlived cron run').toBe(false);
+      expect(output).not.toMatch(/ {4}at |This is a bug/);
+      const history = await runCommand(['cron', 'history', 'long', '-d', dir, '--json']);
+      expect((JSON.parse(history.stdout) as { runs: Array<{ status: string }> }).runs).toEqual([
+        expect.objectContaining({ status: 'aborted', error: `Aborted: stopped by ${signal}` }),
+      ]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL'); // a failed run must not leave it behind
     }
   });
 });

@@ -205,7 +205,7 @@ describe('the README set-up from a clean copy, /usr/sbin on PATH', { timeout: 2 
       // Where the demo's engine comes from: the CLI npm install bundled, which npm put on PATH and a shell lacks;
       // init's note says so for the shell, with the fix.
       expect(out).toContain(
-        `engine engine_b (Claude Code): ${clone}/node_modules/.bin/claude: the copy this package bundles, which npm scripts put on PATH and a shell does not`,
+        `engine engine_b (Claude Code): ${clone}/node_modules/.bin/claude: the copy this package bundles, which npm scripts put on PATH and a shell does not (\`agent-service doctor -d ${clone}/demo-assistant\` in a shell says how to reach it there)`,
       );
       expect(out).toContain('Note: engine_b (Claude Code): claude is not on PATH; this package bundles it');
     } finally {

@@ -30,9 +30,9 @@ describe('npm test: the system packages the tests need', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     const sudo = process.getuid?.() === 0 ? '' : 'sudo ';
-    // ripgrep and tmux are found on PATH only; chromium and the PostgreSQL server by their fixed places.
+    // ripgrep, tmux, git, curl and python3 are found on PATH only; chromium and the PostgreSQL server by their fixed places.
     expect(r.stderr).toBe(
-      `npm test: missing system packages: ripgrep (rg), tmux (tmux); install them with: ${sudo}apt-get install -y --no-install-recommends ripgrep tmux\n`,
+      `npm test: missing system packages: ripgrep (rg), tmux (tmux), git (git), curl (curl), python3 (python3); install them with: ${sudo}apt-get install -y --no-install-recommends ripgrep tmux git curl python3\n`,
     );
   });
 
@@ -42,7 +42,7 @@ describe('npm test: the system packages the tests need', () => {
     const checked = [...fs.readFileSync(script, 'utf8').matchAll(/\{ name: '([a-z0-9-]+)'/g)].map((m) => m[1]).sort();
     const ci = aptPackages(fs.readFileSync(path.join(repoRoot, '.ci', 'run'), 'utf8'));
     const readme = aptPackages(fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8'));
-    expect(checked).toEqual(['chromium', 'postgresql', 'ripgrep', 'tmux']);
+    expect(checked).toEqual(['chromium', 'curl', 'git', 'postgresql', 'python3', 'ripgrep', 'tmux']);
     expect(ci).toEqual([...checked, 'ca-certificates'].sort());
     expect(readme).toEqual(ci);
   });

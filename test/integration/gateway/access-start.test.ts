@@ -53,7 +53,8 @@ describe('`service gateway` says at start', () => {
   it('that an assistant without an access block uses pairing, and how to approve', async () => {
     const { out } = await start('');
     expect(out).toContain('service.yaml has no `access:` block, so the channels use the defaults (dm: pairing, groups: pairing)');
-    expect(out).toContain('service access approve <CODE>');
+    // The command as this CLI's hints name it here (`service`, `agent-service`, `npx service` or the path of bin/service.js).
+    expect(out).toMatch(/which you approve with `[^`]*service(\.js)? access approve <CODE>`/);
     expect(out).not.toContain('open to everyone');
   });
 

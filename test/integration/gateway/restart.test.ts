@@ -10,7 +10,7 @@ import { runCli } from '../../helpers/cli.js';
 import { startGatewayProcess, type GatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
-import { HANG_MS, until } from '../../helpers/wait.js';
+import { HANG_MS, poll, until } from '../../helpers/wait.js';
 
 /**
  * What a restart does, with real gateway processes: one gateway per directory (an OS lock that a
@@ -73,6 +73,27 @@ describe('one gateway per assistant directory', () => {
     processes.splice(0);
     const third = await start(dir, env);
     expect((await api(third, '/api/status')).status).toBe(200);
+  });
+});
+
+describe('a gateway whose terminal is closed (SIGHUP)', () => {
+  it('shuts down as for SIGTERM: the running turn ends with its engine, the lock file and fleet entry are removed, exit 0', async () => {
+    const standIn = createStandIn();
+    const dir = testdir({ 'service.yaml': 'name: hangup\nengine: engine_b\n' });
+    const fleet = testdir();
+    const g = await start(dir, { ...standIn.env, SERVICE_FLEET_DIR: fleet, SERVICE_SHUTDOWN_GRACE_MS: '0' });
+    const reply = api(g, '/chat', { message: 'HANG', sessionKey: 'hup' }).then((r) => r.text());
+    const engine = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the HANG turn', 50);
+    strays.push(engine);
+    expect(fs.readdirSync(fleet)).toHaveLength(1);
+
+    expect(await g.stop('SIGHUP')).toBe(0);
+    processes.splice(0);
+    expect(g.output()).toContain('SIGHUP: shutting down');
+    expect(isAlive(engine), 'the engine outlived its gateway').toBe(false);
+    expect(await reply).toContain('"status":"aborted"');
+    expect(fs.existsSync(path.join(dir, '.service', 'gateway.json'))).toBe(false);
+    expect(fs.readdirSync(fleet)).toEqual([]);
   });
 });
 
