@@ -107,6 +107,17 @@ describe('GET /metrics', () => {
     },
   );
 
+  it("a scheduled task's turn is counted with source cron", async () => {
+    s = await startTestServer({ yaml: 'tasks:\n  - id: daily\n    name: Daily\n    schedule: "0 9 * * *"\n    prompt: SAY:all quiet\n' });
+    expect(await (await s.api('/api/tasks/daily/run', { method: 'POST' })).text()).toContain('"finalText":"all quiet"');
+    const m = await poll(async () => {
+      const now = await scrape(s as TestServer);
+      return valueOf(now, 'service_turns_total', { engine: 'engine_b', source: 'cron', outcome: 'completed' }) === 1 ? now : undefined;
+    });
+    expect(valueOf(m, 'service_turns_total', http('completed'))).toBeUndefined();
+    expect(valueOf(m, 'service_turn_duration_seconds', { engine: 'engine_b' }, 'service_turn_duration_seconds_count')).toBe(1);
+  });
+
   it('running and queued turns, live engine processes, a refused turn, an aborted one', async () => {
     s = await startTestServer({ yaml: 'maxQueuePerSession: 1\n' });
     const server = s;
