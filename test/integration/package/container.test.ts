@@ -107,7 +107,7 @@ describe('Dockerfile and compose.yaml (read, not built)', () => {
     const image = /^NODE_IMAGE=(\S+)$/.exec(docker.find((i) => i.op === 'ARG')?.args ?? '')?.[1] ?? '';
     const major = Number(/^node:(\d+)-(?:[a-z]+-)?slim$/.exec(image)?.[1]);
     expect(major % 2).toBe(0); // even majors become LTS
-    expect(major).toBeGreaterThanOrEqual(24);
+    expect(major).toBeGreaterThanOrEqual(26); // the active LTS since 2026-10-28
     expect(docker.filter((i) => i.op === 'FROM').map((i) => i.args)).toEqual(['${NODE_IMAGE} AS build', '${NODE_IMAGE} AS install', '${NODE_IMAGE}']);
     for (const copy of docker.filter((i) => i.op === 'COPY' && !i.args.startsWith('--from'))) {
       const sources = copy.args.split(/\s+/).slice(0, -1);
