@@ -53,6 +53,7 @@ function build(p: Podman): void {
 /** A folder mounted at /opt/standin: the stand-in engine, and `claude` running it. */
 function standInMount(): string {
   const dir = testdir({}, 'service-image-standin-');
+  fs.chmodSync(dir, 0o755); // read by the container's uid 1000 (a temp directory is the owner's only)
   fs.mkdirSync(path.join(dir, 'bin'));
   fs.copyFileSync(standInScript, path.join(dir, 'stand-in-engine.mjs'));
   fs.writeFileSync(path.join(dir, 'bin', 'claude'), '#!/bin/sh\nexec node /opt/standin/stand-in-engine.mjs engine_b "$@"\n', { mode: 0o755 });
