@@ -8,7 +8,7 @@
 
 # The current Node LTS on Debian 12, slim: the same base for every stage, so the native addon
 # (better-sqlite3) built in one runs in the last.
-ARG NODE_IMAGE=node:24-bookworm-slim
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 # 1. Build: compile and bundle the CLI, pack it as npm would publish it.
 FROM ${NODE_IMAGE} AS build

@@ -12,7 +12,7 @@ import { deliverTurn } from './delivery.js';
 import { contextBefore, conversationKeyOf, decide, groupPrompt } from './group.js';
 import { guardReplies } from './outbox-guard.js';
 import { createReplyAdapter, type ReplyAdapter } from './reply-adapter.js';
-import type { ReplyOutbox } from './reply-outbox.js';
+import { conversationOf, type ReplyOutbox } from './reply-outbox.js';
 import type { RunningAdapters } from './running-adapters.js';
 import type { SentLedger } from './sent-ledger.js';
 import { splitMessage } from './split.js';
@@ -59,8 +59,11 @@ export async function answerMessage(deps: AnswerDeps, msg: InboundMessage, key: 
     const late = createReplyAdapter(deps.adapters, first, ADAPTER_WAIT_MS);
     const out = deps.outbox ? guardReplies(late, key, deps.outbox, log) : late;
     const cfg = deps.config.current().config;
+    const to = msg.replyTarget;
     const onSent = async (s: { messageId: string } | undefined, text: string) => {
-      deps.sent.note(msg.channel, s?.messageId);
+      // A reply the outbox kept (no id; its conversation waits) is noted, and counted out, when
+      // the outbox delivers it. While a conversation waits, every reply to it is kept.
+      if (s || !deps.outbox?.holds(conversationOf(msg.channel, to.chatId, to.threadId))) deps.sent.note(msg.channel, s?.messageId);
       if (msg.chatType === 'group')
         await deps.store.appendGroupMessage({
           chatKey: conversationKeyOf(msg),

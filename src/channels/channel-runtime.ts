@@ -143,7 +143,11 @@ export function createChannelRuntime(deps: ChannelRuntimeDeps): ChannelRuntime {
 
 // --- internal ---
 
-/** Every message this process sends is noted in the ledger (replies, files, approval prompts, proactive sends): each is counted there. */
+/**
+ * Every message this process sends is noted in the ledger (replies, files, approval prompts,
+ * proactive sends): each is counted there. A reply the reply outbox kept is noted once, by the
+ * outbox when it delivers it (answer-message.ts does not note it when it is kept).
+ */
 function countingSends(ledger: SentLedger, metrics: Pick<LiveMetrics, 'channelMessage'> | undefined): SentLedger {
   if (!metrics) return ledger;
   return {

@@ -50,7 +50,14 @@ export async function runDaemon(opts: DaemonOptions, io: CommandIO, sys: DaemonS
   const name = opts.name ?? formatServiceName(rawName);
   if (!/^[A-Za-z0-9@._-]{1,100}$/.test(name)) throw new UsageError('--name: use letters, digits, dot, dash, underscore and @');
   const plan = resolveDaemonPlan({ name, system: opts.system ?? false, facts: sys.facts });
-  if (opts.action === 'status') return sys.run(plan.status, { inherit: true });
+  if (opts.action === 'status') {
+    if (fs.existsSync(plan.unitFile)) return sys.run(plan.status, { inherit: true });
+    // 4, as systemctl status answers for a unit it does not know.
+    io.err(
+      `${plan.name} is not installed (no ${plan.unitFile}); install it with: ${formatCliCommand(`daemon install -d ${formatShellWord(paths.dir)}${opts.system ? ' --system' : ''}`)}`,
+    );
+    return 4;
+  }
   if (opts.action === 'logs') {
     const lines = Number(opts.lines ?? 100);
     if (!Number.isInteger(lines) || lines < 0) throw new UsageError(`--lines: expected a number, got "${opts.lines}"`);

@@ -72,6 +72,12 @@ describe('service daemon (systemd, stand-ins for systemctl and journalctl)', () 
 
   it('install writes the unit and a 0600 environment file, enables and starts it; again keeps the file; status, logs, uninstall', async () => {
     const m = machine();
+    // Before the install, status says so (not the service manager's "could not be found").
+    const before = await runCli(['daemon', 'status', '-d', m.dir], { env: m.env });
+    expect(before.code).toBe(4);
+    expect(before.stderr).toContain(`service-ops-bot is not installed (no ${unitFile(m)}); install it with: `);
+    expect(before.stderr).toContain(`daemon install -d '${m.dir}'`);
+    expect(called(m)).toEqual([]);
     const r = await runCli(['daemon', 'install', '-d', m.dir, '--env', 'EXTRA_KEY'], { env: { ...m.env, EXTRA_KEY: 'x y' } });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { TelegramExtras } from '../../fakes/platforms/channel-e-telegram.js';
 import { PLATFORMS, replies, usePlatformGateway } from '../../helpers/channel-gateway.js';
 import { parsePrometheusText, valueOf } from '../../helpers/prometheus-text.js';
 import { poll } from '../../helpers/wait.js';
@@ -30,6 +31,29 @@ describe('channel metrics (channel_e through its fake)', () => {
     expect(valueOf(m, 'service_channel_messages_total', { channel: 'channel_e', direction: 'out' })).toBe(sent);
     const status = (await (await gw.api('/api/status')).json()) as { live: { channels: Record<string, { in: number; out: number }> } };
     expect(status.live.channels).toEqual({ channel_e: { in: 1, out: sent } });
+  });
+
+  it('a reply the platform refused is counted once, when the reply outbox delivers it (not when it is kept)', async () => {
+    const { fake, gw } = await setup();
+    await fake.waitForConnection(30_000);
+    const tg = fake as typeof fake & TelegramExtras;
+    tg.failNext('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 });
+    await fake.deliver({ chatType: 'direct', userId: '1001', text: 'SAY:kept, then delivered' });
+    await fake.waitForOutbound((o) => o.kind !== 'typing' && o.text.includes('kept, then delivered'), 30_000);
+    expect(tg.rejections.filter((r) => r.method === 'sendmessage')).toHaveLength(1); // it was refused first
+    await gw.channels.idle();
+    // A later message's reply is the marker: the kept one has been counted (or not) by then.
+    await fake.deliver({ chatType: 'direct', userId: '1001', text: 'SAY:marker' });
+    await fake.waitForOutbound((o) => o.kind !== 'typing' && o.text === 'marker', 30_000);
+    await gw.channels.idle();
+    const m = await poll(async () => {
+      const now = parsePrometheusText(await (await gw.api('/metrics')).text());
+      return valueOf(now, 'service_turns_total', { engine: 'engine_b', source: 'channel_e', outcome: 'completed' }) === 2 ? now : undefined;
+    });
+    const sent = replies(fake).length;
+    expect(sent).toBe(2);
+    expect(valueOf(m, 'service_channel_messages_total', { channel: 'channel_e', direction: 'in' })).toBe(2);
+    expect(valueOf(m, 'service_channel_messages_total', { channel: 'channel_e', direction: 'out' })).toBe(sent);
   });
 });
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Family, parsePrometheusText, valueOf } from '../../helpers/prometheus-text.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
@@ -20,6 +21,10 @@ async function scrape(server: TestServer): Promise<Map<string, Family>> {
   expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
   return parsePrometheusText(await res.text());
 }
+
+/** Prometheus's own reader of the text format, where it is installed (.ci/run takes it out of Debian's prometheus package). */
+const promtool = !spawnSync('promtool', ['--version']).error;
+if (!promtool) console.warn("metrics.test.ts: promtool is not on PATH, so Prometheus's own reader is not run (the strict parser of test/helpers is)");
 
 const chat = async (server: TestServer, message: string, sessionKey = 'm1') => (await server.api('/chat', { json: { message, sessionKey } })).text();
 const http = (outcome: string) => ({ engine: 'engine_b', source: 'http', outcome });
@@ -83,6 +88,34 @@ describe('GET /metrics', () => {
     expect(status.metrics.totalCostUsd).toBe(valueOf(m, 'service_recorded_cost_usd'));
     expect(status.live.engineProcesses).toBe(0);
     expect(status.live.approvalsWaiting).toBe(0);
+  });
+
+  it.skipIf(!promtool)(
+    "Prometheus's own reader (promtool check metrics) reads a scrape after turns, and finds nothing to say about the service's families",
+    async () => {
+      s = await startTestServer();
+      await chat(s, 'SAY:first');
+      await chat(s, 'FAIL:the model is down');
+      const text = await (await s.api('/metrics')).text();
+      expect(valueOf(parsePrometheusText(text), 'service_turns_total', http('failed'))).toBe(1);
+      const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      // 1: the text could not be read; 3: read, with naming advice (only about prom-client's own
+      // nodejs_active_*_total gauges, which it names so); 0: nothing to say.
+      expect([0, 3], r.stderr).toContain(r.status);
+      const said = `${r.stdout}${r.stderr}`.split('\n').filter((l) => l.trim() !== '');
+      expect(said.filter((l) => !/^nodejs_active_\w+_total non-counter metrics should not have "_total" suffix$/.test(l))).toEqual([]);
+    },
+  );
+
+  it("a scheduled task's turn is counted with source cron", async () => {
+    s = await startTestServer({ yaml: 'tasks:\n  - id: daily\n    name: Daily\n    schedule: "0 9 * * *"\n    prompt: SAY:all quiet\n' });
+    expect(await (await s.api('/api/tasks/daily/run', { method: 'POST' })).text()).toContain('"finalText":"all quiet"');
+    const m = await poll(async () => {
+      const now = await scrape(s as TestServer);
+      return valueOf(now, 'service_turns_total', { engine: 'engine_b', source: 'cron', outcome: 'completed' }) === 1 ? now : undefined;
+    });
+    expect(valueOf(m, 'service_turns_total', http('completed'))).toBeUndefined();
+    expect(valueOf(m, 'service_turn_duration_seconds', { engine: 'engine_b' }, 'service_turn_duration_seconds_count')).toBe(1);
   });
 
   it('running and queued turns, live engine processes, a refused turn, an aborted one', async () => {
