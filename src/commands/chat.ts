@@ -62,22 +62,21 @@ export async function runChat(opts: ChatCommandOptions, io: CommandIO): Promise<
   // A closed terminal or a `kill`: the engine is stopped, then the chat ends as the signal would have
   // ended it. So does Ctrl-C for a chat reading a pipe (no terminal's readline takes it, and no turn of `-m`).
   const pipedRepl = opts.message === undefined && !io.isTTY;
-  // Closed once: the signal's handler and the chat's own end may both get there.
-  let closing: Promise<void> | undefined;
-  const close = () => (closing ??= opened.close());
-  const hangup = stopTurnsOn(opened.assistant, pipedRepl ? ['SIGINT', 'SIGHUP', 'SIGTERM'] : ['SIGHUP', 'SIGTERM'], (signal) => {
-    void close().finally(() => process.exit(SIGNAL_EXIT[signal]));
-  });
+  // Once the engine is stopped, the REPL ends without reading further (lines read ahead from a pipe included).
+  const stopped = new AbortController();
+  const hangup = stopTurnsOn(opened.assistant, pipedRepl ? ['SIGINT', 'SIGHUP', 'SIGTERM'] : ['SIGHUP', 'SIGTERM'], () => stopped.abort());
   try {
+    let code: number;
     if (opts.message !== undefined) {
       for (const f of opts.files ?? []) term.attached.push(readLocalAttachment(f));
-      return await oneTurn(term, io, opts.message, opts.session, Boolean(opts.json));
-    }
-    return await repl(term, io, opts);
+      code = await oneTurn(term, io, opts.message, opts.session, Boolean(opts.json));
+    } else code = await repl(term, io, opts, stopped.signal);
+    const signal = hangup.received();
+    return signal ? SIGNAL_EXIT[signal] : code;
   } finally {
     hangup.off();
     await opened.assistant.drain(0);
-    await close();
+    await opened.close();
   }
 }
 
@@ -170,7 +169,7 @@ function showQuestion(rl: readline.Interface, renderer: ChatRenderer, io: Comman
   } else renderer.note(APPROVAL_QUESTION.trim());
 }
 
-async function repl(term: Terminal, io: CommandIO, opts: ChatCommandOptions): Promise<number> {
+async function repl(term: Terminal, io: CommandIO, opts: ChatCommandOptions, stopped: AbortSignal): Promise<number> {
   const { assistant, renderer } = term;
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTTY, historySize: 200 });
   const prompt = io.isTTY ? 'you> ' : '';
@@ -271,6 +270,14 @@ async function repl(term: Terminal, io: CommandIO, opts: ChatCommandOptions): Pr
       if (pending.length === 0) approvals.endOfInput();
       finish();
     });
+    stopped.addEventListener(
+      'abort',
+      () => {
+        pending.length = 0;
+        rl.close();
+      },
+      { once: true },
+    );
     ask();
   });
 }

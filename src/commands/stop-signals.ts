@@ -6,14 +6,15 @@ export type StopSignal = keyof typeof SIGNAL_EXIT;
  * For a command that runs turns in this process (`chat`, `cron run`): when one of `signals`
  * arrives, stop the running turns instead of node's default of ending at once. An engine runs in a
  * process group of its own, so neither Ctrl-C at the terminal, a closed terminal nor this process's
- * end reaches it: without this it went on working, with nobody reading it. `then` runs once the
- * turns have ended (their engines' whole process trees stopped); without it the command's own
- * flow goes on, and `received()` tells it which signal came, for its exit code.
+ * end reaches it: without this it went on working, with nobody reading it. `first` runs as the
+ * signal arrives, before the turns are stopped (a REPL stops taking lines, so none read ahead
+ * starts a turn); the command's own flow then ends, and `received()` tells it which signal came,
+ * for its exit code.
  */
 export function stopTurnsOn(
   assistant: { drain(graceMs: number, why?: string): Promise<void> },
   signals: readonly StopSignal[],
-  then?: (signal: StopSignal) => void,
+  first?: (signal: StopSignal) => void,
 ): { received(): StopSignal | undefined; off(): void } {
   let received: StopSignal | undefined;
   const handlers = signals.map((signal) => {
@@ -21,7 +22,8 @@ export function stopTurnsOn(
       received ??= signal;
       // The terminal may be gone (SIGHUP): a write to it must not end the process before the engine is stopped.
       for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-      void assistant.drain(0, `stopped by ${signal}`).finally(() => then?.(signal));
+      if (first) first(signal);
+      void assistant.drain(0, `stopped by ${signal}`);
     };
     process.once(signal, handler);
     return () => process.removeListener(signal, handler);

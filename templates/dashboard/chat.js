@@ -58,7 +58,8 @@ export function createChatView() {
   const thread = (k) => {
     let t = threads.get(k);
     if (!t) {
-      t = { list: el('ol', { class: 'messages', attrs: { role: 'log', 'aria-label': 'Messages' } }), turns: [], loaded: undefined };
+      // turns: running or queued; streamed: every turn this page streamed (a typed /allow may arrive after its turn ended).
+      t = { list: el('ol', { class: 'messages', attrs: { role: 'log', 'aria-label': 'Messages' } }), turns: [], streamed: [], loaded: undefined };
       follow.observe(t.list);
       threads.set(k, t);
     }
@@ -153,6 +154,7 @@ export function createChatView() {
     });
     t.list.append(turn.node);
     t.turns.push(turn);
+    t.streamed.push(turn);
     if (k === key) syncRunning();
     try {
       const r = await postTurn(path, body, (e) => turn.event(e));
@@ -185,10 +187,12 @@ export function createChatView() {
     // as a reload would, but keeps the turns still running or queued.
     if (!answer.error && /^\/reset\s*$/.test(text.trim())) {
       t.list.replaceChildren(...t.turns.map((x) => x.node), typed);
+      t.streamed = [...t.turns];
       void conversations.refresh().catch(() => {});
     }
-    // A typed /allow, /deny or /allow always answered a request: its card says so.
-    if (answer.approval && answer.decision) for (const turn of t.turns) turn.answered(answer.approval, answer.decision, answer.text);
+    // A typed /allow, /deny or /allow always answered a request: its card says so, also when the turn
+    // it let go on has ended before this answer came back.
+    if (answer.approval && answer.decision) for (const turn of t.streamed) turn.answered(answer.approval, answer.decision, answer.text);
     if (answer.error === 'unknown_command') {
       const body = commandBody(text, k);
       const button = el('button', {

@@ -1,5 +1,6 @@
 import type { ProcessIdentity } from '../store/types.js';
-import { environHas, listPids, type ProcStat, readLastPid, readPidMax, readProcStat } from '../util/proc.js';
+import { environHas, type ProcStat, readProcStat } from '../util/proc.js';
+import { type Mark, oldest, readSnapshot, type Snapshot } from './proc-snapshot.js';
 
 /**
  * Everything an engine run started. The engine runs in its own process group, but the CLIs run
@@ -48,24 +49,6 @@ export interface ProcessTreeOptions {
   marker?: string;
 }
 
-/** Processes read by one snapshot: the pids created since a tree's last one (or every process). */
-interface Snapshot {
-  table: Map<number, ProcStat>;
-  /** The last pid handed out when the snapshot began; the next one starts after it. */
-  through: number | undefined;
-  /**
-   * The newest pids of the range that had no process yet: a pid is handed out an instant before
-   * its process shows in /proc, so the next snapshot tries these again.
-   */
-  missing: number[];
-}
-
-/** Where a tree's next snapshot starts: after `after` (plus `retry`), or everywhere when undefined. */
-interface Mark {
-  after: number;
-  retry: readonly number[];
-}
-
 interface TreeInternals extends ProcessTree {
   readonly mark: Mark | undefined;
   refreshFrom(snapshot: Snapshot): boolean;
@@ -95,34 +78,7 @@ function createTree(rootPid: number, opts: ProcessTreeOptions): TreeInternals {
 
   const refreshFrom = ({ table, through, missing }: Snapshot): boolean => {
     const before = tracked.size;
-    const ownGroup = groupIsOurs();
-    // A tracked parent's identity, from the snapshot or (created before it) read once now.
-    const parents = new Map<number, string | undefined>();
-    const parentIsTracked = (ppid: number) => {
-      const start = tracked.get(ppid);
-      if (start === undefined) return false;
-      if (!parents.has(ppid)) parents.set(ppid, (table.get(ppid) ?? readProcStat(ppid))?.start);
-      return parents.get(ppid) === start;
-    };
-    // Read once per refresh, only for processes nothing else relates.
-    const marked = new Map<number, boolean>();
-    const carriesMarker = (pid: number) => {
-      if (!opts.marker) return false;
-      if (!marked.has(pid)) marked.set(pid, environHas(pid, opts.marker));
-      return marked.get(pid) === true;
-    };
-    let grew = true;
-    while (grew) {
-      grew = false;
-      for (const p of table.values()) {
-        if (tracked.has(p.pid) || p.zombie || p.thread) continue;
-        const related = (ownGroup && p.pgrp === rootPid) || parentIsTracked(p.ppid) || tracked.has(p.session) || tracked.has(p.pgrp) || carriesMarker(p.pid);
-        if (related) {
-          tracked.set(p.pid, p.start);
-          grew = true;
-        }
-      }
-    }
+    adoptRelated(table, tracked, { rootPid, ownGroup: groupIsOurs(), marker: opts.marker });
     if (mark) mark = through === undefined ? undefined : { after: through, retry: missing };
     return tracked.size > before;
   };
@@ -260,10 +216,6 @@ export function isProcessAlive(id: ProcessIdentity): boolean {
 // --- internal ---
 
 const SNAPSHOT_MS = 1_000;
-/** Past this many new pids, listing /proc is cheaper than trying each one. */
-const MAX_PIDS_TRIED = 1_024;
-/** How many of the newest pids of a range are tried again when they had no process yet. */
-const RETRY_NEWEST = 64;
 const watched = new Map<TreeInternals, () => void>();
 let ticker: NodeJS.Timeout | undefined;
 
@@ -283,59 +235,39 @@ function snapshotWatched(): void {
   }
 }
 
-/** The earlier of two pids in the order they were handed out (a pid far below the other came after a wrap). */
-function oldest(a: number, b: number): number {
-  return Math.abs(a - b) > readPidMax() / 2 ? Math.max(a, b) : Math.min(a, b);
-}
-
-/** The processes created after `mark` (every process without one). */
-function readSnapshot(mark: Mark | undefined): Snapshot {
-  const through = readLastPid();
-  const table = new Map<number, ProcStat>();
-  const missing: number[] = [];
-  const add = (pid: number) => {
-    const info = readProcStat(pid);
-    if (info) table.set(pid, info);
-    return info !== undefined;
-  };
-  if (!mark || through === undefined) {
-    for (const pid of listPids()) add(pid);
-    return { table, through, missing };
-  }
-  for (const pid of mark.retry) add(pid);
-  const max = readPidMax();
-  const range = pidsAfter(mark.after, through, max, MAX_PIDS_TRIED);
-  if (!range) {
-    for (const pid of listPids()) if (inRange(pid, mark.after, through)) add(pid);
-    // The newest pids of the range that were not listed are tried again next time.
-    const newest = pidsAfter(through - RETRY_NEWEST < 1 ? max - 1 - (RETRY_NEWEST - through) : through - RETRY_NEWEST, through, max, RETRY_NEWEST) ?? [];
-    for (const pid of newest) if (!table.has(pid)) missing.push(pid);
-    return { table, through, missing };
-  }
-  range.forEach((pid, i) => {
-    if (!add(pid) && range.length - i <= RETRY_NEWEST) missing.push(pid);
-  });
-  return { table, through, missing };
-}
-
 /**
- * The pids the kernel hands out after `after` up to `through`, in that order: the cyclic range
- * (after, through], where after pid_max - 1 numbering starts again low (at 300 on Linux; from 1
- * here, which only adds pids that do not exist). Undefined when there are more than `limit`.
+ * Adds to `tracked` every process of `table` related to it: in the root's group (while the group is
+ * ours), a child of a tracked process, in a tracked session or group, or carrying the run's marker;
+ * again until nothing more is added (a grandchild listed before its parent).
  */
-export function pidsAfter(after: number, through: number, pidMax: number, limit: number): number[] | undefined {
-  const count = through >= after ? through - after : pidMax - 1 - after + through;
-  if (count > limit) return undefined;
-  const pids: number[] = [];
-  for (let i = 0, pid = after; i < count; i++) {
-    pid = pid + 1 >= pidMax ? 1 : pid + 1;
-    pids.push(pid);
+function adoptRelated(table: Map<number, ProcStat>, tracked: Map<number, string>, o: { rootPid: number; ownGroup: boolean; marker: string | undefined }): void {
+  // A tracked parent's identity, from the snapshot or (created before it) read once now.
+  const parents = new Map<number, string | undefined>();
+  const parentIsTracked = (ppid: number) => {
+    const start = tracked.get(ppid);
+    if (start === undefined) return false;
+    if (!parents.has(ppid)) parents.set(ppid, (table.get(ppid) ?? readProcStat(ppid))?.start);
+    return parents.get(ppid) === start;
+  };
+  // Read once per refresh, only for processes nothing else relates.
+  const marked = new Map<number, boolean>();
+  const carriesMarker = (pid: number) => {
+    if (!o.marker) return false;
+    if (!marked.has(pid)) marked.set(pid, environHas(pid, o.marker));
+    return marked.get(pid) === true;
+  };
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of table.values()) {
+      if (tracked.has(p.pid) || p.zombie || p.thread) continue;
+      const related = (o.ownGroup && p.pgrp === o.rootPid) || parentIsTracked(p.ppid) || tracked.has(p.session) || tracked.has(p.pgrp) || carriesMarker(p.pid);
+      if (related) {
+        tracked.set(p.pid, p.start);
+        grew = true;
+      }
+    }
   }
-  return pids;
-}
-
-function inRange(pid: number, after: number, through: number): boolean {
-  return through >= after ? pid > after && pid <= through : pid > after || pid <= through;
 }
 
 /** SIGTERM the processes `strays` lists, then SIGKILL what is left of them after `graceMs`. */

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { cliPath, runCli } from '../../helpers/cli.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
+import { stopWhileEngineRuns } from '../../helpers/signal-stop.js';
 import { startTerminal } from '../../helpers/terminal.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
 import { HANG_MS, poll } from '../../helpers/wait.js';
@@ -70,51 +70,22 @@ describe('service chat -m ended by a signal', () => {
     ['SIGTERM', 'a kill', 143],
   ] as const)('%s (%s): the running engine is stopped, then the chat exits %i as the shell reports that signal', async (signal, _what, code) => {
     const { dir, standIn } = setup();
-    const child = spawn(process.execPath, [cliPath, 'chat', '-d', dir, '-m', 'HANG'], {
-      env: { ...process.env, NO_COLOR: '1', ...standIn.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
-    let pid: number | undefined;
-    try {
-      pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the HANG turn', 50);
-      child.kill(signal);
-      expect(await exited, output).toBe(code);
-      expect(isAlive(pid), 'the engine outlived the chat').toBe(false);
-      expect(output).not.toMatch(/ {4}at |This is a bug/);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL'); // a failed run must not leave it behind
-    }
+    const r = await stopWhileEngineRuns({ args: ['chat', '-d', dir, '-m', 'HANG'], standIn, signal });
+    expect(r.code, r.output).toBe(code);
+    expect(r.engineOutlived, 'the engine outlived the chat').toBe(false);
+    expect(r.output).not.toMatch(/ {4}at |This is a bug/);
   });
 });
 
 describe('service chat reading a pipe, ended by Ctrl-C', () => {
-  it('the running engine is stopped, then the chat exits 130', async () => {
+  it('the running engine is stopped, lines read ahead are not sent, and the chat exits 130', async () => {
     const { dir, standIn } = setup();
-    const child = spawn(process.execPath, [cliPath, 'chat', '-d', dir], {
-      env: { ...process.env, NO_COLOR: '1', ...standIn.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
-    child.stdin.write('HANG\n'); // the pipe stays open: more lines could follow
-    let pid: number | undefined;
-    try {
-      pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the HANG turn', 50);
-      child.kill('SIGINT');
-      expect(await exited, output).toBe(130);
-      expect(isAlive(pid), 'the engine outlived the chat').toBe(false);
-      expect(output).not.toMatch(/ {4}at |This is a bug/);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL'); // a failed run must not leave it behind
-    }
+    // The pipe stays open: more lines could follow; the one after HANG was read ahead and must not run.
+    const r = await stopWhileEngineRuns({ args: ['chat', '-d', dir], standIn, signal: 'SIGINT', stdin: 'HANG\nREAD-AHEAD\n' });
+    expect(r.code, r.output).toBe(130);
+    expect(r.engineOutlived, 'the engine outlived the chat').toBe(false);
+    expect(r.output).not.toMatch(/ {4}at |This is a bug/);
+    expect(standIn.runs().map((run) => run.prompt)).toEqual(['HANG']);
   });
 });
 

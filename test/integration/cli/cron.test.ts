@@ -1,14 +1,14 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeTelegram } from '../../fakes/platforms/channel-e-telegram.js';
 import type { FakePlatform } from '../../fakes/platforms/types.js';
-import { cliPath, runCommand } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
-import { createStandIn, isAlive } from '../../helpers/stand-in.js';
+import { createStandIn } from '../../helpers/stand-in.js';
+import { stopWhileEngineRuns } from '../../helpers/signal-stop.js';
 import { testdir } from '../../helpers/testdir.js';
-import { HANG_MS, poll, until } from '../../helpers/wait.js';
+import { HANG_MS, until } from '../../helpers/wait.js';
 
 let fake: FakePlatform | undefined;
 afterEach(async () => {
@@ -181,28 +181,13 @@ describe('service cron run ended by a signal (spawned for real)', () => {
     const dir = testdir({
       'service.yaml': 'name: cron-stop\nengine: engine_b\ntasks:\n  - { id: long, name: Long, schedule: "0 0 1 1 *", prompt: "HANG" }\n',
     });
-    const child = spawn(process.execPath, [cliPath, 'cron', 'run', 'long', '-d', dir], {
-      env: { ...process.env, NO_COLOR: '1', ...standIn.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
-    let pid: number | undefined;
-    try {
-      pid = await poll(() => standIn.runs().find((r) => r.prompt === 'HANG')?.pid as number | undefined, HANG_MS, 'the task turn', 50);
-      child.kill(signal);
-      expect(await exited, output).toBe(code);
-      expect(isAlive(pid), 'the engine outlived cron run').toBe(false);
-      expect(output).not.toMatch(/ {4}at |This is a bug/);
-      const history = await runCommand(['cron', 'history', 'long', '-d', dir, '--json']);
-      expect((JSON.parse(history.stdout) as { runs: Array<{ status: string }> }).runs).toEqual([
-        expect.objectContaining({ status: 'aborted', error: `Aborted: stopped by ${signal}` }),
-      ]);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL'); // a failed run must not leave it behind
-    }
+    const r = await stopWhileEngineRuns({ args: ['cron', 'run', 'long', '-d', dir], standIn, signal });
+    expect(r.code, r.output).toBe(code);
+    expect(r.engineOutlived, 'the engine outlived cron run').toBe(false);
+    expect(r.output).not.toMatch(/ {4}at |This is a bug/);
+    const history = await runCommand(['cron', 'history', 'long', '-d', dir, '--json']);
+    expect((JSON.parse(history.stdout) as { runs: Array<{ status: string }> }).runs).toEqual([
+      expect.objectContaining({ status: 'aborted', error: `Aborted: stopped by ${signal}` }),
+    ]);
   });
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClaudeParser } from '../../../src/core/engines/claude-code.js';
-import { pidsAfter } from '../../../src/core/engines/process-tree.js';
+import { pidsAfter } from '../../../src/core/engines/proc-snapshot.js';
 import { runProcess } from '../../../src/core/engines/runner.js';
 import type { AgentEvent } from '../../../src/core/events.js';
 import type { ProcessIdentity } from '../../../src/core/store/types.js';
