@@ -159,7 +159,8 @@ describe('service gateway (spawned for real)', () => {
     const turn = fetch(`${g.url}/chat`, {
       method: 'POST',
       headers: { authorization: 'Bearer tok-1234567890', 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'SLEEP:5000 in flight' }),
+      // The turn waits at a gate this test opens once new connections are refused: no race with a timer.
+      body: JSON.stringify({ message: 'GATE:shutdown-gate in flight' }),
     })
       .then((r) => r.text())
       .finally(() => {
@@ -177,6 +178,7 @@ describe('service gateway (spawned for real)', () => {
       'new connections to be refused',
     );
     expect(ended).toBe(false); // refused while the turn still streams
+    fs.writeFileSync(path.join(dir, 'shutdown-gate'), '');
     const events = parseSseStrict(await turn) as Array<Record<string, unknown>>;
     expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'completed' });
     expect(await exit).toBe(0);
