@@ -24,6 +24,8 @@ export function renderStatusExtras(status) {
   // Empty when the engine can start (.error:empty is not shown).
   $('engine-warning').textContent = status.engineWarning ? `Turns cannot start: ${status.engineWarning}` : '';
   renderWarm(status.warm);
+  // The commands the page names, as this CLI is typed here (`agent-service` where `service` is the system's).
+  if (status.cli) for (const code of document.querySelectorAll('code[data-cli]')) code.textContent = `${status.cli} ${code.dataset.cli}`;
 }
 
 /** `warm:` as configured, and each engine process kept between turns with its memory. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SendFailure } from '../../core/channel-hub.js';
 import { CONFIG_LIMITS } from '../../core/config/limits.js';
 import { AppError } from '../../core/errors.js';
+import { formatCliPrefix } from '../../core/invocation.js';
 import { PatchRejected, applyConfigPatch } from '../../core/config/patch.js';
 import { maskSecrets } from '../../core/config/secrets.js';
 import { resolveAssistantPaths } from '../../core/paths.js';
@@ -74,6 +75,9 @@ export async function buildStatus(deps: ServerDeps): Promise<Record<string, unkn
     uptime: s.uptime,
     // Beyond the spec's record: the dashboard fills its embedding sample with the directory.
     dir: deps.config.current().dir,
+    // Beyond the spec's record: how to type this CLI on this machine (`agent-service` where a bare
+    // `service` is Debian's tool), for the commands the dashboard names.
+    cli: cliPrefix(),
     // `title` (the platform's name) and `reason` (why a channel failed; never a secret) are beyond the spec's record, for the dashboard.
     channels: deps.channels.statuses().map(({ type, title, status, reason }) => ({ type, status, ...(title ? { title } : {}), ...(reason ? { reason } : {}) })),
     skills: skills.map(({ name, description }) => ({ name, description })),
@@ -116,3 +120,7 @@ function formatLive(deps: ServerDeps, approvalsWaiting: number): Record<string, 
   const { since, turns, channels, storeErrors, engineProcesses } = deps.metrics.snapshot();
   return { since: new Date(since).toISOString(), turns, channels, storeErrors, engineProcesses, approvalsWaiting };
 }
+
+/** PATH and the started script do not change while the gateway runs: looked up once. */
+let cli: string | undefined;
+const cliPrefix = (): string => (cli ??= formatCliPrefix());

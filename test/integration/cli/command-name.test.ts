@@ -142,6 +142,11 @@ describe('hints the CLI prints outside `init` and `doctor`', () => {
         first.stdout.on('data', seen);
         first.stderr.on('data', seen);
       });
+      // The dashboard names its commands the same way (/api/status `cli`).
+      const url = /is serving on (http:\/\/\S+?)\/?(?:\s|$)/.exec(out)?.[1];
+      const token = fs.readFileSync(path.join(work, 'busy-bot', '.service', 'gateway-token'), 'utf8').trim();
+      const status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as { cli?: string };
+      expect(status.cli).toBe('agent-service');
       const second = await bash('agent-service gateway -d busy-bot', PATH);
       expect(second.code).toBe(1);
       expect(second.stderr).toMatch(/^error: another gateway is already running on /m);
