@@ -63,18 +63,21 @@ export async function downloadFiles(
     }
     // Some platforms name a file only in its download (WeCom): the adapter then fills in file.fileName.
     const named = () => toSafeFileName(file.fileName ?? 'file');
+    // A notice about a file the platform did not name: what it is (a voice message, until its download names it).
+    const told = () =>
+      file.fileName !== undefined ? named() : file.kind === 'voice' ? 'Your voice message' : file.kind === 'audio' ? 'The audio file' : 'The file';
     try {
       const { data, mimeType } = await adapter.downloadFile(file, { maxBytes: max });
-      if (data.length === 0) notices.push(`${named()} was not saved: the file is empty.`);
+      if (data.length === 0) notices.push(`${told()} was not saved: the file is empty.`);
       else {
         files.push({ name: named(), data, mimeType: file.mimeType ?? mimeType });
         sources.push(file);
       }
     } catch (err) {
-      if (err instanceof ChannelError && err.kind === 'too_long') notices.push(tooBig(named()));
+      if (err instanceof ChannelError && err.kind === 'too_long') notices.push(tooBig(told()));
       else {
         log.warn(`${msg.channel} ${msg.messageId}: download of ${named()} failed: ${errorMessage(err)}`);
-        notices.push(`${named()} was not saved: the download failed.`);
+        notices.push(`${told()} was not saved: the download failed.`);
       }
     }
   }

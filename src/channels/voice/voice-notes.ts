@@ -52,9 +52,11 @@ export async function transcribeVoiceNotes(
   const marked: string[] = [];
   const heard: string[] = [];
   const notices: string[] = [];
-  const platformHeard = (name: string, kind: InboundFile['kind'], transcript: string) => {
+  // `name` is absent for a recording that was never downloaded (nothing in the inbox to point to).
+  const platformHeard = (name: string | undefined, kind: InboundFile['kind'], transcript: string) => {
     heard.push(transcript);
-    marked.push(`[${describeRecording(name, kind).label} ${name}, transcribed by the platform]: ${transcript}`);
+    const what = describeRecording(name ?? '', kind).label;
+    marked.push(`[${name === undefined ? what : `${what} ${name}`}, transcribed by the platform]: ${transcript}`);
   };
   for (const { file, source } of recordings) {
     const { label, what } = describeRecording(file.name, source?.kind);
@@ -80,7 +82,7 @@ export async function transcribeVoiceNotes(
     }
     if (fallback) platformHeard(file.name, source?.kind, fallback);
   }
-  for (const f of unsaved) platformHeard(f.fileName ?? 'voice message', f.kind, (f.transcript ?? '').trim());
+  for (const f of unsaved) platformHeard(f.fileName, f.kind, (f.transcript ?? '').trim());
   if (recordings.length === 0 && unsaved.length === 0) return undefined;
   return {
     text: [...marked, typed.trim()].filter(Boolean).join('\n\n'),

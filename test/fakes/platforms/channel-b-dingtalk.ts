@@ -234,10 +234,14 @@ export async function startFakeDingtalk(opts: FakeDingtalkOptions = {}): Promise
   function content(text: string, msg: FakeInbound): Json {
     if (msg.voice) {
       // The recording by its downloadCode, with DingTalk's own transcript of it.
-      const { data, mimeType, durationSeconds, recognition } = msg.voice;
+      const { data, mimeType, durationSeconds, recognition, gone } = msg.voice;
       return {
         msgtype: 'audio',
-        content: { downloadCode: media.serve(data, mimeType), duration: (durationSeconds ?? 3) * 1000, recognition: recognition ?? '' },
+        content: {
+          downloadCode: gone ? randomId('expired') : media.serve(data, mimeType),
+          duration: (durationSeconds ?? 3) * 1000,
+          recognition: recognition ?? '',
+        },
       };
     }
     const file = msg.files?.[0];

@@ -39,7 +39,8 @@ export interface FakeInbound {
    * audio clip, a Discord voice message, a Lark `audio` message, a DingTalk `audio` message), where
    * the fake models it. `recognition`: the platform's own transcript, where it makes one (DingTalk).
    */
-  voice?: FakeImage & { durationSeconds?: number; recognition?: string };
+  /** `gone`: the platform no longer serves the recording (its download fails), where it is fetched apart from the message. */
+  voice?: FakeImage & { durationSeconds?: number; recognition?: string; gone?: boolean };
 }
 
 /** A file the bot sent, as the platform stored it. */

@@ -131,6 +131,26 @@ describe('DingTalk: its own transcript of a voice message', () => {
   });
 });
 
+describe('DingTalk: a recording that cannot be downloaded', () => {
+  const spec = PLATFORMS.channel_b as PlatformSpec;
+  const setup = usePlatformGateway(spec);
+
+  it('the sender is told in words about a voice message, not an unnamed file; the engine still reads the platform transcript', async () => {
+    const { fake: f, gw: g } = await setup();
+    await f.deliver({
+      chatType: 'direct',
+      userId: spec.users[0],
+      text: '',
+      voice: { mimeType: 'audio/amr', data: RECORDING, recognition: '明天的日程', gone: true },
+    });
+    const notice = await f.waitForOutbound((o) => o.text.includes('was not saved'), HANG_MS);
+    expect(notice.text).toBe('Your voice message was not saved: the download failed.');
+    await f.waitForOutbound((o) => o.text.includes('ECHO:'), HANG_MS);
+    // Nothing was saved, so nothing is named: the engine is not sent looking for a file.
+    expect(promptOf(g.standIn.runs())).toMatch(/^\[Voice message, transcribed by the platform\]: 明天的日程/);
+  });
+});
+
 describe('voice notes, one platform', () => {
   const spec = PLATFORMS.channel_e as PlatformSpec;
   const setup = usePlatformGateway(spec);
