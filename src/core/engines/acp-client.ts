@@ -4,6 +4,7 @@ import { type AcpSessionSettings, createAcpSession } from './acp-session.js';
 import { createAcpPrompt } from './acp-turn.js';
 import type { ConversationChannel, ExitInfo, LineParser } from './runner.js';
 import type { EngineTurn } from './types.js';
+import { createOpeningGate } from './warm/opening-gate.js';
 import type { ResidentChannel, ResidentProtocol } from './warm/protocol.js';
 
 /**
@@ -67,8 +68,7 @@ export interface AcpResidentOptions extends Omit<AcpTurn, 'prompt' | 'askPermiss
 /** A resident agent: the session opened once, then one prompt per turn; an abort is `session/cancel`. */
 export function createAcpResidentProtocol(opts: AcpResidentOptions): ResidentProtocol {
   let channel: ResidentChannel | undefined;
-  let open = false;
-  let queued: (() => void) | undefined;
+  const gate = createOpeningGate();
   let running = false;
   const session = createAcpSession(
     opts,
@@ -82,13 +82,7 @@ export function createAcpResidentProtocol(opts: AcpResidentOptions): ResidentPro
   return {
     open(c) {
       channel = c;
-      session.open(() => {
-        open = true;
-        c.ready();
-        const next = queued;
-        queued = undefined;
-        next?.();
-      });
+      session.open(() => gate.opened(() => c.ready()));
     },
     parseLine: (line) => session.receive(line),
     startTurn(turn) {
@@ -99,18 +93,14 @@ export function createAcpResidentProtocol(opts: AcpResidentOptions): ResidentPro
           running = false;
           return events.some((e) => e.type === 'failure') ? events : [...events, { type: 'final', text: prompt.text() }];
         });
-      if (!open) {
-        queued = send;
-        return [];
-      }
-      send();
+      if (!gate.run(send)) return [];
       const id = session.sessionId;
       return id ? [{ type: 'session', sessionId: id }] : [];
     },
     interrupt() {
       if (session.cancel()) return;
       // Not prompted yet (the session is still opening): the turn ends here, the process stays.
-      queued = undefined;
+      gate.drop();
       if (running) {
         running = false;
         channel?.emit([{ type: 'final', text: '' }]);

@@ -4,6 +4,7 @@ import { classify, createCodexTurn, type CodexTurn } from './codex-app-server-tu
 import { createRpcPeer, type RpcHandler as Handler } from './json-rpc.js';
 import { obj, str } from './parse-helpers.js';
 import type { ConversationChannel, LineParser } from './runner.js';
+import { createOpeningGate } from './warm/opening-gate.js';
 import type { ResidentChannel, ResidentProtocol } from './warm/protocol.js';
 
 export { classify } from './codex-app-server-turn.js';
@@ -67,8 +68,7 @@ export function createCodexAppServerConversation(turn: CodexAppServerTurn): Line
 export function createCodexAppServerResident(start: Omit<CodexAppServerTurn, 'prompt' | 'images' | 'ask'>): ResidentProtocol {
   let channel: ResidentChannel | undefined;
   let running = false;
-  let queued: (() => void) | undefined;
-  let open = false;
+  const gate = createOpeningGate();
   const settle = (events: AgentEvent[]): AgentEvent[] => {
     running = false;
     return events;
@@ -84,28 +84,18 @@ export function createCodexAppServerResident(start: Omit<CodexAppServerTurn, 'pr
   return {
     open(c) {
       channel = c;
-      thread.open(() => {
-        open = true;
-        c.ready();
-        const next = queued;
-        queued = undefined;
-        next?.();
-      });
+      thread.open(() => gate.opened(() => c.ready()));
     },
     parseLine: (line) => thread.receive(line),
     startTurn(turn) {
       running = true;
       const send = () => thread.startTurn({ prompt: turn.prompt, images: turn.images }, turn.approvals?.ask, settle);
-      if (!open) {
-        queued = send;
-        return [];
-      }
-      send();
+      if (!gate.run(send)) return [];
       return thread.threadId ? [{ type: 'session', sessionId: thread.threadId }] : [];
     },
     interrupt() {
       if (thread.interrupt()) return;
-      queued = undefined;
+      gate.drop();
       if (running) channel?.emit(settle([{ type: 'final', text: '' }]));
     },
     exited: (exit) => (running ? [thread.exitFailure(exit)] : []),
