@@ -4,8 +4,13 @@ import { launchChromium, waitForChat } from '../helpers/chat-page.js';
 import { startTestServer, TEST_TOKEN } from '../helpers/server.js';
 
 /**
- * The token link opened while the gateway cannot answer (it is restarting, the network dropped):
- * the page unlocks by itself once the gateway answers, with no reload (it stayed locked until one).
+ * What the page takes from /api/status, in headless Chromium:
+ * - the token link opened while the gateway cannot answer (it is restarting, the network dropped):
+ *   the page unlocks by itself once the gateway answers, with no reload (it stayed locked until one);
+ * - the commands the page names (`service access approve <CODE>`), written as this CLI is typed on
+ *   the gateway's machine (`cli`): `agent-service` where a bare `service` is Debian's tool. The
+ *   in-process test server is not started as the CLI, so its `cli` is `service`; the page is given
+ *   the form a gateway under that clash reports (test/integration/cli/command-name.test.ts).
  */
 let browser: Browser;
 beforeAll(async () => {
@@ -34,6 +39,30 @@ describe('dashboard: unlocking', () => {
       await page.click('#menu a[data-view="chat"]');
       await waitForChat(page);
       expect(refused).toBeGreaterThan(1);
+    } finally {
+      await context.close();
+      await s.stop();
+    }
+  });
+});
+
+describe('dashboard: the commands it names', () => {
+  it('are written with the form /api/status gives (agent-service where service is the system tool)', async () => {
+    const s = await startTestServer();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      let real: { cli?: string } | undefined;
+      await page.route('**/api/status', async (route) => {
+        const response = await route.fetch();
+        real = (await response.json()) as { cli?: string };
+        await route.fulfill({ response, json: { ...real, cli: 'agent-service' } });
+      });
+      await page.goto(`${s.url}/#token=${TEST_TOKEN}`);
+      await page.locator('#menu a[data-view="access"]').click();
+      const commands = page.locator('code[data-cli]');
+      await expect.poll(() => commands.allInnerTexts()).toEqual(['agent-service access approve <CODE>', 'agent-service access']);
+      expect(real?.cli).toBe('service');
     } finally {
       await context.close();
       await s.stop();

@@ -3,6 +3,13 @@ import { cliPath } from './cli.js';
 import { isAlive, type StandIn } from './stand-in.js';
 import { HANG_MS, poll } from './wait.js';
 
+/** The signals that stop a command, what sends each, and the exit code a shell reports for it. */
+export const STOP_SIGNALS = [
+  ['SIGINT', 'Ctrl-C', 130],
+  ['SIGHUP', 'a closed terminal', 129],
+  ['SIGTERM', 'a kill', 143],
+] as const;
+
 export interface SignalStop {
   /** The command's exit code. */
   code: number | null;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cliPath, runCli } from '../../helpers/cli.js';
 import { createStandIn, isAlive } from '../../helpers/stand-in.js';
-import { stopWhileEngineRuns } from '../../helpers/signal-stop.js';
+import { STOP_SIGNALS, stopWhileEngineRuns } from '../../helpers/signal-stop.js';
 import { startTerminal } from '../../helpers/terminal.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
 import { HANG_MS, poll } from '../../helpers/wait.js';
@@ -64,11 +64,7 @@ describe('service chat -m / --json (spawned for real)', () => {
 });
 
 describe('service chat -m ended by a signal', () => {
-  it.each([
-    ['SIGINT', 'Ctrl-C', 130],
-    ['SIGHUP', 'a closed terminal', 129],
-    ['SIGTERM', 'a kill', 143],
-  ] as const)('%s (%s): the running engine is stopped, then the chat exits %i as the shell reports that signal', async (signal, _what, code) => {
+  it.each(STOP_SIGNALS)('%s (%s): the running engine is stopped, then the chat exits %i as the shell reports that signal', async (signal, _what, code) => {
     const { dir, standIn } = setup();
     const r = await stopWhileEngineRuns({ args: ['chat', '-d', dir, '-m', 'HANG'], standIn, signal });
     expect(r.code, r.output).toBe(code);

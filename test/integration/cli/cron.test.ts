@@ -6,7 +6,7 @@ import type { FakePlatform } from '../../fakes/platforms/types.js';
 import { runCommand } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { createStandIn } from '../../helpers/stand-in.js';
-import { stopWhileEngineRuns } from '../../helpers/signal-stop.js';
+import { STOP_SIGNALS, stopWhileEngineRuns } from '../../helpers/signal-stop.js';
 import { testdir } from '../../helpers/testdir.js';
 import { HANG_MS, until } from '../../helpers/wait.js';
 
@@ -172,11 +172,7 @@ describe('service cron (in-process, on the real engine stand-in and fake platfor
 });
 
 describe('service cron run ended by a signal (spawned for real)', () => {
-  it.each([
-    ['SIGINT', 'Ctrl-C', 130],
-    ['SIGHUP', 'a closed terminal', 129],
-    ['SIGTERM', 'a kill', 143],
-  ] as const)("%s (%s): the run's engine is stopped, the run recorded, and it exits %i", async (signal, _what, code) => {
+  it.each(STOP_SIGNALS)("%s (%s): the run's engine is stopped, the run recorded, and it exits %i", async (signal, _what, code) => {
     const standIn = createStandIn();
     const dir = testdir({
       'service.yaml': 'name: cron-stop\nengine: engine_b\ntasks:\n  - { id: long, name: Long, schedule: "0 0 1 1 *", prompt: "HANG" }\n',

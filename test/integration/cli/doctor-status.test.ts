@@ -6,6 +6,7 @@ import { bundledBinDir } from '../../../src/core/engines/detect.js';
 import { repoRoot, runCli, runCommand } from '../../helpers/cli.js';
 import { startGatewayProcess } from '../../helpers/gateway-process.js';
 import { minimalYaml, testdir } from '../../helpers/testdir.js';
+import { freePort } from '../../helpers/free-port.js';
 
 /** PATH without node_modules/.bin (npm test puts the real engine CLIs there). */
 const bareEnvPath = [path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter);
@@ -14,14 +15,6 @@ function standInEngine(name: string, version: string): string {
   const bin = testdir({}, 'service-bin-');
   fs.writeFileSync(path.join(bin, name), `#!/bin/sh\necho "${version}"\n`, { mode: 0o755 });
   return bin;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 describe('service doctor', () => {

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../helpers/cli.js';
@@ -7,6 +6,7 @@ import { findPodman, type Podman, podmanRun } from '../../helpers/container.js';
 import { standInScript } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
 import { HANG_MS, poll } from '../../helpers/wait.js';
+import { freePort } from '../../helpers/free-port.js';
 
 /**
  * Issue 35, item 2: the image built from the Dockerfile and run, with podman (Debian's), where it
@@ -60,14 +60,6 @@ function standInMount(): string {
   fs.copyFileSync(standInScript, path.join(dir, 'stand-in-engine.mjs'));
   fs.writeFileSync(path.join(dir, 'bin', 'claude'), '#!/bin/sh\nexec node /opt/standin/stand-in-engine.mjs engine_b "$@"\n', { mode: 0o755 });
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** What the image says of itself, and the engine ENGINES built in. */

@@ -1,6 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -8,6 +7,7 @@ import { cliPath, repoRoot } from '../../helpers/cli.js';
 import { createStandIn } from '../../helpers/stand-in.js';
 import { testdir } from '../../helpers/testdir.js';
 import { HANG_MS, poll } from '../../helpers/wait.js';
+import { freePort } from '../../helpers/free-port.js';
 
 /**
  * Issue 35, item 2: the container image, without a container runtime: the entrypoint and the
@@ -18,14 +18,6 @@ import { HANG_MS, poll } from '../../helpers/wait.js';
 const entrypoint = path.join(repoRoot, 'docker', 'entrypoint.sh');
 const healthcheck = path.join(repoRoot, 'docker', 'healthcheck.mjs');
 const TOKEN = 'container-token-0123456789';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** `agent-service` on PATH is this checkout's CLI, as `npm install --global` makes it in the image. */
 function imageEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
