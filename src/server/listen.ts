@@ -45,7 +45,12 @@ export async function listenApp(app: H3, opts: ListenOptions): Promise<RunningSe
   assertHostname(opts.host);
   const handle = toNodeHandler(app) as (req: http.IncomingMessage, res: http.ServerResponse) => void;
   const first = opts.answerFirst;
-  const listener = await listen(first ? (req, res) => first(req, res) || handle(req, res) : handle, {
+  const connections = closingConnections();
+  const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    connections.track(req, res);
+    if (!first?.(req, res)) handle(req, res);
+  };
+  const listener = await listen(serve, {
     hostname: opts.host,
     // A port of our own choosing or none: get-port-please must neither look for another port nor pick a random one.
     port: opts.port === 0 ? { port: 0, random: true } : { port: opts.port, random: false, verbose: false },
@@ -70,6 +75,7 @@ export async function listenApp(app: H3, opts: ListenOptions): Promise<RunningSe
   server.on('clientError', answerMalformed);
   let closed: Promise<void> | undefined;
   const stopAccepting = () => {
+    connections.closeAfterAnswers();
     closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
   };
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
@@ -90,6 +96,33 @@ export async function listenApp(app: H3, opts: ListenOptions): Promise<RunningSe
 }
 
 // --- internal ---
+
+/**
+ * Keep-alive connections once the listener stops: Node closes those that are idle at that moment,
+ * but a client whose connection was busy (or that sends again at once) would be served on it for
+ * the whole grace period. From then on each answer closes its connection: `Connection: close` where
+ * the head is not sent yet, the socket ended after the answer where it is (a streaming turn).
+ */
+function closingConnections() {
+  const open = new Map<http.ServerResponse, net.Socket>();
+  let closing = false;
+  const closeAfter = (res: http.ServerResponse, socket: net.Socket) => {
+    if (!res.headersSent) res.shouldKeepAlive = false;
+    else res.once('finish', () => socket.end());
+  };
+  return {
+    track(req: http.IncomingMessage, res: http.ServerResponse) {
+      if (closing) return closeAfter(res, req.socket);
+      open.set(res, req.socket);
+      res.once('close', () => open.delete(res));
+    },
+    closeAfterAnswers() {
+      closing = true;
+      for (const [res, socket] of open) closeAfter(res, socket);
+      open.clear();
+    },
+  };
+}
 
 /** listhen's https option: the files, or the names of the certificate it makes now. */
 function httpsOption(tls: TlsFiles | undefined) {
