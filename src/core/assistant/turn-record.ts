@@ -41,8 +41,10 @@ export async function recordReply(
   turn: { key: string; log: TurnLog; overtaken: () => boolean; hold: BudgetShare | undefined },
   outcome: TurnOutcome,
 ): Promise<void> {
-  const reply = outcome.completion.finalText;
-  if (reply && !turn.overtaken()) await deps.store.appendHistory({ key: turn.key, role: 'assistant', text: reply, ts: deps.now() });
+  const { finalText: reply, status, message } = outcome.completion;
+  // A reply cut short (aborted, or failed after text) says so in the history too, as it did live.
+  const unfinished = status === 'aborted' || status === 'failed' ? { status, ...(message ? { message } : {}) } : {};
+  if (reply && !turn.overtaken()) await deps.store.appendHistory({ key: turn.key, role: 'assistant', text: reply, ts: deps.now(), ...unfinished });
   await turn.log(turn.key, outcome.completion, outcome.costUsd);
   // Its cost is counted now (the record above): the hold can go.
   await turn.hold?.settle(outcome.costUsd);

@@ -25,7 +25,7 @@ const asBool = (v: unknown) => (v === null || v === undefined ? null : Boolean(v
 
 export const COPIED_TABLES: readonly TableCopy[] = [
   { table: 'sessions', columns: ['key', 'engine', 'session_id', 'created_at', 'updated_at', 'turns'], order: 'key' },
-  { table: 'history', columns: ['id', 'key', 'role', 'text', 'ts'], order: 'id', serial: true },
+  { table: 'history', columns: ['id', 'key', 'role', 'text', 'ts', 'status', 'message'], order: 'id', serial: true },
   {
     table: 'activity',
     columns: [

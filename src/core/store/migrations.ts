@@ -219,4 +219,11 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_target ON outbox(target_key, id);
   CREATE INDEX outbox_due ON outbox(status, next_attempt_at);
   `,
+  // 11: how an assistant reply that did not complete ended (aborted or failed) and what its
+  // completion said, so a page reloaded later marks it as the live page did; rows before stay
+  // without (completed)
+  `
+  ALTER TABLE history ADD COLUMN status TEXT CHECK (status IN ('aborted', 'failed'));
+  ALTER TABLE history ADD COLUMN message TEXT;
+  `,
 ];

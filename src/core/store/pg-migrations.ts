@@ -213,6 +213,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_target ON outbox(target_key, id);
   CREATE INDEX outbox_due ON outbox(status, next_attempt_at);
   `,
+  // 6: as the SQLite store's 11: how an assistant reply that did not complete ended, and what its
+  // completion said
+  `
+  ALTER TABLE history ADD COLUMN status TEXT CHECK (status IN ('aborted', 'failed'));
+  ALTER TABLE history ADD COLUMN message TEXT;
+  `,
 ];
 
 /**

@@ -9,7 +9,7 @@ import { createPgCoordination } from './pg-coordination.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
 import { createPgOutboxStore } from './pg-outbox.js';
 import { HISTORY_PER_KEY, type Store, TASK_RUNS_KEPT, TASK_SLOTS_KEPT_MS } from './types.js';
-import { parseFailoverRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
+import { parseFailoverRow, parseHistoryRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
 
 export interface PgStoreOptions {
   url: string;
@@ -91,19 +91,18 @@ export function createPgStore(opts: PgStoreOptions): Store & { pool: pg.Pool } {
       }),
 
     appendHistory: (e) =>
-      insertKeeping(query, 'INSERT INTO history (key, role, text, ts) VALUES ($1, $2, $3, $4)', 'history', 'key', HISTORY_PER_KEY, [
+      insertKeeping(query, 'INSERT INTO history (key, role, text, ts, status, message) VALUES ($1, $2, $3, $4, $5, $6)', 'history', 'key', HISTORY_PER_KEY, [
         e.key,
         e.role,
         e.text,
         e.ts,
+        e.status ?? null,
+        e.message ?? null,
       ]),
     readHistory: async (key, limit) =>
-      (await rows('SELECT * FROM (SELECT * FROM history WHERE key = $1 ORDER BY id DESC LIMIT $2) h ORDER BY id ASC', [key, limit ?? null])).map((r) => ({
-        key: String(r.key),
-        role: r.role as 'user' | 'assistant',
-        text: String(r.text),
-        ts: Number(r.ts),
-      })),
+      (await rows('SELECT * FROM (SELECT * FROM history WHERE key = $1 ORDER BY id DESC LIMIT $2) h ORDER BY id ASC', [key, limit ?? null])).map(
+        parseHistoryRow,
+      ),
     clearHistory: async (key) => void (await query('DELETE FROM history WHERE key = $1', [key])),
 
     recordTaskRun: (r) =>

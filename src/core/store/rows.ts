@@ -5,6 +5,7 @@ import type {
   ChatSession,
   FailoverState,
   GroupMessage,
+  HistoryEntry,
   InboxEntry,
   KnownChat,
   PairingRequest,
@@ -47,6 +48,17 @@ export function parseActivityRow(r: Row): ActivityRecord {
     ...(r.error === null ? {} : { error: String(r.error) }),
     ...(r.escalated ? { escalated: true } : {}),
     ...(isAbsent(r.refused) ? {} : { refused: String(r.refused) as ActivityRecord['refused'] }),
+  };
+}
+
+export function parseHistoryRow(r: Row): HistoryEntry {
+  return {
+    key: String(r.key),
+    role: r.role as HistoryEntry['role'],
+    text: String(r.text),
+    ts: Number(r.ts),
+    ...(isAbsent(r.status) ? {} : { status: String(r.status) as HistoryEntry['status'] }),
+    ...(isAbsent(r.message) ? {} : { message: String(r.message) }),
   };
 }
 

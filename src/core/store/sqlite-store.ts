@@ -9,8 +9,8 @@ import { createSqliteActivityStore } from './sqlite-activity.js';
 import { createSqliteChannelStateStore } from './sqlite-channel-state.js';
 import { createSqliteChatSessionStore } from './sqlite-chat-sessions.js';
 import { createSqliteOutboxStore } from './sqlite-outbox.js';
-import { HISTORY_PER_KEY, TASK_RUNS_KEPT, TASK_SLOTS_KEPT_MS, type TaskRun, type Store, type SyncOf } from './types.js';
-import { parseFailoverRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
+import { HISTORY_PER_KEY, type HistoryEntry, TASK_RUNS_KEPT, TASK_SLOTS_KEPT_MS, type TaskRun, type Store, type SyncOf } from './types.js';
+import { parseFailoverRow, parseHistoryRow, parseRunningTurnRow, parseSessionRow, parseTaskRunRow, type Row } from './rows.js';
 
 /**
  * The store in SQLite at .service/state.db: WAL so readers never block the writer, a busy
@@ -30,9 +30,9 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     listSessions: db.prepare('SELECT key, engine, session_id, created_at, updated_at, turns FROM sessions ORDER BY updated_at DESC'),
     countTurn: db.prepare('UPDATE sessions SET turns = turns + 1 WHERE key = ?'),
     staleKeys: db.prepare('SELECT key FROM sessions WHERE updated_at < ?'),
-    appendHistory: db.prepare('INSERT INTO history (key, role, text, ts) VALUES (?, ?, ?, ?)'),
+    appendHistory: db.prepare('INSERT INTO history (key, role, text, ts, status, message) VALUES (@key, @role, @text, @ts, @status, @message)'),
     trimHistory: db.prepare('DELETE FROM history WHERE key = ? AND id <= (SELECT id FROM history WHERE key = ? ORDER BY id DESC LIMIT 1 OFFSET ?)'),
-    readHistory: db.prepare('SELECT key, role, text, ts FROM (SELECT * FROM history WHERE key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
+    readHistory: db.prepare('SELECT key, role, text, ts, status, message FROM (SELECT * FROM history WHERE key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
     clearHistory: db.prepare('DELETE FROM history WHERE key = ?'),
     insertRun: db.prepare(
       `INSERT INTO task_runs (task_id, started_at, ended_at, status, duration_ms, cost_usd, preview, error, delivered)
@@ -66,9 +66,9 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     pruneChatSessions(cutoff);
     return keys.length;
   });
-  const append = db.transaction((key: string, role: string, text: string, ts: number) => {
-    q.appendHistory.run(key, role, text, ts);
-    q.trimHistory.run(key, key, HISTORY_PER_KEY);
+  const append = db.transaction((e: HistoryEntry) => {
+    q.appendHistory.run({ key: e.key, role: e.role, text: e.text, ts: e.ts, status: e.status ?? null, message: e.message ?? null });
+    q.trimHistory.run(e.key, e.key, HISTORY_PER_KEY);
   });
   const claimSlot = db.transaction((taskId: string, at: number) => {
     q.forgetSlots.run(taskId, at - TASK_SLOTS_KEPT_MS);
@@ -93,14 +93,8 @@ export function createSqliteStore(file: string, opts: { migrations?: readonly st
     listSessions: () => (q.listSessions.all() as Row[]).map(parseSessionRow),
     countSessionTurn: (key) => void q.countTurn.run(key),
     pruneSessions: (cutoff) => prune(cutoff),
-    appendHistory: (e) => append(e.key, e.role, e.text, e.ts),
-    readHistory: (key, limit) =>
-      (q.readHistory.all(key, limit ?? -1) as Row[]).map((r) => ({
-        key: String(r.key),
-        role: r.role as 'user' | 'assistant',
-        text: String(r.text),
-        ts: Number(r.ts),
-      })),
+    appendHistory: (e) => append(e),
+    readHistory: (key, limit) => (q.readHistory.all(key, limit ?? -1) as Row[]).map(parseHistoryRow),
     clearHistory: (key) => void q.clearHistory.run(key),
     recordTaskRun: (r) => recordRun(r),
     claimTaskSlot: (taskId, at) => claimSlot(taskId, at),

@@ -10,9 +10,11 @@
 
 import type { AccessStore, BudgetStore } from './access-types.js';
 import type { CoordinationStore } from './coordination.js';
+import type { HistoryStore } from './history-types.js';
 import type { ReplyOutboxStore } from './outbox-types.js';
 
 export type { CoordinationStore, LeaseClaim } from './coordination.js';
+export type { HistoryEntry, HistoryStore, UnfinishedStatus } from './history-types.js';
 export type { AccessGrant, AccessKind, AccessStore, BudgetHold, BudgetStore, HoldResult, OpenPairingResult, PairingRequest } from './access-types.js';
 export type { DroppedOutboxEntry, NewOutboxEntry, OutboxEntry, OutboxKind, OutboxStats, ReplyOutboxStore } from './outbox-types.js';
 
@@ -40,13 +42,6 @@ export interface ChatSession {
   createdAt: number;
   /** The one the chat's next message runs on. */
   current: boolean;
-}
-
-export interface HistoryEntry {
-  key: string;
-  role: 'user' | 'assistant';
-  text: string;
-  ts: number;
 }
 
 export type TurnStatus = 'completed' | 'silent' | 'failed' | 'aborted';
@@ -178,13 +173,6 @@ export interface ChatSessionStore {
   renameChatSession(chatKey: string, from: string, to: string): Promise<boolean>;
   /** Remove one; what was removed, or undefined when the chat has no such name. */
   removeChatSession(chatKey: string, name: string): Promise<ChatSession | undefined>;
-}
-
-export interface HistoryStore {
-  appendHistory(entry: HistoryEntry): Promise<void>;
-  /** Oldest first; the newest `limit` entries when given. */
-  readHistory(key: string, limit?: number): Promise<HistoryEntry[]>;
-  clearHistory(key: string): Promise<void>;
 }
 
 export interface ActivityStore {

@@ -13,8 +13,9 @@ const approveBody = z.strictObject({ sessionKey: sessionKey.optional(), id: z.st
  * who may answer any request) and GET /api/sessions: every session key with its last activity,
  * newest first, and for the named sessions of a chat (/new in a channel or the terminal) the chat,
  * name and whether it is the chat's current one; GET /api/sessions/:key/history: the key's stored
- * messages (what a client shows again after a reload), the newest `limit`, oldest first, and
- * whether a turn of the key runs now (a reloaded page waits for its reply).
+ * messages (what a client shows again after a reload), the newest `limit`, oldest first (a reply
+ * that did not complete with its `status` and `message`), and whether a turn of the key runs now
+ * (a reloaded page waits for its reply).
  */
 export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void {
   table.add('GET', '/api/sessions', async (event) => {
@@ -43,7 +44,13 @@ export function registerSessionRoutes(table: RouteTable, deps: ServerDeps): void
     const kept = entries.slice(-limit);
     return {
       key: key.data,
-      messages: kept.map((m) => ({ role: m.role, text: m.text, ts: new Date(m.ts).toISOString() })),
+      messages: kept.map((m) => ({
+        role: m.role,
+        text: m.text,
+        ts: new Date(m.ts).toISOString(),
+        ...(m.status ? { status: m.status } : {}),
+        ...(m.message !== undefined ? { message: m.message } : {}),
+      })),
       more: entries.length > kept.length,
       running: deps.assistant.isRunning(key.data),
     };

@@ -24,7 +24,7 @@ async function chat(srv: TestServer, message: string, sessionKey: string): Promi
  * A turn's stream read as it arrives: `until(done)` resolves once `done(reply, types)` holds for
  * the reply text so far and the event types seen (throws if the body ends first).
  */
-function readTurn(res: Response): { until(done: (reply: string, types: string[]) => boolean): Promise<void> } {
+function readTurn(res: Response): { until(done: (reply: string, types: string[]) => boolean): Promise<void>; end(): Promise<void> } {
   const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   let reply = '';
@@ -44,6 +44,10 @@ function readTurn(res: Response): { until(done: (reply: string, types: string[])
           if (event.type === 'text') reply += event.content;
         }
       }
+    },
+    /** The body's end: the turn has been recorded by then (its stream closes after). */
+    async end() {
+      for (let next = await reader?.read(); next && !next.done; next = await reader?.read());
     },
   };
 }
@@ -102,6 +106,25 @@ describe('GET /api/sessions/:key/history', () => {
     const after = (await (await history(srv, 'busy')).json()) as typeof during;
     expect(after.running).toBe(false);
     expect(after.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('a reply stopped after some text is stored with `status: aborted` and the message the turn ended with; a completed one has neither', async () => {
+    s = await startTestServer();
+    const srv = s;
+    await chat(srv, 'done in one go', 'cut');
+    const res = await srv.api('/chat', { json: { message: 'GATE:never-opened stop here', sessionKey: 'cut' } });
+    const stream = readTurn(res);
+    await stream.until((reply) => reply === 'Before the gate.');
+    expect(await (await srv.api('/abort', { json: { sessionKey: 'cut' } })).json()).toEqual({ ok: true, aborted: true });
+    await stream.until((_, types) => types.includes('completion'));
+    await stream.end();
+    const body = (await (await history(srv, 'cut')).json()) as { messages: Array<Record<string, unknown>> };
+    expect(body.messages.map(({ ts, ...m }) => m)).toEqual([
+      { role: 'user', text: 'done in one go' },
+      { role: 'assistant', text: 'ECHO: done in one go\nTURN: 1' },
+      { role: 'user', text: 'GATE:never-opened stop here' },
+      { role: 'assistant', text: 'Before the gate.', status: 'aborted', message: 'Aborted' },
+    ]);
   });
 
   it('bad limits, keys and encodings are 400s naming the problem; the token is required; a reset empties it', async () => {

@@ -132,6 +132,7 @@ describe('service store migrate --to <url>', () => {
     await sqlite.countSessionTurn('k');
     await sqlite.addChatSession({ chatKey: 'k', name: 'Main', sessionKey: 'k', createdAt: 1, current: true });
     for (let i = 0; i < 3; i++) await sqlite.appendHistory({ key: 'k', role: i % 2 ? 'assistant' : 'user', text: `m${i}`, ts: i });
+    await sqlite.appendHistory({ key: 'k', role: 'assistant', text: 'cut', ts: 3, status: 'aborted', message: 'Aborted' });
     await sqlite.recordActivity(activity({ ts: new Date(2024, 4, 10, 12).toISOString(), costUsd: 0.5, escalated: true }));
     await sqlite.claimMessage({ channel: 'c', messageId: 'p1', chatKey: 'k', receivedAt: 5, payload: '{"x":1}', owner: 'run-1' });
     await sqlite.claimMessage({ channel: 'c', messageId: 'p0', chatKey: 'k', receivedAt: 5, payload: '{"x":0}' });
@@ -146,14 +147,15 @@ describe('service store migrate --to <url>', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('(schema migrated)');
-    expect(r.stdout).toContain('history: 3');
+    expect(r.stdout).toContain('history: 4');
 
     const pg = createPgStore({ url, schema: 'migrated' });
     try {
       expect(await pg.getSession('k')).toEqual({ key: 'k', engine: 'engine_b', sessionId: 's1', createdAt: 1, updatedAt: 2, turns: 1 });
-      expect((await pg.readHistory('k')).map((h) => h.text)).toEqual(['m0', 'm1', 'm2']);
+      expect((await pg.readHistory('k')).map((h) => h.text)).toEqual(['m0', 'm1', 'm2', 'cut']);
+      expect((await pg.readHistory('k', 1))[0]).toMatchObject({ status: 'aborted', message: 'Aborted' });
       await pg.appendHistory({ key: 'k', role: 'user', text: 'after', ts: 9 }); // the id sequence continues after the copied ids
-      expect((await pg.readHistory('k', 2)).map((h) => h.text)).toEqual(['m2', 'after']);
+      expect((await pg.readHistory('k', 2)).map((h) => h.text)).toEqual(['cut', 'after']);
       expect(await pg.metrics()).toMatchObject({ totalMessages: 1, totalCostUsd: 0.5 });
       expect(await pg.recentActivity(5, { escalated: true })).toHaveLength(1);
       expect(await pg.dailyCost('2024-05-10')).toBe(0.5);

@@ -156,6 +156,25 @@ describe('postgres store specifics', () => {
     }
   });
 
+  it('migration 6: history rows of before read with no status; replies stored after keep theirs', async () => {
+    const schema = `m${++n}`;
+    const old = open(schema, PG_MIGRATIONS.slice(0, 5));
+    await old.ready();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`INSERT INTO ${schema}.history (key, role, text, ts) VALUES ('k', 'assistant', 'a', 1)`);
+    } finally {
+      await client.end();
+    }
+    const now = open(schema);
+    await now.appendHistory({ key: 'k', role: 'assistant', text: 'cut', ts: 2, status: 'aborted', message: 'Aborted' });
+    expect(await now.readHistory('k')).toEqual([
+      { key: 'k', role: 'assistant', text: 'a', ts: 1 },
+      { key: 'k', role: 'assistant', text: 'cut', ts: 2, status: 'aborted', message: 'Aborted' },
+    ]);
+  });
+
   it('names the server, never the password, when it cannot connect', async () => {
     const dead = createPgStore({ url: 'postgres://bob:hunter2@127.0.0.1:1/x', schema: 'nope' });
     await expect(dead.ready()).rejects.toThrow(/cannot use the PostgreSQL store at postgres:\/\/bob:\*\*\*@127\.0\.0\.1:1\/x/);

@@ -132,3 +132,25 @@ describe('sqlite store: migration 9', () => {
     await s.close();
   });
 });
+
+describe('sqlite store: migration 11', () => {
+  it('a database of version 10 opens with its history read as before (no status), and keeps the status of later replies', async () => {
+    const file = path.join(testdir(), '.service', 'state.db');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const old = new Database(file);
+    for (const m of MIGRATIONS.slice(0, 10)) old.exec(m);
+    old.pragma('user_version = 10');
+    const insert = old.prepare('INSERT INTO history (key, role, text, ts) VALUES (?, ?, ?, ?)');
+    insert.run('k', 'user', 'q', 1);
+    insert.run('k', 'assistant', 'a', 2);
+    old.close();
+    const s = createSqliteStore(file);
+    expect(await s.readHistory('k')).toEqual([
+      { key: 'k', role: 'user', text: 'q', ts: 1 },
+      { key: 'k', role: 'assistant', text: 'a', ts: 2 },
+    ]);
+    await s.appendHistory({ key: 'k', role: 'assistant', text: 'cut', ts: 3, status: 'aborted', message: 'Aborted' });
+    expect((await s.readHistory('k', 1))[0]).toEqual({ key: 'k', role: 'assistant', text: 'cut', ts: 3, status: 'aborted', message: 'Aborted' });
+    await s.close();
+  });
+});

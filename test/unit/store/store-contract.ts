@@ -58,6 +58,29 @@ export function describeStoreContract(name: string, make: () => Store): void {
       await s.close();
     });
 
+    it('keeps how a reply that did not complete ended, and what was said with it; a completed one reads without', async () => {
+      const s = make();
+      await s.appendHistory({ key: 'k', role: 'user', text: 'q', ts: 1 });
+      await s.appendHistory({ key: 'k', role: 'assistant', text: 'Before the', ts: 2, status: 'aborted', message: 'Aborted: the gateway is shutting down' });
+      await s.appendHistory({ key: 'k', role: 'assistant', text: 'half', ts: 3, status: 'failed' });
+      await s.appendHistory({ key: 'k', role: 'assistant', text: 'whole', ts: 4 });
+      const read = await s.readHistory('k');
+      expect(read).toEqual([
+        { key: 'k', role: 'user', text: 'q', ts: 1 },
+        { key: 'k', role: 'assistant', text: 'Before the', ts: 2, status: 'aborted', message: 'Aborted: the gateway is shutting down' },
+        { key: 'k', role: 'assistant', text: 'half', ts: 3, status: 'failed' },
+        { key: 'k', role: 'assistant', text: 'whole', ts: 4 },
+      ]);
+      // Absent, not undefined: a JSON answer made of these has no `status` on a completed reply.
+      expect(read.map((e) => ['status' in e, 'message' in e])).toEqual([
+        [false, false],
+        [true, true],
+        [true, false],
+        [false, false],
+      ]);
+      await s.close();
+    });
+
     it('folds activity into metrics that outlive the bounded activity list', async () => {
       const s = make();
       await s.recordActivity(activity({ source: 'http', durationMs: 100, costUsd: 0.25 }));
