@@ -39,11 +39,23 @@ export function systemLine(text, cls = '') {
   return el('li', { class: `msg system ${cls}`.trim() }, [el('p', { text })]);
 }
 
-/** A reply read back from the session's stored history. */
-export function storedReply(text, ts) {
-  return el('li', { class: 'msg assistant', attrs: { 'data-state': 'stored' } }, [
-    el('div', { class: 'bubble' }, [el('div', { class: 'reply md' }, renderMarkdown(text))]),
-    el('div', { class: 'msg-meta' }, [when(ts)]),
+/**
+ * A reply that did not complete says why in its error line, in its completion's words: live, and
+ * read back from the history after a reload (the stored entry's `status` and `message`). A failed
+ * turn's `error` event may have said it already.
+ */
+function sayUnfinished(error, { status, message }) {
+  if (status === 'aborted') error.textContent = message ?? 'Aborted';
+  else if (status === 'failed' && !error.textContent) error.textContent = message ?? 'The turn failed';
+}
+
+/** A reply read back from the session's stored history (`{text, ts, status?, message?}`); one cut short is marked as it was live. */
+export function storedReply({ text, ts, status, message }) {
+  const error = el('p', { class: 'error' });
+  sayUnfinished(error, { status, message });
+  return el('li', { class: 'msg assistant', attrs: { 'data-state': status ?? 'stored' } }, [
+    el('div', { class: 'bubble' }, [el('div', { class: 'reply md' }, renderMarkdown(text)), error]),
+    el('div', { class: 'msg-meta' }, [status ? el('span', { class: `status-${status}`, text: status }) : null, when(ts)]),
   ]);
 }
 
@@ -175,8 +187,7 @@ export function assistantTurn({ onApprove, state = 'running', approvalTimeoutSec
     for (const card of cards) card.close();
     setState(c.status);
     if (c.status === 'silent') reply.replaceChildren(el('p', { class: 'muted', text: 'No reply: the assistant passed ([PASS]).' }));
-    if (c.status === 'aborted') error.textContent = c.message ?? 'Aborted';
-    else if (c.status === 'failed' && !error.textContent) error.textContent = c.message ?? 'The turn failed';
+    sayUnfinished(error, c);
     const parts = [c.status, c.durationMs !== undefined ? formatDuration(c.durationMs) : null, done.costUsd !== undefined ? formatCost(done.costUsd) : null];
     meta.replaceChildren(el('span', { class: `status-${c.status}`, text: parts.filter(Boolean).join(' · ') }), when(Date.now()));
   };
@@ -216,13 +227,15 @@ export function assistantTurn({ onApprove, state = 'running', approvalTimeoutSec
       card?.answered(decision, text);
       return card !== undefined;
     },
-    /** A turn this page has no stream of ended: its stored reply (undefined: none was stored). */
+    /** A turn this page has no stream of ended: its stored reply, as the history gives it (undefined: none was stored). */
     ended(stored) {
-      text = stored ?? '';
+      text = stored?.text ?? '';
       paint();
-      setState('stored');
+      setState(stored?.status ?? 'stored');
       if (stored === undefined) error.textContent = 'It ended without a stored reply (stopped before any text, failed or silent).';
-      meta.replaceChildren(el('span', { class: 'status-ended', text: 'ended' }), when(Date.now()));
+      else sayUnfinished(error, stored);
+      const status = stored?.status ?? 'ended';
+      meta.replaceChildren(el('span', { class: `status-${status}`, text: status }), when(Date.now()));
     },
     /** The stream ended without a completion (`lost`: the gateway went away), or the request was refused (`failed`). */
     lost(message, state = 'lost') {

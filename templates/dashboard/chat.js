@@ -69,7 +69,7 @@ export function createChatView() {
   const load = async (k, t) => {
     try {
       const { messages, more, running } = await api(history(k));
-      const nodes = messages.map((m) => (m.role === 'user' ? userMessage(m.text, { ts: m.ts }) : storedReply(m.text, m.ts)));
+      const nodes = messages.map((m) => (m.role === 'user' ? userMessage(m.text, { ts: m.ts }) : storedReply(m)));
       if (more) nodes.unshift(systemLine(`Older messages are not shown here (the newest ${HISTORY} are).`));
       t.list.prepend(...nodes);
       if (running)
@@ -106,7 +106,7 @@ export function createChatView() {
         const h = await api(history(k));
         if (h.running && !t.turns.some((x) => x !== turn && x.state !== 'queued')) continue;
         const at = prompt ? h.messages.findIndex((m) => m.role === 'user' && m.ts === prompt.ts && m.text === prompt.text) : -1;
-        stored = at >= 0 && h.messages[at + 1]?.role === 'assistant' ? h.messages[at + 1].text : undefined;
+        stored = at >= 0 && h.messages[at + 1]?.role === 'assistant' ? h.messages[at + 1] : undefined;
         break;
       } catch {
         // The gateway did not answer (restarting): looked at again.

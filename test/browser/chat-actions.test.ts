@@ -39,6 +39,18 @@ describe('chat view: Stop and the queue', () => {
     // The gateway recorded the first turn as aborted (it is listed among the escalations).
     const escalations = (await (await s.api('/api/escalations')).json()) as { escalations: Array<{ kind: string; messagePreview: string }> };
     expect(escalations.escalations).toEqual([expect.objectContaining({ kind: 'aborted', messagePreview: 'GATE:never-opened take your time' })]);
+
+    // After a reload the stopped reply, read back from the history, is marked as it was live; the completed one is not.
+    await page.reload();
+    await waitForChat(page);
+    const [stopped, next] = [turn(page, 0), turn(page, 1)];
+    await turnState(stopped, 'aborted');
+    expect(await stopped.locator('.reply').innerText()).toBe('Before the gate.');
+    expect(await stopped.locator('.error').innerText()).toBe('Aborted');
+    expect(await stopped.locator('.msg-meta .status-aborted').innerText()).toBe('aborted');
+    expect(await next.getAttribute('data-state')).toBe('stored');
+    expect(await next.locator('.error').isVisible()).toBe(false);
+    expect(await next.locator('.msg-meta [class^="status-"]').count()).toBe(0);
     expect(w.problems).toEqual([]);
   });
 });
@@ -67,8 +79,16 @@ describe('chat view: a turn running across a reload', () => {
     await waitForChat(page);
     await turnState(turn(page), 'running');
     await page.click('#chat-stop');
-    await turnState(turn(page), 'stored');
+    // It ends marked as a turn stopped here is: its stored reply carries the aborted mark, after another reload too.
+    await turnState(turn(page), 'aborted');
     expect(await turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    expect(await turn(page).locator('.error').innerText()).toBe('Aborted');
+    await page.reload();
+    await waitForChat(page);
+    await turnState(turn(page), 'aborted');
+    expect(await turn(page).locator('.reply').innerText()).toBe('Before the gate.');
+    expect(await turn(page).locator('.error').innerText()).toBe('Aborted');
+    expect(await turn(page).locator('.msg-meta .status-aborted').innerText()).toBe('aborted');
     const escalations = (await (await s.api('/api/escalations')).json()) as { escalations: Array<{ kind: string; messagePreview: string }> };
     expect(escalations.escalations).toEqual([expect.objectContaining({ kind: 'aborted', messagePreview: 'GATE:never-opened stop me after a reload' })]);
     expect(w.problems).toEqual([]);
