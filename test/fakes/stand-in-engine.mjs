@@ -11,6 +11,7 @@
 //   SETSID-CHILD   start a `sleep` in its own session, then hang (with THEN-ANSWER: answer, once the GATE:<file>
 //                  below exists when one is given: the test writes it when the runner has seen the `sleep`)
 //   FAIL:<text>    engine-reported failure         PROVIDER-ERROR  a 401 from the model provider
+//   TEXT-THEN-FAIL:<text>  stream `Before the failure.`, then an engine-reported failure with <text>
 //   CRASH          exit 3 with only stderr         STDERR-FLOOD    1 MB of stderr, then answer
 //   BIG-LINE       a 500 KB tool-result line       TOOL:<name>     a tool call before the answer
 //   SAY:<text>     answer exactly <text> (the last SAY: of the prompt, to the end of its line)
@@ -491,6 +492,15 @@ for (const m of own.matchAll(/MAKE-SPARSE:([^:\s]+):(\d+)/g)) {
 for (const m of own.matchAll(/MAKE-LINK:([^:\s]+):(\S+)/g)) if (outbox) fs.symlinkSync(m[2], path.join(outbox, m[1]));
 for (const m of own.matchAll(/MAKE-DIR:(\S+)/g)) if (outbox) fs.mkdirSync(path.join(outbox, m[1]), { recursive: true });
 if (has('PROVIDER-ERROR')) fmt.fail('Invalid API key', 401);
+if (has('TEXT-THEN-FAIL:')) {
+  fmt.text('Before the failure.');
+  fmt.fail(
+    own
+      .slice(own.indexOf('TEXT-THEN-FAIL:') + 15)
+      .split('\n')[0]
+      .trim(),
+  );
+}
 if (has('FAIL:'))
   fmt.fail(
     own

@@ -41,7 +41,9 @@ export async function recordReply(
   turn: { key: string; log: TurnLog; overtaken: () => boolean; hold: BudgetShare | undefined },
   outcome: TurnOutcome,
 ): Promise<void> {
-  const { finalText: reply, status, message } = outcome.completion;
+  const { status, message } = outcome.completion;
+  // A failed turn's text is kept too: after a reload the page shows what arrived and how it ended.
+  const reply = status === 'failed' ? outcome.shown : outcome.completion.finalText;
   // A reply cut short (aborted, or failed after text) says so in the history too, as it did live.
   const unfinished = status === 'aborted' || status === 'failed' ? { status, ...(message ? { message } : {}) } : {};
   if (reply && !turn.overtaken()) await deps.store.appendHistory({ key: turn.key, role: 'assistant', text: reply, ts: deps.now(), ...unfinished });

@@ -19,6 +19,8 @@ import { abortMessage } from './turn-stop.js';
 export interface TurnOutcome {
   completion: Completion;
   costUsd: number;
+  /** The text the person saw arrive, whatever the ending (a failed completion carries none). */
+  shown: string;
 }
 
 /** The reply that means "nothing to say" in smart group mode (documented in the im-adapter skill). */
@@ -66,7 +68,7 @@ export async function streamReply(events: AsyncIterable<AgentEvent>, end: Stream
     ...(read.numTurns !== undefined ? { numTurns: read.numTurns } : {}),
   });
   emit({ type: 'completion', ...completion });
-  return { completion, costUsd: read.costUsd ?? 0 };
+  return { completion, costUsd: read.costUsd ?? 0, shown: read.streamed };
 }
 
 // --- internal ---

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { parseSseStrict, startTestServer, type TestServer } from '../../helpers/server.js';
 
 /**
  * What the dashboard's Chat view needs over HTTP, on a real socket: a session's stored messages
@@ -124,6 +124,18 @@ describe('GET /api/sessions/:key/history', () => {
       { role: 'assistant', text: 'ECHO: done in one go\nTURN: 1' },
       { role: 'user', text: 'GATE:never-opened stop here' },
       { role: 'assistant', text: 'Before the gate.', status: 'aborted', message: 'Aborted' },
+    ]);
+  });
+
+  it('a turn that failed after some text keeps that text, with `status: failed` and the failure, as the page showed it live', async () => {
+    s = await startTestServer();
+    const res = await s.api('/chat', { json: { message: 'TEXT-THEN-FAIL:the model went away', sessionKey: 'broken' } });
+    const events = parseSseStrict(await res.text());
+    expect(events.at(-1)).toMatchObject({ type: 'completion', status: 'failed', message: 'the model went away' });
+    const body = (await (await history(s, 'broken')).json()) as { messages: Array<Record<string, unknown>> };
+    expect(body.messages.map(({ ts, ...m }) => m)).toEqual([
+      { role: 'user', text: 'TEXT-THEN-FAIL:the model went away' },
+      { role: 'assistant', text: 'Before the failure.', status: 'failed', message: 'the model went away' },
     ]);
   });
 
