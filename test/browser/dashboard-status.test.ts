@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchChromium, waitForChat } from '../helpers/chat-page.js';
 import { startTestServer, TEST_TOKEN } from '../helpers/server.js';
 
@@ -20,52 +20,52 @@ afterAll(async () => {
   await browser?.close();
 });
 
+/** A test server and a desktop-sized page of its own, both gone after `use`. */
+async function withPage(use: (page: Page, url: string) => Promise<void>): Promise<void> {
+  const s = await startTestServer();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    await use(await context.newPage(), s.url);
+  } finally {
+    await context.close();
+    await s.stop();
+  }
+}
+
 describe('dashboard: unlocking', () => {
   it('a token the gateway could not check is tried again: the menu and the Chat view come without a reload', async () => {
-    const s = await startTestServer();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    try {
-      const page = await context.newPage();
+    await withPage(async (page, url) => {
       let refused = 0;
       // The first check of the token fails as a dropped connection does.
       await page.route('**/api/status', async (route) => {
         if (refused++ === 0) return route.abort('connectionreset');
         return route.continue();
       });
-      await page.goto(`${s.url}/#token=${TEST_TOKEN}`);
+      await page.goto(`${url}/#token=${TEST_TOKEN}`);
       // The page's status refresh checks the token again (deadline only against a hang).
       await page.locator('#menu a[data-view="chat"]').waitFor({ state: 'visible', timeout: 25_000 });
       expect(await page.locator('#token-error').isVisible()).toBe(false);
       await page.click('#menu a[data-view="chat"]');
       await waitForChat(page);
       expect(refused).toBeGreaterThan(1);
-    } finally {
-      await context.close();
-      await s.stop();
-    }
+    });
   });
 });
 
 describe('dashboard: the commands it names', () => {
   it('are written with the form /api/status gives (agent-service where service is the system tool)', async () => {
-    const s = await startTestServer();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    try {
-      const page = await context.newPage();
+    await withPage(async (page, url) => {
       let real: { cli?: string } | undefined;
       await page.route('**/api/status', async (route) => {
         const response = await route.fetch();
         real = (await response.json()) as { cli?: string };
         await route.fulfill({ response, json: { ...real, cli: 'agent-service' } });
       });
-      await page.goto(`${s.url}/#token=${TEST_TOKEN}`);
+      await page.goto(`${url}/#token=${TEST_TOKEN}`);
       await page.locator('#menu a[data-view="access"]').click();
       const commands = page.locator('code[data-cli]');
       await expect.poll(() => commands.allInnerTexts()).toEqual(['agent-service access approve <CODE>', 'agent-service access']);
       expect(real?.cli).toBe('service');
-    } finally {
-      await context.close();
-      await s.stop();
-    }
+    });
   });
 });

@@ -18,6 +18,24 @@ const open = (schema = `s${++n}`, migrations?: readonly string[]) => {
   return s;
 };
 
+/** A client of its own for the statements a test runs beside the store (ended whatever happens). */
+async function withClient<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new schema as a store of an older release left it: the first `done` migrations applied. */
+async function schemaAtVersion(done: number): Promise<string> {
+  const schema = `m${++n}`;
+  await open(schema, PG_MIGRATIONS.slice(0, done)).ready();
+  return schema;
+}
+
 beforeAll(async () => {
   url = await pgCluster.database();
 });
@@ -37,18 +55,14 @@ describe('postgres store specifics', () => {
     await Promise.all(stores.map((s) => s.ready()));
     const later = open(schema, [...migrations, 'CREATE TABLE three (z INTEGER);']);
     await later.ready();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
+    await withClient(async (client) => {
       const versions = await client.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
       expect(versions.rows.map((r) => r.version)).toEqual(Array.from({ length: PG_MIGRATIONS.length + 2 }, (_, i) => i + 1));
       const tables = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('two', 'three')`, [
         schema,
       ]);
       expect(tables.rows.map((r) => r.table_name).sort()).toEqual(['three', 'two']);
-    } finally {
-      await client.end();
-    }
+    });
   });
 
   it('keeps assistants apart: each schema has its own state', async () => {
@@ -127,12 +141,8 @@ describe('postgres store specifics', () => {
   });
 
   it("migration 4 marks the strangers' records kept so far and the requester of senders' waiting codes", async () => {
-    const schema = `m${++n}`;
-    const old = open(schema, PG_MIGRATIONS.slice(0, 3));
-    await old.ready();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
+    const schema = await schemaAtVersion(3);
+    await withClient(async (client) => {
       const insert = `INSERT INTO ${schema}.activity (ts, ts_ms, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, refused)
         VALUES ('1970-01-01T00:00:00.000Z', 0, 'c', 'u', $1, '', 1, 0, $2, 'k', $3)`;
       await client.query(insert, ['turn', 'completed', null]);
@@ -151,22 +161,12 @@ describe('postgres store specifics', () => {
         ['AAAAAAAA', 'eve'],
         ['BBBBBBBB', undefined],
       ]);
-    } finally {
-      await client.end();
-    }
+    });
   });
 
   it('migration 6: history rows of before read with no status; replies stored after keep theirs', async () => {
-    const schema = `m${++n}`;
-    const old = open(schema, PG_MIGRATIONS.slice(0, 5));
-    await old.ready();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(`INSERT INTO ${schema}.history (key, role, text, ts) VALUES ('k', 'assistant', 'a', 1)`);
-    } finally {
-      await client.end();
-    }
+    const schema = await schemaAtVersion(5);
+    await withClient((client) => client.query(`INSERT INTO ${schema}.history (key, role, text, ts) VALUES ('k', 'assistant', 'a', 1)`));
     const now = open(schema);
     await now.appendHistory({ key: 'k', role: 'assistant', text: 'cut', ts: 2, status: 'aborted', message: 'Aborted' });
     expect(await now.readHistory('k')).toEqual([

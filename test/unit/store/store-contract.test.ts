@@ -14,6 +14,16 @@ describeStoreContract('sqlite', () => createSqliteStore(path.join(testdir(), '.s
 describeOutboxContract('memory', () => createMemoryStore());
 describeOutboxContract('sqlite', () => createSqliteStore(path.join(testdir(), '.service', 'state.db')));
 
+/** A state database as a release before left it: the first `done` migrations applied, still open to fill. */
+function databaseAtVersion(done: number): { file: string; old: Database.Database } {
+  const file = path.join(testdir(), '.service', 'state.db');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const old = new Database(file);
+  for (const m of MIGRATIONS.slice(0, done)) old.exec(m);
+  old.pragma(`user_version = ${done}`);
+  return { file, old };
+}
+
 describe('sqlite store specifics', () => {
   it('persists across reopen and uses WAL with a busy timeout', async () => {
     const file = path.join(testdir(), '.service', 'state.db');
@@ -30,11 +40,7 @@ describe('sqlite store specifics', () => {
   });
 
   it('carries the key-value state of databases made before migration 4 over into typed state', async () => {
-    const file = path.join(testdir(), '.service', 'state.db');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const old = new Database(file); // a database as the releases before migration 4 left it
-    for (const m of MIGRATIONS.slice(0, 3)) old.exec(m);
-    old.pragma('user_version = 3');
+    const { file, old } = databaseAtVersion(3); // a database as the releases before migration 4 left it
     old.prepare('INSERT INTO kv (key, value) VALUES (?, ?)').run('group.botTurns.channel_d:C1', '5');
     old.prepare('INSERT INTO kv (key, value) VALUES (?, ?)').run('provider.failover', JSON.stringify({ consecutiveFailures: 0, fallbackSince: 77 }));
     old.close();
@@ -66,11 +72,7 @@ describe('sqlite store specifics', () => {
 
 describe('sqlite store: migration 6', () => {
   it('carries the cost of the activity kept so far into the per-day totals (the local day of each record)', async () => {
-    const file = path.join(testdir(), '.service', 'state.db');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const old = new Database(file);
-    for (const m of MIGRATIONS.slice(0, 5)) old.exec(m);
-    old.pragma('user_version = 5');
+    const { file, old } = databaseAtVersion(5);
     const insert = old.prepare(
       `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key) VALUES (?, 'http', 'u', 'm', 'r', 1, ?, 'completed', 'k')`,
     );
@@ -87,11 +89,7 @@ describe('sqlite store: migration 6', () => {
 
 describe('sqlite store: migration 7', () => {
   it('adds named sessions to a database of version 6; existing sessions start with 0 turns', async () => {
-    const file = path.join(testdir(), '.service', 'state.db');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const old = new Database(file);
-    for (const m of MIGRATIONS.slice(0, 6)) old.exec(m);
-    old.pragma('user_version = 6');
+    const { file, old } = databaseAtVersion(6);
     old.prepare(`INSERT INTO sessions (key, engine, session_id, created_at, updated_at) VALUES ('k', 'engine_b', 's', 1, 2)`).run();
     old.close();
     const s = createSqliteStore(file);
@@ -103,11 +101,7 @@ describe('sqlite store: migration 7', () => {
 
 describe('sqlite store: migration 9', () => {
   it("marks the strangers' records kept so far and the requester of waiting codes of senders", async () => {
-    const file = path.join(testdir(), '.service', 'state.db');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const old = new Database(file);
-    for (const m of MIGRATIONS.slice(0, 8)) old.exec(m);
-    old.pragma('user_version = 8');
+    const { file, old } = databaseAtVersion(8);
     const insert = old.prepare(
       `INSERT INTO activity (ts, source, sender, message_preview, response_preview, duration_ms, cost_usd, status, session_key, refused) VALUES (?, 'c', 'u', ?, '', 1, 0, ?, 'k', ?)`,
     );
@@ -135,11 +129,7 @@ describe('sqlite store: migration 9', () => {
 
 describe('sqlite store: migration 11', () => {
   it('a database of version 10 opens with its history read as before (no status), and keeps the status of later replies', async () => {
-    const file = path.join(testdir(), '.service', 'state.db');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const old = new Database(file);
-    for (const m of MIGRATIONS.slice(0, 10)) old.exec(m);
-    old.pragma('user_version = 10');
+    const { file, old } = databaseAtVersion(10);
     const insert = old.prepare('INSERT INTO history (key, role, text, ts) VALUES (?, ?, ?, ?)');
     insert.run('k', 'user', 'q', 1);
     insert.run('k', 'assistant', 'a', 2);
