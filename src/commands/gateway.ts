@@ -8,6 +8,7 @@ import { type Gateway, launchGateway } from '../gateway.js';
 import type { TokenSource } from '../server/auth.js';
 import { loadServiceConfig } from '../definitions.js';
 import type { CommandIO } from './io.js';
+import { outliveTerminal } from './stop-signals.js';
 import { readTokenOption } from './token-option.js';
 
 export interface GatewayCommandOptions {
@@ -73,7 +74,7 @@ export async function runGateway(opts: GatewayCommandOptions, io: CommandIO): Pr
     // A closed terminal would end node at once: running engines left working, the directory's lock
     // file and fleet entry left behind. The terminal is gone, so a write to it must not end the stop.
     process.once('SIGHUP', () => {
-      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+      outliveTerminal();
       shutdown('SIGHUP');
     });
   });

@@ -20,8 +20,7 @@ export function stopTurnsOn(
   const handlers = signals.map((signal) => {
     const handler = () => {
       received ??= signal;
-      // The terminal may be gone (SIGHUP): a write to it must not end the process before the engine is stopped.
-      for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+      outliveTerminal();
       if (first) first(signal);
       void assistant.drain(0, `stopped by ${signal}`);
     };
@@ -34,4 +33,12 @@ export function stopTurnsOn(
       for (const off of handlers) off();
     },
   };
+}
+
+/**
+ * The terminal may be gone (SIGHUP, a closed window): a write to it fails with EPIPE/EIO, which
+ * must not end the process before its engines are stopped and its state is written.
+ */
+export function outliveTerminal(): void {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { errorMessage } from '../core/errors.js';
 
 /**
@@ -101,8 +102,7 @@ function routeUntunConsole(notice: TunnelNotice): () => void {
 
 /** Escape codes, decoration (emoji, arrows) at line starts and runs of spaces taken out; the lines joined. */
 function plainLine(text: string): string {
-  return text
-    .replace(/\x1b\[[0-9;]*m/g, '')
+  return stripVTControlCharacters(text)
     .split('\n')
     .map((l) =>
       l
