@@ -102,9 +102,13 @@ export async function listenApp(app: H3, opts: ListenOptions): Promise<RunningSe
  * but a client whose connection was busy (or that sends again at once) would be served on it for
  * the whole grace period. From then on each answer closes its connection: `Connection: close` where
  * the head is not sent yet, the socket ended after the answer where it is (a streaming turn).
+ * Kept per connection, not per request: every request passes here (/health too), so a request
+ * only notes itself as its connection's latest answer; a listener is added per connection.
  */
 function closingConnections() {
-  const open = new Map<http.ServerResponse, net.Socket>();
+  const ANSWER = Symbol('answer');
+  type Connection = net.Socket & { [ANSWER]?: http.ServerResponse };
+  const open = new Set<Connection>();
   let closing = false;
   const closeAfter = (res: http.ServerResponse, socket: net.Socket) => {
     if (!res.headersSent) res.shouldKeepAlive = false;
@@ -112,13 +116,19 @@ function closingConnections() {
   };
   return {
     track(req: http.IncomingMessage, res: http.ServerResponse) {
-      if (closing) return closeAfter(res, req.socket);
-      open.set(res, req.socket);
-      res.once('close', () => open.delete(res));
+      const socket: Connection = req.socket;
+      if (closing) return closeAfter(res, socket);
+      socket[ANSWER] = res;
+      if (open.has(socket)) return;
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
     },
     closeAfterAnswers() {
       closing = true;
-      for (const [res, socket] of open) closeAfter(res, socket);
+      for (const socket of open) {
+        const res = socket[ANSWER];
+        if (res && !res.writableFinished) closeAfter(res, socket);
+      }
       open.clear();
     },
   };
